@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * RoCEv2 frame builder: Ethernet [802.1Q] / IPv4 or IPv6 / UDP 4791 / BTH /
+ * extension headers, then (for uroce_wire_build) payload, pad and ICRC.
+ */
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "uroce_wire.h"
+#include "wire_priv.h"
+
+static uint32_t
+l2_len(const struct uroce_l2l3 *p)
+{
+	return RTE_ETHER_HDR_LEN + (p->vlan ? 4 : 0);
+}
+
+static uint32_t
+l3_len(const struct uroce_l2l3 *p)
+{
+	return uroce_gid_is_v4(&p->dgid) ? sizeof(struct rte_ipv4_hdr) :
+					   UROCE_IPV6_HDR;
+}
+
+uint32_t
+uroce_wire_hdrs_len(const struct uroce_l2l3 *p, uint8_t opcode)
+{
+	return l2_len(p) + l3_len(p) + UROCE_UDP_HDR + uroce_opcode(opcode)->hdr_len;
+}
+
+static void
+put_be16(uint8_t *b, uint16_t v)
+{
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+
+/* Returns the IP header offset. */
+static uint32_t
+write_l2(uint8_t *b, const struct uroce_l2l3 *p)
+{
+	uint32_t off = 12;
+
+	memcpy(b, p->dmac, 6);
+	memcpy(b + 6, p->smac, 6);
+	if (p->vlan) {
+		put_be16(b + off, RTE_ETHER_TYPE_VLAN);
+		put_be16(b + off + 2, p->vlan_tci);
+		off += 4;
+	}
+	put_be16(b + off, uroce_gid_is_v4(&p->dgid) ? RTE_ETHER_TYPE_IPV4 :
+						      RTE_ETHER_TYPE_IPV6);
+	return off + 2;
+}
+
+/* @ip_len: IP header + UDP + transport + ICRC. DF set, ID 0 (RFC 6864 4.1). */
+static void
+write_ipv4(uint8_t *b, const struct uroce_l2l3 *p, uint32_t ip_len)
+{
+	struct rte_ipv4_hdr h = {
+		.version_ihl = RTE_IPV4_VHL_DEF,
+		.type_of_service = p->tclass,
+		.total_length = rte_cpu_to_be_16((uint16_t)ip_len),
+		.fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG),
+		.time_to_live = p->hop_limit,
+		.next_proto_id = IPPROTO_UDP,
+		.src_addr = uroce_gid_to_v4(&p->sgid),
+		.dst_addr = uroce_gid_to_v4(&p->dgid),
+	};
+
+	memcpy(b, &h, sizeof(h));
+	put_be16(b + offsetof(struct rte_ipv4_hdr, hdr_checksum),
+		 uroce_ipv4_cksum(b, sizeof(h)));
+}
+
+static void
+write_ipv6(uint8_t *b, const struct uroce_l2l3 *p, uint32_t ip_len)
+{
+	struct rte_ipv6_hdr h = {
+		.vtc_flow = rte_cpu_to_be_32(6u << 28 |
+			(uint32_t)p->tclass << RTE_IPV6_HDR_TC_SHIFT |
+			(p->flow_label & RTE_IPV6_HDR_FL_MASK)),
+		.payload_len = rte_cpu_to_be_16((uint16_t)(ip_len - UROCE_IPV6_HDR)),
+		.proto = IPPROTO_UDP,
+		.hop_limits = p->hop_limit,
+	};
+
+	memcpy(h.src_addr, p->sgid.raw, 16);
+	memcpy(h.dst_addr, p->dgid.raw, 16);
+	memcpy(b, &h, sizeof(h));
+}
+
+/* UDP checksum 0: the ICRC protects the packet (A17.3.2, as RoCE NICs send it). */
+static void
+write_udp(uint8_t *b, const struct uroce_l2l3 *p, uint32_t udp_len)
+{
+	put_be16(b, p->udp_sport);
+	put_be16(b + 2, UROCE_UDP_PORT);
+	put_be16(b + 4, (uint16_t)udp_len);
+	put_be16(b + 6, 0);
+}
+
+static void
+write_bth(uint8_t *b, const struct uroce_bth_fields *f, uint8_t pad)
+{
+	struct uroce_bth *h = (struct uroce_bth *)b;
+	uint32_t apsn = (f->psn & UROCE_PSN_MASK) | (f->ackreq ? UROCE_BTH_ACKREQ : 0);
+
+	h->opcode = f->opcode;
+	h->flags = (f->se ? UROCE_BTH_SE : 0) | (f->mig ? UROCE_BTH_MIG : 0) |
+		   (uint8_t)(pad << UROCE_BTH_PAD_SHIFT) |
+		   (f->tver & UROCE_BTH_TVER_MASK);
+	h->pkey = rte_cpu_to_be_16(f->pkey);
+	h->resv8a = (f->fecn ? UROCE_BTH_FECN : 0) | (f->becn ? UROCE_BTH_BECN : 0);
+	h->dqpn[0] = (uint8_t)(f->dqpn >> 16);
+	h->dqpn[1] = (uint8_t)(f->dqpn >> 8);
+	h->dqpn[2] = (uint8_t)f->dqpn;
+	h->apsn = rte_cpu_to_be_32(apsn);
+}
+
+uint32_t
+uroce_wire_write_hdrs(uint8_t *buf, const struct uroce_l2l3 *p,
+		      const struct uroce_bth_fields *bth,
+		      const struct uroce_ext_fields *ext, uint32_t payload_len)
+{
+	const struct uroce_opcode_info *op = uroce_opcode(bth->opcode);
+	uint32_t transport, udp_len, ip_len, l3, l4;
+
+	if (!op->valid || (payload_len && !(op->flags & UROCE_OPF_PAYLOAD)) ||
+	    payload_len > UINT16_MAX)
+		return 0;
+	transport = op->hdr_len + payload_len + uroce_wire_trailer_len(payload_len);
+	udp_len = UROCE_UDP_HDR + transport;
+	ip_len = l3_len(p) + udp_len;
+	if (ip_len > UINT16_MAX)
+		return 0;
+	l3 = write_l2(buf, p);
+	l4 = l3 + l3_len(p);
+	if (uroce_gid_is_v4(&p->dgid))
+		write_ipv4(buf + l3, p, ip_len);
+	else
+		write_ipv6(buf + l3, p, ip_len);
+	write_udp(buf + l4, p, udp_len);
+	write_bth(buf + l4 + UROCE_UDP_HDR, bth, -payload_len & 3u);
+	uroce_ext_put(buf + l4 + UROCE_UDP_HDR, op, ext);
+	return l4 + UROCE_UDP_HDR + op->hdr_len;
+}
+
+uint32_t
+uroce_wire_build(uint8_t *buf, uint32_t cap, const struct uroce_l2l3 *p,
+		 const struct uroce_bth_fields *bth,
+		 const struct uroce_ext_fields *ext,
+		 const void *payload, uint32_t payload_len)
+{
+	uint32_t hlen, pad = -payload_len & 3u;
+	uint64_t need;
+
+	if (!uroce_opcode(bth->opcode)->valid)
+		return 0;
+	need = (uint64_t)uroce_wire_hdrs_len(p, bth->opcode) + payload_len +
+	       uroce_wire_trailer_len(payload_len);
+	if (need > cap)
+		return 0;
+	hlen = uroce_wire_write_hdrs(buf, p, bth, ext, payload_len);
+	if (hlen == 0)
+		return 0;
+	if (payload_len)
+		memcpy(buf + hlen, payload, payload_len);
+	memset(buf + hlen + payload_len, 0, pad);
+	uroce_store_le32(buf + hlen + payload_len + pad,
+			 uroce_wire_icrc(buf, hlen, payload, payload_len));
+	return (uint32_t)need;
+}

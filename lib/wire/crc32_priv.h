@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+#ifndef UROCE_CRC32_PRIV_H
+#define UROCE_CRC32_PRIV_H
+
+/*
+ * The individual CRC-32 implementations behind uroce_crc32_update(), for the
+ * unit tests and the benchmark. All compute the same function.
+ *
+ * uroce_crc32_update_pclmul() may only be called when
+ * uroce_crc32_has_pclmul() is true, uroce_crc32_update_vpclmul() only when
+ * uroce_crc32_has_vpclmul() is true (otherwise: illegal instruction).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+uint32_t uroce_crc32_update_table(uint32_t crc, const void *buf, size_t len);
+uint32_t uroce_crc32_update_pclmul(uint32_t crc, const void *buf, size_t len);
+uint32_t uroce_crc32_update_vpclmul(uint32_t crc, const void *buf, size_t len);
+
+bool uroce_crc32_has_pclmul(void);
+bool uroce_crc32_has_vpclmul(void);
+
+/* x^n mod P with bit i the coefficient of x^i (not reflected). */
+uint32_t uroce_crc32_xpow_mod(unsigned int n);
+
+/* floor(x^64 / P), 33 bits, not reflected. */
+uint64_t uroce_crc32_barrett_mu(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UROCE_CRC32_PRIV_H */

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * RoCEv2 invariant CRC (IBTA A17.3.3). The CRC covers the headers with their
+ * variant fields (those routers may change) replaced by 1s. The masked copy is
+ * at most 8 + 60 + 8 + 12 bytes, so it is made on the stack; the rest of the
+ * packet is fed to the CRC where it lies.
+ */
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "uroce_wire.h"
+#include "wire_priv.h"
+
+#define LRH_ONES	8	/* stand-in for the IB Local Route Header */
+
+/* Mask the variant fields of the IPv4 header (TOS, TTL, checksum). */
+static void
+mask_ipv4(uint8_t *ip)
+{
+	struct rte_ipv4_hdr *h = (struct rte_ipv4_hdr *)ip;
+
+	h->type_of_service = 0xff;
+	h->time_to_live = 0xff;
+	h->hdr_checksum = 0xffff;
+}
+
+/* Mask the variant fields of the IPv6 header (traffic class, flow label, hop limit). */
+static void
+mask_ipv6(uint8_t *ip)
+{
+	struct rte_ipv6_hdr *h = (struct rte_ipv6_hdr *)ip;
+
+	h->vtc_flow |= rte_cpu_to_be_32(0x0fffffffu);
+	h->hop_limits = 0xff;
+}
+
+uint32_t
+uroce_icrc_hdrs(const uint8_t *l3, uint16_t l3_len)
+{
+	uint8_t buf[LRH_ONES + UROCE_IPV4_MAX_HDR + sizeof(struct rte_udp_hdr) +
+		    UROCE_BTH_LEN] __rte_aligned(8);
+	uint8_t *ip = buf + LRH_ONES;
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + l3_len);
+	struct uroce_bth *bth = (struct uroce_bth *)(udp + 1);
+	size_t len = LRH_ONES + l3_len + sizeof(*udp) + UROCE_BTH_LEN;
+
+	RTE_ASSERT(l3_len <= UROCE_IPV4_MAX_HDR);
+	memset(buf, 0xff, LRH_ONES);
+	memcpy(ip, l3, len - LRH_ONES);
+	if ((l3[0] >> 4) == 4)
+		mask_ipv4(ip);
+	else
+		mask_ipv6(ip);
+	udp->dgram_cksum = 0xffff;
+	bth->resv8a = 0xff;
+	return uroce_crc32_update(UROCE_CRC32_INIT, buf, len);
+}
+
+static const uint8_t zero_pad[3];
+
+uint32_t
+uroce_wire_icrc(const uint8_t *hdrs, uint32_t hdrs_len,
+		const void *payload, uint32_t payload_len)
+{
+	uint16_t l3_off = uroce_l3_offset(hdrs);
+	uint16_t l3_len = uroce_l3_len(hdrs + l3_off);
+	uint32_t ext_off = l3_off + l3_len + sizeof(struct rte_udp_hdr) +
+			   UROCE_BTH_LEN;
+	uint32_t crc;
+
+	crc = uroce_icrc_hdrs(hdrs + l3_off, l3_len);
+	crc = uroce_crc32_update(crc, hdrs + ext_off, hdrs_len - ext_off);
+	crc = uroce_crc32_update(crc, payload, payload_len);
+	crc = uroce_crc32_update(crc, zero_pad, -payload_len & 3u);
+	return ~crc;
+}

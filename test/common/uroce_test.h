@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * A minimal test harness. A CHECK records a failure with file:line and the
+ * values, and carries on: no macro hides a return. A test program ends with
+ * `return ut_summary();` which prints "<name>: N checks, N failed" and
+ * returns 1 if any check failed (meson then counts the test as failed).
+ */
+#ifndef UROCE_TEST_H
+#define UROCE_TEST_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+static unsigned long ut_checks;
+static unsigned long ut_failed;
+static unsigned long ut_failed_noted;	/* failures already given a note */
+
+static inline bool
+ut_record(bool ok, const char *file, int line, const char *what)
+{
+	ut_checks++;
+	if (!ok) {
+		ut_failed++;
+		fprintf(stderr, "FAIL %s:%d: %s\n", file, line, what);
+	}
+	return ok;
+}
+
+/* Each evaluates to the outcome, so a test may stop early where it must. */
+#define UT_CHECK(cond) ut_record(!!(cond), __FILE__, __LINE__, #cond)
+
+#define UT_CHECK_EQ(a, b) ({						\
+	uint64_t ut_a_ = (uint64_t)(a), ut_b_ = (uint64_t)(b);		\
+	bool ut_ok_ = ut_record(ut_a_ == ut_b_, __FILE__, __LINE__, #a " == " #b); \
+	if (!ut_ok_)							\
+		fprintf(stderr, "     %s = %" PRIu64 " (0x%" PRIx64 "), %s = %" PRIu64 " (0x%" PRIx64 ")\n", \
+			#a, ut_a_, ut_a_, #b, ut_b_, ut_b_);		\
+	ut_ok_; })
+
+#define UT_CHECK_MEM(a, b, n) ({					\
+	bool ut_ok_ = ut_record(memcmp((a), (b), (n)) == 0, __FILE__, __LINE__, \
+				"memcmp(" #a ", " #b ", " #n ") == 0");	\
+	ut_ok_; })
+
+/* Context for the failures since the previous note (e.g. which opcode a
+ * loop is at); prints nothing if there were none. */
+#define UT_NOTE(...) do {						\
+	if (ut_failed != ut_failed_noted) {				\
+		ut_failed_noted = ut_failed;				\
+		fprintf(stderr, "     note: ");				\
+		fprintf(stderr, __VA_ARGS__);				\
+		fputc('\n', stderr);					\
+	}								\
+} while (0)
+
+static inline int
+ut_summary_named(const char *name)
+{
+	printf("%s: %lu checks, %lu failed\n", name, ut_checks, ut_failed);
+	if (ut_checks == 0) {
+		fprintf(stderr, "%s: no check ran\n", name);
+		return 1;
+	}
+	return ut_failed ? 1 : 0;
+}
+
+#define ut_summary() ut_summary_named(__FILE__)
+
+#endif /* UROCE_TEST_H */
