@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The uroce authors
+#
+# uroce quick start, for a Debian 12 machine, as root:
+#   ./quickstart.sh demo   install what is missing, build, run the main job
+#   ./quickstart.sh test   the same set-up, then the whole test suite, once
+#                          in a release build and once under ASan+UBSan
+#                          (with the fuzzers), ending "N passed, N failed"
+# Both are idempotent and print nothing about set-up when all is in place.
+# Environment: UROCE_FUZZ_SECONDS (default 60) bounds each fuzzer run.
+set -euo pipefail
+cd "$(dirname "$(readlink -f "$0")")"
+
+PACKAGES=(
+	meson ninja-build pkg-config gcc clang libclang-rt-14-dev
+	libdpdk-dev dpdk libibverbs-dev libbpf-dev libxdp-dev
+	python3-scapy tshark iproute2
+)
+BUILD=build		# release build: the main job and the first test pass
+BUILD_SAN=build-san	# clang, ASan + UBSan, fuzzers
+
+log() { printf 'quickstart: %s\n' "$*" >&2; }
+
+missing_packages() {
+	local p
+	for p in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed$' || printf '%s\n' "$p"
+	done
+}
+
+install_packages() {
+	local missing
+	missing=$(missing_packages)
+	[ -z "$missing" ] && return 0
+	[ "$(id -u)" -eq 0 ] || { log "run as root to install: $missing"; exit 1; }
+	log "installing:" $missing
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+# Reserve 2 MiB hugepages and mount hugetlbfs when we can. Programs that start
+# DPDK read UROCE_EAL_MEM: --in-memory with hugepages, --no-huge otherwise.
+setup_hugepages() {
+	local want=512 have
+	have=$(cat /proc/sys/vm/nr_hugepages 2>/dev/null || echo 0)
+	if [ "$have" -lt "$want" ] && [ -w /proc/sys/vm/nr_hugepages ]; then
+		echo "$want" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	fi
+	if ! mountpoint -q /dev/hugepages 2>/dev/null && [ "$(id -u)" -eq 0 ]; then
+		mkdir -p /dev/hugepages
+		mount -t hugetlbfs -o pagesize=2M nodev /dev/hugepages 2>/dev/null || true
+	fi
+	if mountpoint -q /dev/hugepages 2>/dev/null &&
+	   [ "$(cat /proc/sys/vm/nr_hugepages 2>/dev/null || echo 0)" -gt 0 ]; then
+		export UROCE_EAL_MEM="--in-memory"
+	else
+		log "no hugepages: DPDK runs with --no-huge"
+		export UROCE_EAL_MEM="--no-huge -m 256"
+	fi
+}
+
+# build DIR [meson options...]: configure once, then build quietly.
+build() {
+	local dir=$1
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 ||
+			{ cat "$dir.setup.log"; exit 1; }
+		rm -f "$dir.setup.log"
+	fi
+	ninja -C "$dir" >"$dir/ninja.log" 2>&1 || { cat "$dir/ninja.log"; exit 1; }
+}
+
+build_release() { build "$BUILD" --buildtype=release -Dwerror=true; }
+
+build_sanitized() {
+	CC=clang build "$BUILD_SAN" --buildtype=debugoptimized -Dwerror=true \
+		-Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true
+}
+
+# Count meson's results (testlog.json, one JSON object per test).
+count_results() {
+	/usr/bin/python3 - "$@" <<'EOF'
+import json, sys
+ok = bad = skip = 0
+for path in sys.argv[1:]:
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        bad += 1
+        continue
+    for line in lines:
+        r = json.loads(line)["result"]
+        if r in ("OK", "EXPECTEDFAIL"):
+            ok += 1
+        elif r == "SKIP":
+            skip += 1
+        else:
+            bad += 1
+print(f"{ok} passed, {bad} failed" + (f", {skip} skipped" if skip else ""))
+sys.exit(1 if bad or ok == 0 else 0)
+EOF
+}
+
+run_tests() {
+	local rc=0
+	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+	export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+	echo "== release build: $BUILD"
+	meson test -C "$BUILD" --no-rebuild --print-errorlogs --no-suite fuzz || rc=1
+	echo "== ASan+UBSan build (clang): $BUILD_SAN"
+	meson test -C "$BUILD_SAN" --no-rebuild --print-errorlogs || rc=1
+	count_results "$BUILD/meson-logs/testlog.json" \
+		"$BUILD_SAN/meson-logs/testlog.json" || rc=1
+	return $rc
+}
+
+main() {
+	local cmd=${1:-}
+	case "$cmd" in
+	demo)
+		install_packages
+		setup_hugepages
+		build_release
+		"$BUILD/app/uroce-selfcheck"
+		echo
+		"$BUILD/bench/uroce-wire-bench" --quick
+		;;
+	test)
+		[ "${CI:-}" = true ] && [ "$(id -u)" -eq 0 ] && apt-get update -qq
+		install_packages
+		setup_hugepages
+		build_release
+		build_sanitized
+		run_tests
+		;;
+	*)
+		sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//'
+		exit 2
+		;;
+	esac
+}
+
+main "$@"
