@@ -354,7 +354,8 @@ struct uroce_pkt {
 	union uroce_gid sgid;
 	union uroce_gid dgid;
 	struct uroce_bth_fields bth;
-	uint32_t icrc;		/* as received */
+	uint32_t icrc;		/* as received: the 4 bytes read little-endian, the
+				 * value uroce_wire_icrc() computes */
 };
 
 /* Parse flags. */
