@@ -139,7 +139,7 @@ main() {
 		run_tests
 		;;
 	*)
-		sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '5,12p' "$0" | sed 's/^# \{0,1\}//'
 		exit 2
 		;;
 	esac
