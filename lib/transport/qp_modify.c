@@ -18,18 +18,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifndef RTE_LOG_DEFAULT_LOGTYPE
-#define RTE_LOG_DEFAULT_LOGTYPE uroce
-#endif
 #include <rte_common.h>
 #include <rte_log.h>
 
+#include "transport_priv.h"
 #include "uroce_qp_modify.h"
 
 RTE_LOG_REGISTER_SUFFIX(uroce_transport_logtype, transport, NOTICE);
 
 #define QPS_CNT		(IBV_QPS_ERR + 1)
-#define PSN_MAX		0xffffffu	/* 24-bit PSN (IBTA 9.3.1 BTH) */
+#define PSN_MAX		0xffffffu	/* 24-bit PSN (IBTA 9.2 BTH) */
 #define QPN_MAX		0xffffffu	/* 24-bit QP number */
 #define FLOW_LABEL_MAX	0xfffffu	/* 20-bit IPv6/GRH flow label */
 #define TIMER_MAX	31		/* 5-bit timeout, min RNR timer codes */

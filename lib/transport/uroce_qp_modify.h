@@ -43,9 +43,6 @@
 extern "C" {
 #endif
 
-/** Log type of the transport component, "uroce.transport". */
-extern int uroce_transport_logtype;
-
 /** What the device and its port allow; filled once from the port's state. */
 struct uroce_qp_limits {
 	uint8_t port_cnt;		/**< ports are 1..port_cnt */

@@ -14,6 +14,7 @@
 
 #include <rte_log.h>
 
+#include "transport_priv.h"
 #include "uroce_qp_modify.h"
 #include "uroce_test.h"
 

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+
+/*
+ * Completion queues: the engine pushes struct ibv_wc into an SPSC ring, the
+ * application polls it. See uroce_cq.h for the overrun and notification
+ * rules; the comments here are about who touches what, in which order.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uroce_cq.h"
+
+int
+uroce_cq_init(struct uroce_cq *cq, uint32_t cqe_count)
+{
+	uint32_t nb;
+	size_t size;
+	void *mem;
+
+	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE)
+		return -EINVAL;
+	nb = rte_align32pow2(cqe_count);
+	/* aligned_alloc() wants a multiple of the alignment */
+	size = RTE_ALIGN_CEIL(uroce_ring_mem_size(nb, sizeof(struct ibv_wc)),
+			      RTE_CACHE_LINE_SIZE);
+	mem = aligned_alloc(RTE_CACHE_LINE_SIZE, size);
+	if (mem == NULL)
+		return -ENOMEM;
+	memset(cq, 0, sizeof(*cq));
+	cq->mem = mem;
+	return uroce_ring_init(&cq->ring, mem, nb, sizeof(struct ibv_wc));
+}
+
+void
+uroce_cq_fini(struct uroce_cq *cq)
+{
+	free(cq->mem);
+	cq->mem = NULL;
+}
+
+uint32_t
+uroce_cq_size(const struct uroce_cq *cq)
+{
+	return uroce_ring_capacity(&cq->ring);
+}
+
+/* Producer only: overrun_cnt has one writer; RELAXED is enough for the
+ * readers, who want a count, not an ordering.
+ */
+static void
+count_lost(struct uroce_cq *cq)
+{
+	__atomic_store_n(&cq->overrun_cnt, cq->overrun_cnt + 1,
+			 __ATOMIC_RELAXED);
+}
+
+int
+uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc)
+{
+	struct uroce_ring *r = &cq->ring;
+
+	/* in_error is the producer's own: a plain read sees its last store */
+	if (cq->in_error) {
+		count_lost(cq);
+		return -EIO;
+	}
+	if (uroce_ring_prod_avail(r, 1) == 0) {
+		count_lost(cq);
+		/* RELEASE: a poll that ACQUIRE-loads the error also sees
+		 * every completion committed before it (see uroce_cq_poll).
+		 */
+		__atomic_store_n(&cq->in_error, 1, __ATOMIC_RELEASE);
+		return -ENOSPC;
+	}
+	memcpy(uroce_ring_prod_slot(r, 0), wc, sizeof(*wc));
+	uroce_ring_prod_commit(r, 1);
+	return 0;
+}
+
+int
+uroce_cq_poll(struct uroce_cq *cq, int n, struct ibv_wc *wc)
+{
+	struct uroce_ring *r = &cq->ring;
+	uint32_t avail, i;
+
+	if (n <= 0)
+		return 0;
+	avail = uroce_ring_cons_avail(r, (uint32_t)n);
+	if (avail == 0 && uroce_cq_in_error(cq)) {
+		/* Empty as of a head load made before the error was seen:
+		 * look again, now that the error's ACQUIRE orders the load
+		 * after every push that preceded the overrun.
+		 */
+		avail = uroce_ring_cons_avail(r, 1);
+		if (avail == 0)
+			return -EIO;
+	}
+	avail = RTE_MIN(avail, (uint32_t)n);
+	for (i = 0; i < avail; i++)
+		memcpy(&wc[i], uroce_ring_cons_slot(r, i), sizeof(*wc));
+	uroce_ring_cons_release(r, avail);
+	return (int)avail;
+}
+
+bool
+uroce_cq_in_error(const struct uroce_cq *cq)
+{
+	return __atomic_load_n(&cq->in_error, __ATOMIC_ACQUIRE) != 0;
+}
+
+uint64_t
+uroce_cq_overrun_count(const struct uroce_cq *cq)
+{
+	return __atomic_load_n(&cq->overrun_cnt, __ATOMIC_RELAXED);
+}
+
+/*
+ * Arming and signalling are a store-then-load on each side: the app stores
+ * arm and then loads head (its next poll), the engine stores head (the push)
+ * and then loads arm. Acquire/release cannot order a store before a later
+ * load; a SEQ_CST fence on both sides does, so at least one of the two sees
+ * the other's store and no completion is left without an event or a poll.
+ */
+void
+uroce_cq_req_notify(struct uroce_cq *cq, bool solicited_only)
+{
+	uint32_t want = solicited_only ? UROCE_CQ_ARMED_SOLICITED :
+		UROCE_CQ_ARMED_NEXT;
+	uint32_t cur = __atomic_load_n(&cq->arm, __ATOMIC_RELAXED);
+
+	/* Widen only: NEXT stays NEXT when solicited-only is asked for. */
+	while (cur < want &&
+	       !__atomic_compare_exchange_n(&cq->arm, &cur, want, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* Whether a completion fires a CQ armed in state arm. */
+static bool
+arm_matches(uint32_t arm, const struct ibv_wc *wc, bool solicited)
+{
+	if (arm == UROCE_CQ_ARMED_NEXT)
+		return true;
+	return arm == UROCE_CQ_ARMED_SOLICITED &&
+		(solicited || wc->status != IBV_WC_SUCCESS);
+}
+
+bool
+uroce_cq_should_notify(struct uroce_cq *cq, const struct ibv_wc *wc,
+		       bool solicited)
+{
+	uint32_t cur;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	cur = __atomic_load_n(&cq->arm, __ATOMIC_RELAXED);
+	/* The app may widen SOLICITED to NEXT meanwhile: then retry. */
+	while (arm_matches(cur, wc, solicited)) {
+		if (__atomic_compare_exchange_n(&cq->arm, &cur,
+						UROCE_CQ_DISARMED, false,
+						__ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}

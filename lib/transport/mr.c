@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+
+/*
+ * The memory region table: slots indexed by the upper 24 bits of a key,
+ * a FIFO free list, and lock-free checks for the engines.
+ *
+ * Publishing. A slot's key word is 0 while the slot is free and the live
+ * key while registered. reg writes the fields, then stores the key with
+ * RELEASE; dereg stores 0 first. A check loads the key (ACQUIRE), loads the
+ * fields (ACQUIRE each), then loads the key again: if a reg or dereg ran in
+ * between, the second load cannot still see the old key (a field store that
+ * the check observed was ordered after the key change by its RELEASE), so
+ * the check fails instead of mixing two registrations. Fields are written
+ * with RELEASE stores for that reason.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rte_common.h>
+#include <rte_log.h>
+
+#include "uroce_mr.h"
+#include "transport_priv.h"
+
+#define KEY_BYTE_MASK	((UINT32_C(1) << UROCE_MR_KEY_SHIFT) - 1)
+#define PAGE_OFF(x)	((uint64_t)(x) & (UROCE_MR_PAGE_SIZE - 1))
+/* Atomic operands are 8 bytes at an 8-byte aligned va (IBTA 9.4.5). */
+#define ATOMIC_ALIGN	8u
+
+struct mr_slot {
+	struct uroce_mr mr;	/* fields readers load with ACQUIRE */
+	uint32_t key;		/* live key or 0; the publish word */
+	uint32_t next_free;	/* free list link, 0 = end (writer only) */
+	uint8_t key_byte;	/* last key byte handed out (writer only) */
+};
+
+struct uroce_mr_table {
+	uint32_t max_mr;
+	uint32_t count;
+	uint32_t free_head;	/* oldest freed slot, 0 = none */
+	uint32_t free_tail;	/* newest freed slot */
+	uint8_t stride;		/* odd: key bytes take all 256 values */
+	struct mr_slot *slot;	/* max_mr + 1 slots, slot 0 unused */
+};
+
+/* splitmix64: spreads one seed over every slot's first key byte. */
+static uint64_t
+seed_mix(uint64_t x)
+{
+	x += UINT64_C(0x9e3779b97f4a7c15);
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+/* A slot to the tail of the free list: FIFO, so that a freed index is
+ * reused as late as possible and a stale key needs 256 reuses of one index
+ * (every free slot's worth each time) before its key byte comes back.
+ */
+static void
+free_push(struct uroce_mr_table *tbl, uint32_t idx)
+{
+	tbl->slot[idx].next_free = 0;
+	if (tbl->free_head == 0)
+		tbl->free_head = idx;
+	else
+		tbl->slot[tbl->free_tail].next_free = idx;
+	tbl->free_tail = idx;
+}
+
+static uint32_t
+free_pop(struct uroce_mr_table *tbl)
+{
+	uint32_t idx = tbl->free_head;
+
+	if (idx != 0)
+		tbl->free_head = tbl->slot[idx].next_free;
+	return idx;
+}
+
+int
+uroce_mr_table_create(uint32_t max_mr, uint64_t seed,
+		      struct uroce_mr_table **out)
+{
+	struct uroce_mr_table *tbl;
+	uint32_t i;
+
+	if (max_mr == 0 || max_mr > UROCE_MR_MAX)
+		return -EINVAL;
+	tbl = calloc(1, sizeof(*tbl));
+	if (tbl == NULL)
+		return -ENOMEM;
+	tbl->slot = calloc((size_t)max_mr + 1, sizeof(*tbl->slot));
+	if (tbl->slot == NULL) {
+		free(tbl);
+		return -ENOMEM;
+	}
+	tbl->max_mr = max_mr;
+	tbl->stride = (uint8_t)(seed_mix(seed) | 1);
+	for (i = 1; i <= max_mr; i++) {
+		tbl->slot[i].key_byte = (uint8_t)seed_mix(seed ^ i);
+		free_push(tbl, i);
+	}
+	*out = tbl;
+	return 0;
+}
+
+void
+uroce_mr_table_free(struct uroce_mr_table *tbl)
+{
+	if (tbl == NULL)
+		return;
+	free(tbl->slot);
+	free(tbl);
+}
+
+uint32_t
+uroce_mr_table_count(const struct uroce_mr_table *tbl)
+{
+	return tbl->count;
+}
+
+/* ---------------------------------------------------------------------------
+ * Registration.
+ */
+
+/* Log why a registration is refused and return err. */
+static int __rte_format_printf(2, 3)
+reg_reject(int err, const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	rte_log(RTE_LOG_DEBUG, uroce_transport_logtype, "reg_mr: %s\n", buf);
+	return err;
+}
+
+/* Access flags per ibv_reg_mr(3); the order of the checks is the Linux
+ * core's, so that a request with several faults fails the same way.
+ */
+static int
+check_reg_access(unsigned int access)
+{
+	const unsigned int known = UROCE_MR_ACCESS_SUPPORTED |
+		UROCE_MR_ACCESS_UNSUPPORTED | IBV_ACCESS_OPTIONAL_RANGE;
+	const unsigned int needs_lw = IBV_ACCESS_REMOTE_WRITE |
+		IBV_ACCESS_REMOTE_ATOMIC;
+
+	if (access & ~known)
+		return reg_reject(-EINVAL, "unknown access bits 0x%x",
+				  access & ~known);
+	if ((access & needs_lw) && !(access & IBV_ACCESS_LOCAL_WRITE))
+		return reg_reject(-EINVAL, "remote write/atomic access 0x%x "
+				  "without local write", access);
+	return 0;
+}
+
+/* The range checks of pinning, done without pinning anything. */
+static int
+check_reg_range(const void *addr, size_t len, uint64_t iova)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	if (len == 0)
+		return reg_reject(-EINVAL, "length 0");
+	if (len - 1 > UINTPTR_MAX - a)
+		return reg_reject(-EINVAL, "addr %p + length %zu wraps", addr,
+				  len);
+	if ((uint64_t)len - 1 > UINT64_MAX - iova)
+		return reg_reject(-EINVAL, "iova 0x%" PRIx64 " + length %zu "
+				  "wraps", iova, len);
+	if (PAGE_OFF(a) != PAGE_OFF(iova))
+		return reg_reject(-EINVAL, "addr %p and iova 0x%" PRIx64
+				  " at different page offsets", addr, iova);
+	if (addr == NULL)
+		return reg_reject(-EFAULT, "addr NULL");
+	return 0;
+}
+
+/* The next key for slot idx; never the slot's previous one. */
+static uint32_t
+next_key(struct uroce_mr_table *tbl, uint32_t idx)
+{
+	struct mr_slot *s = &tbl->slot[idx];
+
+	s->key_byte = (uint8_t)(s->key_byte + tbl->stride);
+	return (idx << UROCE_MR_KEY_SHIFT) | s->key_byte;
+}
+
+int
+uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
+	     size_t len, uint64_t iova, unsigned int access,
+	     struct uroce_mr **out)
+{
+	struct mr_slot *s;
+	uint32_t idx, key;
+	int ret;
+
+	ret = check_reg_access(access);
+	if (ret == 0)
+		ret = check_reg_range(addr, len, iova);
+	if (ret != 0)
+		return ret;
+	if (access & UROCE_MR_ACCESS_UNSUPPORTED)
+		return reg_reject(-EOPNOTSUPP, "access 0x%x not supported "
+				  "(memory windows, zero-based, on-demand)",
+				  access & UROCE_MR_ACCESS_UNSUPPORTED);
+	idx = free_pop(tbl);
+	if (idx == 0)
+		return reg_reject(-ENOMEM, "all %u regions in use",
+				  tbl->max_mr);
+
+	s = &tbl->slot[idx];
+	key = next_key(tbl, idx);
+	__atomic_store_n(&s->mr.addr, addr, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.length, len, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.iova, iova, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.access, access, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.pd, pd, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.lkey, key, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.rkey, key, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
+	tbl->count++;
+	*out = &s->mr;
+	return 0;
+}
+
+int
+uroce_mr_dereg(struct uroce_mr_table *tbl, struct uroce_mr *mr)
+{
+	uint32_t idx = mr->lkey >> UROCE_MR_KEY_SHIFT;
+	struct mr_slot *s;
+
+	if (idx == 0 || idx > tbl->max_mr)
+		return -EINVAL;
+	s = &tbl->slot[idx];
+	if (&s->mr != mr || s->key == 0 || s->key != mr->lkey)
+		return -EINVAL;
+	/* Unpublish first; the RELEASE field stores of the next reg of this
+	 * slot keep this store ahead of them.
+	 */
+	__atomic_store_n(&s->key, 0, __ATOMIC_RELAXED);
+	free_push(tbl, idx);
+	tbl->count--;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Checks: engine lcores, any number at once, no lock.
+ */
+
+/* The fields a check needs, read as one registration. */
+struct mr_view {
+	uintptr_t addr;
+	uint64_t length;
+	uint64_t iova;
+	unsigned int access;
+	const void *pd;
+};
+
+static int
+mr_lookup(const struct uroce_mr_table *tbl, uint32_t key, struct mr_view *v)
+{
+	uint32_t idx = key >> UROCE_MR_KEY_SHIFT;
+	const struct mr_slot *s;
+
+	if (idx == 0 || idx > tbl->max_mr)
+		return -UROCE_MR_EKEY;
+	s = &tbl->slot[idx];
+	if (__atomic_load_n(&s->key, __ATOMIC_ACQUIRE) != key)
+		return -UROCE_MR_EKEY;
+	v->addr = (uintptr_t)__atomic_load_n(&s->mr.addr, __ATOMIC_ACQUIRE);
+	v->length = __atomic_load_n(&s->mr.length, __ATOMIC_ACQUIRE);
+	v->iova = __atomic_load_n(&s->mr.iova, __ATOMIC_ACQUIRE);
+	v->access = __atomic_load_n(&s->mr.access, __ATOMIC_ACQUIRE);
+	v->pd = __atomic_load_n(&s->mr.pd, __ATOMIC_ACQUIRE);
+	/* Still the same registration? (see the top of this file) */
+	if (__atomic_load_n(&s->key, __ATOMIC_RELAXED) != key)
+		return -UROCE_MR_EKEY;
+	return 0;
+}
+
+/* [va, va + len) inside [iova, iova + length), in offsets: no sum that
+ * could wrap (va = UINT64_MAX - 1, len 4 must not pass as a short range).
+ */
+static int
+mr_bounds(const struct mr_view *v, uint64_t va, uint64_t len, void **host)
+{
+	uint64_t off;
+
+	if (va < v->iova)
+		return -UROCE_MR_ERANGE;
+	off = va - v->iova;
+	if (off > v->length || len > v->length - off)
+		return -UROCE_MR_ERANGE;
+	*host = (void *)(v->addr + (uintptr_t)off);
+	return 0;
+}
+
+/* Key, then protection domain (PD isolation), then rights; the caller
+ * checks the range last. The most basic fault is the one reported.
+ */
+static int
+mr_check(const struct uroce_mr_table *tbl, const void *pd, uint32_t key,
+	 unsigned int need, struct mr_view *v)
+{
+	int ret = mr_lookup(tbl, key, v);
+
+	if (ret != 0)
+		return ret;
+	if (v->pd != pd)
+		return -UROCE_MR_EPD;
+	if ((v->access & need) != need)
+		return -UROCE_MR_EACCES;
+	return 0;
+}
+
+int
+uroce_mr_check_local(const struct uroce_mr_table *tbl, const void *pd,
+		     uint32_t lkey, uint64_t va, uint64_t len,
+		     unsigned int need_access, void **host)
+{
+	struct mr_view v;
+	int ret;
+
+	*host = NULL;
+	if (len == 0)
+		return 0;
+	/* Local read is always allowed: only LOCAL_WRITE is a right here. */
+	ret = mr_check(tbl, pd, lkey, need_access & IBV_ACCESS_LOCAL_WRITE, &v);
+	if (ret != 0)
+		return ret;
+	return mr_bounds(&v, va, len, host);
+}
+
+int
+uroce_mr_check_remote(const struct uroce_mr_table *tbl, const void *pd,
+		      uint32_t rkey, uint64_t va, uint64_t len,
+		      unsigned int need_access, void **host)
+{
+	const unsigned int remote = IBV_ACCESS_REMOTE_READ |
+		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	bool atomic = need_access & IBV_ACCESS_REMOTE_ATOMIC;
+	struct mr_view v;
+	int ret;
+
+	*host = NULL;
+	/* C9-88: a zero-length RDMA READ/WRITE's R_Key and VA are not
+	 * validated. An atomic always moves 8 bytes; len 0 there is the
+	 * caller's bug, so it gets the full check.
+	 */
+	if (len == 0 && !atomic)
+		return 0;
+	ret = mr_check(tbl, pd, rkey, need_access & remote, &v);
+	if (ret != 0)
+		return ret;
+	ret = mr_bounds(&v, va, len, host);
+	if (ret == 0 && atomic && (va & (ATOMIC_ALIGN - 1)) != 0) {
+		*host = NULL;
+		ret = -UROCE_MR_EALIGN;
+	}
+	return ret;
+}
+
+enum ibv_wc_status
+uroce_mr_wc_status(int err, bool remote)
+{
+	if (err == 0)
+		return IBV_WC_SUCCESS;
+	if (!remote)
+		return IBV_WC_LOC_PROT_ERR;
+	if (err == -UROCE_MR_EALIGN)
+		return IBV_WC_REM_INV_REQ_ERR;
+	return IBV_WC_REM_ACCESS_ERR;
+}

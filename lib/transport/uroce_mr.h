@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+#ifndef UROCE_MR_H
+#define UROCE_MR_H
+
+/**
+ * @file
+ * Memory regions and their keys: a per-device table, as a NIC keeps one
+ * (IBTA 10.6, memory management; 10.6.3, memory protection and keys).
+ *
+ * Keys. A 32-bit L_Key/R_Key is (index << 8) | key byte. The index picks a
+ * table slot in O(1); the key byte changes at every registration of that
+ * slot (it starts from a per-slot value drawn from the device seed and
+ * steps by a seed-derived odd stride, so it runs through all 256 values
+ * before repeating). A stale key, kept after ibv_dereg_mr() while the slot
+ * was registered again, or a forged one, fails the key byte compare. Index 0
+ * is never used, so key 0 (a zeroed SGE or RETH) is never valid. As on
+ * rxe and mlx5, rkey == lkey; what a key may do is decided by the access
+ * flags of the region, not by which of the two it is.
+ *
+ * Addresses. Every access through a key, local (SGE) or remote (RETH,
+ * AtomicETH), names an address in the region's I/O virtual space
+ * [iova, iova + length): ibv_reg_mr_iova(3), "the virtual base address of
+ * the MR when accessed through a lkey or rkey". ibv_reg_mr() is the case
+ * iova == addr. The checks translate it to the host pointer
+ * addr + (va - iova).
+ *
+ * Threads. reg and dereg change the table and must be serialised by the
+ * caller (the verbs layer's device lock). The checks take no lock and may
+ * run on any number of engine lcores at the same time as reg and dereg: a
+ * slot's key word publishes it (RELEASE) and is checked again after the
+ * fields are read, so a check never accepts a mix of two registrations.
+ * What a check returns is good until the caller's next quiescent point:
+ * ibv_dereg_mr() must wait until every engine has passed one (e.g. with
+ * rte_rcu_qsbr) before it returns and the application may free the memory.
+ *
+ * Errors are negative errno; each check failure has its own code so that
+ * the caller can pick the NAK (the AETH syndromes, IBTA 9.3.5) or the
+ * completion status, see uroce_mr_wc_status().
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Bits of a key below the table index. */
+#define UROCE_MR_KEY_SHIFT	8
+/** Most regions a table can hold: the index has 24 bits, 0 unused. */
+#define UROCE_MR_MAX	((UINT32_C(1) << (32 - UROCE_MR_KEY_SHIFT)) - 1)
+
+/**
+ * Access flags uroce_mr_reg() accepts. IBV_ACCESS_HUGETLB is accepted
+ * without effect (see uroce_mr_reg()), as is anything in the optional
+ * range (IBV_ACCESS_RELAXED_ORDERING ...).
+ */
+#define UROCE_MR_ACCESS_SUPPORTED					\
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |		\
+	 IBV_ACCESS_HUGETLB)
+
+/** Flags ibv_reg_mr(3) defines that uroce does not do: -EOPNOTSUPP. */
+#define UROCE_MR_ACCESS_UNSUPPORTED					\
+	(IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND)
+
+/** Page size of the iova/addr offset rule in uroce_mr_reg(). */
+#define UROCE_MR_PAGE_SIZE	4096u
+
+/** A registered region. Fields are set by uroce_mr_reg() and then fixed. */
+struct uroce_mr {
+	void *addr;		/**< host address of the first byte */
+	size_t length;		/**< bytes, > 0 */
+	uint64_t iova;		/**< first byte's address through a key */
+	unsigned int access;	/**< enum ibv_access_flags as registered */
+	const void *pd;		/**< protection domain, compared as is */
+	uint32_t lkey;		/**< for SGEs (ibv_sge.lkey) */
+	uint32_t rkey;		/**< for the peer (RETH, AtomicETH) */
+};
+
+struct uroce_mr_table;
+
+/**
+ * Create an empty table of max_mr regions.
+ *
+ * @param seed  randomness for the key bytes (e.g. rte_rand() per device);
+ *   tests pass a constant to get the same keys every run
+ * @return 0 and *out, -EINVAL (max_mr 0 or above UROCE_MR_MAX), -ENOMEM
+ */
+int uroce_mr_table_create(uint32_t max_mr, uint64_t seed,
+			  struct uroce_mr_table **out);
+
+/** Free a table (regions still registered are dropped). NULL is a no-op. */
+void uroce_mr_table_free(struct uroce_mr_table *tbl);
+
+/** Number of registered regions. */
+uint32_t uroce_mr_table_count(const struct uroce_mr_table *tbl);
+
+/**
+ * Register [addr, addr + len) seen through keys as [iova, iova + len):
+ * ibv_reg_mr_iova2() semantics. Checked in this order, nothing changes on
+ * failure:
+ *  - -EINVAL: access has a bit ibv_reg_mr(3) does not define (outside
+ *    bits 0..7 and the optional range, IBV_ACCESS_OPTIONAL_RANGE);
+ *  - -EINVAL: IBV_ACCESS_REMOTE_WRITE or IBV_ACCESS_REMOTE_ATOMIC without
+ *    IBV_ACCESS_LOCAL_WRITE (ibv_reg_mr(3));
+ *  - -EINVAL: len 0, or addr + len or iova + len past the end of the
+ *    address space (the Linux core's pinning refuses both);
+ *  - -EINVAL: addr and iova at different offsets in a 4 KiB page (the
+ *    Linux core's rule for ibv_reg_mr_iova; it also keeps an 8-byte
+ *    aligned iova 8-byte aligned in host memory, which atomics need);
+ *  - -EFAULT: addr NULL;
+ *  - -EOPNOTSUPP: UROCE_MR_ACCESS_UNSUPPORTED: no memory windows, no
+ *    on-demand paging, and no IBV_ACCESS_ZERO_BASED: providers disagree on
+ *    it for MRs (rxe ignores it, irdma makes the region zero-based), so it
+ *    is refused rather than guessed; ibv_reg_mr(3) gives the equivalent,
+ *    ibv_reg_mr_iova() with iova 0, which works here;
+ *  - -ENOMEM: the table is full.
+ * Optional-range bits are hints and are ignored, as libibverbs masks them
+ * off on kernels that do not take them. IBV_ACCESS_HUGETLB is a promise
+ * that only matters with ODP.
+ *
+ * @return 0 and *out (valid until uroce_mr_dereg()), or a negative errno.
+ */
+int uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
+		 size_t len, uint64_t iova, unsigned int access,
+		 struct uroce_mr **out);
+
+/**
+ * Deregister: its keys stop working at once (see Threads above for when
+ * the memory may be reused).
+ * @return 0, or -EINVAL if mr is not a region registered in tbl.
+ */
+int uroce_mr_dereg(struct uroce_mr_table *tbl, struct uroce_mr *mr);
+
+/*
+ * Check failures. A key that names no registered region, a stale one or a
+ * forged one are all -ENOKEY: telling them apart would only help a forger.
+ */
+#define UROCE_MR_EKEY	ENOKEY	/**< no live region has the key */
+#define UROCE_MR_EPD	EPERM	/**< region of another PD */
+#define UROCE_MR_EACCES	EACCES	/**< region lacks the right */
+#define UROCE_MR_ERANGE	ERANGE	/**< [va, va + len) outside */
+#define UROCE_MR_EALIGN	EINVAL	/**< atomic va not 8-aligned */
+
+/**
+ * Check a local access through an L_Key (an SGE of a posted WR), in this
+ * order: the key names a live region, of pd, that grants
+ * IBV_ACCESS_LOCAL_WRITE when need_access has it; [va, va + len) lies
+ * inside its iova range. Local read is always granted (ibv_reg_mr(3)), so
+ * need_access is 0 for a read; remote bits in it are ignored.
+ *
+ * A zero-length access touches no memory and succeeds without a key
+ * lookup (*host = NULL), as a zero-length SGE does on rxe.
+ *
+ * @return 0 and *host, or -UROCE_MR_EKEY, -UROCE_MR_EPD, -UROCE_MR_ERANGE,
+ *   -UROCE_MR_EACCES.
+ */
+int uroce_mr_check_local(const struct uroce_mr_table *tbl, const void *pd,
+			 uint32_t lkey, uint64_t va, uint64_t len,
+			 unsigned int need_access, void **host);
+
+/**
+ * Check a remote access through an R_Key (the responder's checks of a RETH
+ * or AtomicETH; IBTA 10.6.3), in this order: the key names a live region,
+ * of the QP's pd (PD isolation), that grants every bit of need_access
+ * (IBV_ACCESS_REMOTE_READ, _WRITE or _ATOMIC); [va, va + len) lies inside
+ * [iova, iova + length), computed without overflow; with
+ * IBV_ACCESS_REMOTE_ATOMIC, va is 8-byte aligned (IBTA 9.4.5).
+ *
+ * A zero-length RDMA READ or WRITE needs no R_Key and no address (IBTA
+ * C9-88: the responder does not validate them), so len 0 succeeds without
+ * a lookup and *host = NULL. An atomic always moves 8 bytes: one with
+ * len 0 is checked in full all the same.
+ *
+ * @return 0 and *host, or -UROCE_MR_EKEY, -UROCE_MR_EPD, -UROCE_MR_ERANGE,
+ *   -UROCE_MR_EACCES, -UROCE_MR_EALIGN.
+ */
+int uroce_mr_check_remote(const struct uroce_mr_table *tbl, const void *pd,
+			  uint32_t rkey, uint64_t va, uint64_t len,
+			  unsigned int need_access, void **host);
+
+/**
+ * The completion status a check failure leads to.
+ *
+ * Local (remote == false): IBV_WC_LOC_PROT_ERR for every failure, the
+ * requester's or responder's own SGE did not pass protection (IBTA 10.6.3).
+ *
+ * Remote (remote == true), the status the requester completes with once the
+ * responder has NAKed: IBV_WC_REM_INV_REQ_ERR for -UROCE_MR_EALIGN (NAK
+ * Invalid Request, as rxe does for a misaligned atomic), else
+ * IBV_WC_REM_ACCESS_ERR (NAK Remote Access Error).
+ *
+ * @param err  a negative value returned by a check; 0 gives IBV_WC_SUCCESS
+ */
+enum ibv_wc_status uroce_mr_wc_status(int err, bool remote);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UROCE_MR_H */
