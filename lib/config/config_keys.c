@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+
+/*
+ * The keys of [port] and [eal] as tables of setters, shared by the file and
+ * the environment overrides, and the entries of [neigh].
+ *
+ * A setter stores a value in place: a key set again (by an override)
+ * replaces what was there. A setter that fails may leave its field half
+ * written; uroce_config_load() then zeroes the whole configuration.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_priv.h"
+
+static int
+set_dev(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+	int ret;
+
+	ret = cfg_check_dev(val, &p->is_pci, why, whylen);
+	if (ret != 0)
+		return ret;
+	/* cfg_key_set() let only values shorter than dev through. */
+	memcpy(p->dev, val, strlen(val) + 1);
+	return 0;
+}
+
+static int
+set_ip(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+	int ret;
+
+	ret = cfg_parse_ip4_prefix(val, &p->ip4, &p->ip4_prefix, why, whylen);
+	p->has_ip4 = ret == 0;
+	return ret;
+}
+
+/* A list separated by commas and/or blanks. */
+static int
+set_ip6(void *obj, const char *val, char *why, size_t whylen)
+{
+	static const char seps[] = ", \t";
+	struct uroce_config_port *p = obj;
+	char buf[UROCE_CONFIG_STR_LEN];
+	char *item, *save = NULL;
+	uint8_t n = 0;
+	int ret;
+
+	memcpy(buf, val, strlen(val) + 1);
+	for (item = strtok_r(buf, seps, &save); item != NULL;
+	     item = strtok_r(NULL, seps, &save)) {
+		if (n == UROCE_CONFIG_MAX_IP6) {
+			snprintf(why, whylen, "more than %d addresses",
+				 UROCE_CONFIG_MAX_IP6);
+			return -EINVAL;
+		}
+		ret = cfg_parse_ip6_prefix(item, &p->ip6[n], why, whylen);
+		if (ret != 0)
+			return ret;
+		n++;
+	}
+	if (n == 0) {
+		snprintf(why, whylen, "no address");
+		return -EINVAL;
+	}
+	p->ip6_cnt = n;
+	return 0;
+}
+
+static int
+set_mtu(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+	unsigned long v;
+
+	if (cfg_parse_uint(val, UROCE_CONFIG_MTU_MIN, UROCE_CONFIG_MTU_MAX, &v) != 0) {
+		snprintf(why, whylen, "not a number in %d..%d",
+			 UROCE_CONFIG_MTU_MIN, UROCE_CONFIG_MTU_MAX);
+		return -EINVAL;
+	}
+	p->mtu = (uint16_t)v;
+	return 0;
+}
+
+static int
+set_mac(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+
+	if (cfg_parse_mac(val, &p->mac) != 0) {
+		snprintf(why, whylen, "not a unicast MAC address xx:xx:xx:xx:xx:xx");
+		return -EINVAL;
+	}
+	p->has_mac = true;
+	return 0;
+}
+
+static int
+set_pcap(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+
+	memcpy(p->pcap, val, strlen(val) + 1);
+	return 0;
+}
+
+static int
+set_vlan(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+	unsigned long v;
+
+	if (cfg_parse_uint(val, 0, UROCE_CONFIG_VLAN_MAX, &v) != 0) {
+		snprintf(why, whylen, "not a number in 0..%d", UROCE_CONFIG_VLAN_MAX);
+		return -EINVAL;
+	}
+	p->vlan = (uint16_t)v;
+	p->has_vlan = true;
+	return 0;
+}
+
+static int
+set_fault(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+
+	return cfg_parse_fault(val, &p->fault, &p->has_fault, why, whylen);
+}
+
+/* One main lcore besides the engine lcores. */
+#define LCORES_MAX (RTE_MAX_LCORE - 1)
+
+static int
+set_lcores(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config *cfg = obj;
+	unsigned long v;
+
+	if (cfg_parse_uint(val, 1, LCORES_MAX, &v) != 0) {
+		snprintf(why, whylen, "not a number in 1..%d", LCORES_MAX);
+		return -EINVAL;
+	}
+	cfg->lcores = (unsigned int)v;
+	return 0;
+}
+
+static int
+set_args(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config *cfg = obj;
+	char **argv;
+	int argc, ret;
+
+	ret = cfg_split_args(val, &argv, &argc, why, whylen);
+	if (ret != 0)
+		return ret;
+	free(cfg->eal_argv);
+	cfg->eal_argv = argv;
+	cfg->eal_argc = argc;
+	return 0;
+}
+
+static const struct cfg_key port_keys[] = {
+	{ "dev", set_dev },
+	{ "ip", set_ip },
+	{ "ip6", set_ip6 },
+	{ "mtu", set_mtu },
+	{ "mac", set_mac },
+	{ "vlan", set_vlan },
+	{ "pcap", set_pcap },
+	{ "fault", set_fault },
+};
+
+static const struct cfg_key eal_keys[] = {
+	{ "lcores", set_lcores },
+	{ "args", set_args },
+};
+
+static const struct cfg_key *
+keys_of(enum cfg_sect_kind kind, int *cnt)
+{
+	if (kind == CFG_SECT_PORT) {
+		*cnt = (int)RTE_DIM(port_keys);
+		return port_keys;
+	}
+	*cnt = kind == CFG_SECT_EAL ? (int)RTE_DIM(eal_keys) : 0;
+	return eal_keys;
+}
+
+/* Index of a key in its section's table, or -1. */
+int
+cfg_key_find(enum cfg_sect_kind kind, const char *name)
+{
+	const struct cfg_key *keys;
+	int i, cnt;
+
+	keys = keys_of(kind, &cnt);
+	for (i = 0; i < cnt; i++) {
+		if (strcmp(keys[i].name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+const char *
+cfg_key_name(enum cfg_sect_kind kind, int idx)
+{
+	int cnt;
+
+	return keys_of(kind, &cnt)[idx].name;
+}
+
+/* "dev, ip, ip6, ..." for the message about an unknown key. */
+void
+cfg_key_list(enum cfg_sect_kind kind, char *buf, size_t len)
+{
+	const struct cfg_key *keys;
+	size_t used = 0;
+	int i, cnt, n;
+
+	buf[0] = '\0';
+	keys = keys_of(kind, &cnt);
+	for (i = 0; i < cnt && used < len; i++) {
+		n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+			     keys[i].name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+/*
+ * Set key idx of port `port` or of [eal] from val. var names the
+ * environment variable the value came from, NULL for the file. On failure,
+ * the one-line error names the file, section, key, value (cut to 80 bytes)
+ * and the variable.
+ */
+int
+cfg_key_set(struct cfg_load *ld, enum cfg_sect_kind kind, unsigned int port,
+	    int idx, const char *val, const char *var)
+{
+	const char *sect = kind == CFG_SECT_PORT ? ld->port_sect[port] : "eal";
+	void *obj = kind == CFG_SECT_PORT ? (void *)&ld->cfg->port[port] :
+					    (void *)ld->cfg;
+	char why[CFG_WHY_LEN] = "";
+	int ret, cnt;
+
+	if (*val == '\0') {
+		snprintf(why, sizeof(why), "empty value");
+		ret = -EINVAL;
+	} else if (strlen(val) >= UROCE_CONFIG_STR_LEN) {
+		snprintf(why, sizeof(why), "longer than %d bytes",
+			 UROCE_CONFIG_STR_LEN - 1);
+		ret = -EINVAL;
+	} else {
+		ret = keys_of(kind, &cnt)[idx].set(obj, val, why, sizeof(why));
+	}
+	if (ret == 0)
+		return 0;
+	cfg_err(ld, "[%s] %s = \"%.80s%s\"%s%s%s: %s", sect,
+		cfg_key_name(kind, idx), val, strlen(val) > 80 ? "..." : "",
+		var ? " (from " : "", var ? var : "", var ? ")" : "", why);
+	return ret;
+}
+
+static bool
+neigh_same(const struct uroce_config_neigh *a, const struct uroce_config_neigh *b)
+{
+	if (a->is_ip6 != b->is_ip6)
+		return false;
+	return a->is_ip6 ? memcmp(a->ip6, b->ip6, sizeof(a->ip6)) == 0 :
+			   a->ip4 == b->ip4;
+}
+
+/* One [neigh] entry: IPv4 or IPv6 address = MAC. */
+int
+cfg_neigh_add(struct cfg_load *ld, const char *key, const char *val)
+{
+	struct uroce_config *cfg = ld->cfg;
+	struct uroce_config_neigh *n = &cfg->neigh[cfg->neigh_cnt];
+	const char *why = NULL;
+	unsigned int i;
+
+	if (cfg->neigh_cnt == UROCE_CONFIG_MAX_NEIGH) {
+		why = "more than " RTE_STR(UROCE_CONFIG_MAX_NEIGH) " neighbours";
+	} else if (cfg_parse_ip4(key, &n->ip4) != 0) {
+		n->is_ip6 = true;
+		if (cfg_parse_ip6(key, n->ip6) != 0)
+			why = "the key is not an IPv4 or IPv6 address";
+	}
+	if (why == NULL && cfg_parse_mac(val, &n->mac) != 0)
+		why = "not a unicast MAC address xx:xx:xx:xx:xx:xx";
+	for (i = 0; why == NULL && i < cfg->neigh_cnt; i++) {
+		if (neigh_same(&cfg->neigh[i], n))
+			why = "address given twice";
+	}
+	if (why != NULL) {
+		cfg_err(ld, "[neigh] %.64s = \"%.80s\": %s", key, val, why);
+		return -EINVAL;
+	}
+	cfg->neigh_cnt++;
+	return 0;
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+#ifndef UROCE_CONFIG_H
+#define UROCE_CONFIG_H
+
+/**
+ * @file
+ * The configuration file: an INI file read with DPDK's rte_cfgfile, chosen
+ * by `uroce-run -c FILE` or the UROCE_CONFIG environment variable.
+ *
+ *	[port]                ; port 0, device uroce0 (also spelled [port0])
+ *	dev    = net_memif0,role=server,socket=/run/uroce/ab.sock
+ *	ip     = 192.168.77.1/24
+ *	ip6    = fd00:77::1/64, fd00:78::1/64   ; optional, up to 8
+ *	mtu    = 4096         ; 68..9000, default 1500
+ *	mac    = 02:00:00:00:00:01              ; optional override
+ *	vlan   = 77           ; optional, 0..4094
+ *	pcap   = /tmp/port0.pcap                ; optional capture file
+ *	fault  = drop=0.01,reorder=1%,dup=0,corrupt=0.001,seed=7
+ *	[port1]               ; port 1, device uroce1; ports are numbered 0..7
+ *	...                   ; without gaps
+ *	[eal]
+ *	lcores = 1            ; engine lcores, default 1
+ *	args   = --no-huge -m 256 "--file-prefix=a b"
+ *	[neigh]               ; static neighbours, IPv4 or IPv6 = MAC
+ *	192.168.77.2 = 02:00:00:00:00:02
+ *
+ * Syntax (rte_cfgfile's, with its traps turned into errors): comments start
+ * with ';' anywhere on a line ('#' is not a comment character); a line is
+ * blank, a "[section]" or a "key = value"; keys and sections are lower case;
+ * a line holds at most 322 bytes, a key 63 and a value 255. Unknown sections
+ * and keys, a key given twice and a section given twice are errors.
+ *
+ * Environment overrides, applied after the file, one per key:
+ *	UROCE_<SECTION>_<KEY>=value
+ * with SECTION and KEY in upper case: UROCE_PORT_MTU=9000 (port 0, also
+ * UROCE_PORT0_MTU), UROCE_PORT1_FAULT=drop=0.1, UROCE_EAL_ARGS="--no-huge".
+ * A port override needs that port's section in the file; [eal] always
+ * exists. [neigh] cannot be overridden. Every variable whose name starts
+ * with UROCE_PORT, UROCE_EAL_ or UROCE_NEIGH_ is an override, so that a
+ * typo in one is an error rather than silently ignored.
+ *
+ * Probabilities in `fault` are a fraction (0.25) or a percentage (25%), at
+ * most 1, kept in parts per million; the seed is a decimal or 0x number
+ * (default 1). `fault = none` turns injection off (for an override).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UROCE_CONFIG_MAX_PORTS		8
+#define UROCE_CONFIG_MAX_IP6		8	/**< IPv6 addresses per port */
+#define UROCE_CONFIG_MAX_NEIGH		64
+#define UROCE_CONFIG_MAX_EAL_ARGS	64
+/** dev and pcap: the longest value rte_cfgfile keeps, with the NUL. */
+#define UROCE_CONFIG_STR_LEN		256
+/** A size for the err buffer of uroce_config_load() that fits any error. */
+#define UROCE_CONFIG_ERR_LEN		512
+#define UROCE_CONFIG_MTU_MIN		68
+#define UROCE_CONFIG_MTU_MAX		9000
+#define UROCE_CONFIG_MTU_DEFAULT	1500
+#define UROCE_CONFIG_VLAN_MAX		4094
+/** A fault probability of 1 in parts per million. */
+#define UROCE_CONFIG_PPM		1000000u
+#define UROCE_CONFIG_FAULT_SEED_DEFAULT	1
+
+struct uroce_config_ip6 {
+	uint8_t addr[16];		/**< network order */
+	uint8_t prefix_len;		/**< 1..128 */
+};
+
+/** Seeded fault injection on a port's link (test links). */
+struct uroce_config_fault {
+	uint32_t drop_ppm;		/**< 0..UROCE_CONFIG_PPM */
+	uint32_t reorder_ppm;
+	uint32_t dup_ppm;
+	uint32_t corrupt_ppm;
+	uint64_t seed;
+};
+
+struct uroce_config_port {
+	/** DPDK vdev string ("net_memif0,role=...") or PCI address with
+	 *  optional devargs ("0000:00:04.0,x=y"). Never empty once loaded. */
+	char dev[UROCE_CONFIG_STR_LEN];
+	bool is_pci;			/**< dev starts with a PCI address */
+	bool has_ip4;
+	rte_be32_t ip4;
+	uint8_t ip4_prefix;		/**< 1..32 */
+	uint8_t ip6_cnt;		/**< has_ip4 || ip6_cnt > 0 */
+	struct uroce_config_ip6 ip6[UROCE_CONFIG_MAX_IP6];
+	uint16_t mtu;
+	bool has_mac;			/**< else the ethdev's own MAC */
+	struct rte_ether_addr mac;
+	char pcap[UROCE_CONFIG_STR_LEN];	/**< "" = no capture */
+	bool has_vlan;
+	uint16_t vlan;			/**< 0..4094 (0: priority tagged) */
+	bool has_fault;
+	struct uroce_config_fault fault;
+};
+
+struct uroce_config_neigh {
+	bool is_ip6;
+	rte_be32_t ip4;			/**< when !is_ip6 */
+	uint8_t ip6[16];		/**< when is_ip6, network order */
+	struct rte_ether_addr mac;
+};
+
+struct uroce_config {
+	char *path;			/**< the file it came from */
+	unsigned int port_cnt;		/**< ports 0..port_cnt-1, >= 1 */
+	struct uroce_config_port port[UROCE_CONFIG_MAX_PORTS];
+	unsigned int lcores;		/**< engine lcores, >= 1 */
+	/** Extra EAL arguments, without a program name, NULL-terminated
+	 *  (NULL when there are none). rte_eal_init() permutes its argv:
+	 *  give it a copy of the pointer array. */
+	int eal_argc;
+	char **eal_argv;
+	unsigned int neigh_cnt;
+	struct uroce_config_neigh neigh[UROCE_CONFIG_MAX_NEIGH];
+};
+
+/**
+ * Read and validate a configuration file, then apply the environment
+ * overrides. Works before rte_eal_init().
+ *
+ * @param path    the file; NULL gives -EINVAL with a hint in err
+ * @param cfg     filled on success; zeroed on failure (nothing to free)
+ * @param err     on failure, one line without a newline, naming the file
+ *                and the section and key (or the line, or the variable):
+ *                uroce: /etc/x.conf: [port] mtu = "abc": not a number in 68..9000
+ *                May be NULL.
+ * @param errlen  size of err (UROCE_CONFIG_ERR_LEN fits every message)
+ * @return 0; -ENOENT, -EACCES ... (the file cannot be read); -EINVAL (bad
+ *   syntax, section, key or value); -EFBIG (file over 1 MiB); -ENOMEM.
+ */
+int uroce_config_load(const char *path, struct uroce_config *cfg,
+		      char *err, size_t errlen);
+
+/** Free what a successful uroce_config_load() allocated and zero cfg.
+ *  Safe on a zeroed cfg. */
+void uroce_config_free(struct uroce_config *cfg);
+
+/** The UROCE_CONFIG environment variable, or NULL if unset or empty. */
+const char *uroce_config_path(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UROCE_CONFIG_H */
