@@ -56,6 +56,25 @@ ut_record(bool ok, const char *file, int line, const char *what)
 	}								\
 } while (0)
 
+/* A deterministic xorshift64 generator for test data; ut_srand() picks the
+ * sequence, so a failing run can be repeated exactly. */
+static uint64_t ut_rng = 0x2545f4914f6cdd1dULL;
+
+static inline void
+ut_srand(uint64_t seed)
+{
+	ut_rng = seed ? seed : 1;
+}
+
+static inline uint64_t
+ut_rand(void)
+{
+	ut_rng ^= ut_rng << 13;
+	ut_rng ^= ut_rng >> 7;
+	ut_rng ^= ut_rng << 17;
+	return ut_rng;
+}
+
 static inline int
 ut_summary_named(const char *name)
 {

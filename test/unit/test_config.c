@@ -735,15 +735,10 @@ test_env_bad(void)
 
 /* --- garbage ------------------------------------------------------------- */
 
-static uint64_t rng = 0x9e3779b97f4a7c15;
-
 static uint32_t
 rnd(uint32_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)(rng % n);
+	return (uint32_t)(ut_rand() % n);
 }
 
 static const char *const fragments[] = {
@@ -866,6 +861,8 @@ int
 main(void)
 {
 	char path[PATH_MAX];
+
+	ut_srand(0x9e3779b97f4a7c15ull);
 
 	if (mkdtemp(tmpdir) == NULL) {
 		perror("mkdtemp");

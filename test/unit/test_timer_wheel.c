@@ -23,25 +23,15 @@ struct item {
 	bool armed;		/* in the reference */
 };
 
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static uint32_t next_seq;
-
-static uint64_t
-rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
 
 /* A random number of up to `bits` bits, small ones as likely as large. */
 static uint64_t
 rnd_bits(unsigned int bits)
 {
-	unsigned int b = rnd() % (bits + 1);
+	unsigned int b = ut_rand() % (bits + 1);
 
-	return b == 64 ? rnd() : rnd() & ((UINT64_C(1) << b) - 1);
+	return b == 64 ? ut_rand() : ut_rand() & ((UINT64_C(1) << b) - 1);
 }
 
 static struct item *
@@ -162,8 +152,8 @@ test_random(unsigned int shift, unsigned int nslots, unsigned int n,
 	UT_CHECK_EQ(uroce_wheel_init(&w, shift, nslots, now), 0);
 	for (i = 0; i < n; i++) {
 		uroce_wheel_entry_init(&it[i].e);
-		if (rnd() % 4 == 0)
-			d = now + 1 + shared[rnd() % RTE_DIM(shared)];
+		if (ut_rand() % 4 == 0)
+			d = now + 1 + shared[ut_rand() % RTE_DIM(shared)];
 		else
 			d = now + 1 + rnd_bits(spread_bits);
 		arm(&w, &it[i], d);
@@ -190,10 +180,10 @@ test_interleaved(unsigned int shift, unsigned int nslots)
 
 	UT_CHECK_EQ(uroce_wheel_init(&w, shift, nslots, now), 0);
 	while (ngot < added || added < N) {
-		for (i = rnd() % 8; i > 0 && added < N; i--, added++) {
+		for (i = ut_rand() % 8; i > 0 && added < N; i--, added++) {
 			uroce_wheel_entry_init(&it[added].e);
 			arm(&w, &it[added], ((now >> shift) + 1 + rnd_bits(16))
-			    << shift | (rnd() & ((UINT64_C(1) << shift) - 1)));
+			    << shift | (ut_rand() & ((UINT64_C(1) << shift) - 1)));
 		}
 		now += rnd_bits(12);
 		while ((k = uroce_wheel_expire(&w, now, out, RTE_DIM(out))) > 0)
@@ -289,7 +279,7 @@ test_del(void)
 		arm(&w, &it[i], 1 + rnd_bits(20));
 	}
 	for (i = 0; i < N; i++)
-		if (rnd() % 3 == 0) {
+		if (ut_rand() % 3 == 0) {
 			bad += uroce_wheel_del(&w, &it[i].e) != 0;
 			bad += uroce_wheel_armed(&it[i].e);
 			it[i].armed = false;
@@ -304,9 +294,9 @@ test_del(void)
 			bad += uroce_wheel_del(&w, out[j]) != -ENOENT;
 		}
 	for (i = 0; i < N; i++) {
-		if (!it[i].armed || rnd() % 3 != 0)
+		if (!it[i].armed || ut_rand() % 3 != 0)
 			continue;
-		if (rnd() % 2 == 0) {
+		if (ut_rand() % 2 == 0) {
 			bad += uroce_wheel_del(&w, &it[i].e) != 0;
 			it[i].armed = false;
 		} else {
@@ -419,7 +409,7 @@ test_cost(void)
 	now = 0;
 	for (i = 0; i < N; i++) {
 		uroce_wheel_entry_init(&it[i].e);
-		arm(&w, &it[i], 1 + rnd() % (UINT64_C(1) << 30));
+		arm(&w, &it[i], 1 + ut_rand() % (UINT64_C(1) << 30));
 	}
 	v = w.visits;
 	while (left > 0) {

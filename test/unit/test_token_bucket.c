@@ -23,16 +23,6 @@ __extension__ typedef __int128 i128;
 #define KBPS_1M		UINT64_C(1000)		/* 1 Mbit/s in kbit/s */
 #define KBPS_1G		UINT64_C(1000000)
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t
-rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
 
 static uint64_t
 bytes_per_s(uint64_t kbps)
@@ -234,13 +224,13 @@ test_burst_bound(void)
 			n = 0;
 			maxlen = 0;
 			for (i = 0; i < N; i++) {
-				len = 64 + rnd() % (big ? 2 * burst : burst - 63);
+				len = 64 + ut_rand() % (big ? 2 * burst : burst - 63);
 				if (uroce_tb_consume(&tb, &p, now, len)) {
 					times[n] = now;
 					lens[n++] = len;
 					maxlen = RTE_MAX(maxlen, len);
 				}
-				now += rnd() % (2 * gap);
+				now += ut_rand() % (2 * gap);
 			}
 			UT_CHECK(n > N / 10);
 			worst = worst_window(times, lens, n, &p);
@@ -275,15 +265,15 @@ test_ready_at_random(void)
 
 	for (i = 0; i < 200000; i++) {
 		if (i % 1000 == 0) {
-			kbps = 1 + rnd() % (100 * KBPS_1G);
+			kbps = 1 + ut_rand() % (100 * KBPS_1G);
 			UT_CHECK_EQ(uroce_tb_profile_init(&p, HZ_2_1G, kbps,
-							  1 + rnd() % 20000), 0);
+							  1 + ut_rand() % 20000), 0);
 			uroce_tb_init(&tb, &p, now);
 		}
-		bytes = 1 + rnd() % 30000;
-		now += rnd() % 4096;
-		if (rnd() % 16 == 0)
-			now -= rnd() % 8192;	/* clock jitter backwards */
+		bytes = 1 + ut_rand() % 30000;
+		now += ut_rand() % 4096;
+		if (ut_rand() % 16 == 0)
+			now -= ut_rand() % 8192;	/* clock jitter backwards */
 		r = uroce_tb_ready_at(&tb, &p, now, bytes);
 		a = tb;
 		b = tb;
@@ -466,6 +456,7 @@ test_idle_gap(void)
 int
 main(void)
 {
+	ut_srand(0x9e3779b97f4a7c15ull);
 	test_profile_invalid();
 	test_rates();
 	test_polling();

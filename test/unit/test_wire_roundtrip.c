@@ -13,17 +13,6 @@
 
 #define CAP 9000
 
-static uint64_t rng = 0x2545f4914f6cdd1dULL;
-
-static uint64_t
-rnd(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 static void
 random_path(struct uroce_l2l3 *p, int ipver, bool vlan)
 {
@@ -31,31 +20,31 @@ random_path(struct uroce_l2l3 *p, int ipver, bool vlan)
 
 	memset(p, 0, sizeof(*p));
 	for (i = 0; i < 6; i++) {
-		p->dmac[i] = (uint8_t)rnd();
-		p->smac[i] = (uint8_t)rnd();
+		p->dmac[i] = (uint8_t)ut_rand();
+		p->smac[i] = (uint8_t)ut_rand();
 	}
 	p->vlan = vlan;
-	p->vlan_tci = (uint16_t)rnd();
+	p->vlan_tci = (uint16_t)ut_rand();
 	if (ipver == 4) {
-		uroce_gid_from_v4(&p->sgid, (rte_be32_t)rnd());
-		uroce_gid_from_v4(&p->dgid, (rte_be32_t)rnd());
+		uroce_gid_from_v4(&p->sgid, (rte_be32_t)ut_rand());
+		uroce_gid_from_v4(&p->dgid, (rte_be32_t)ut_rand());
 	} else {
 		for (i = 0; i < 16; i++) {
-			p->sgid.raw[i] = (uint8_t)rnd();
-			p->dgid.raw[i] = (uint8_t)rnd();
+			p->sgid.raw[i] = (uint8_t)ut_rand();
+			p->dgid.raw[i] = (uint8_t)ut_rand();
 		}
 		p->sgid.raw[0] = p->dgid.raw[0] = 0xfe;	/* never IPv4-mapped */
-		p->flow_label = (uint32_t)rnd() & 0xfffff;
+		p->flow_label = (uint32_t)ut_rand() & 0xfffff;
 	}
-	p->tclass = (uint8_t)rnd();
-	p->hop_limit = (uint8_t)rnd();
-	p->udp_sport = uroce_wire_udp_sport((uint32_t)rnd(), (uint32_t)rnd());
+	p->tclass = (uint8_t)ut_rand();
+	p->hop_limit = (uint8_t)ut_rand();
+	p->udp_sport = uroce_wire_udp_sport((uint32_t)ut_rand(), (uint32_t)ut_rand());
 }
 
 static void
 random_fields(uint8_t opcode, struct uroce_bth_fields *b, struct uroce_ext_fields *e)
 {
-	uint64_t r = rnd();
+	uint64_t r = ut_rand();
 
 	memset(b, 0, sizeof(*b));
 	b->opcode = opcode;
@@ -65,23 +54,23 @@ random_fields(uint8_t opcode, struct uroce_bth_fields *b, struct uroce_ext_field
 	b->becn = r & 8;
 	b->ackreq = r & 16;
 	b->pkey = (uint16_t)(r >> 8);
-	b->dqpn = (uint32_t)rnd() & UROCE_QPN_MASK;
-	b->psn = (uint32_t)rnd() & UROCE_PSN_MASK;
-	e->reth.va = rnd();
-	e->reth.rkey = (uint32_t)rnd();
-	e->reth.len = (uint32_t)rnd();
-	e->aeth.syndrome = (uint8_t)rnd();
-	e->aeth.msn = (uint32_t)rnd() & 0xffffff;
-	e->atmeth.va = rnd();
-	e->atmeth.rkey = (uint32_t)rnd();
-	e->atmeth.swap_add = rnd();
-	e->atmeth.cmp = rnd();
-	e->atmack_orig = rnd();
-	e->imm = (rte_be32_t)rnd();
-	e->ieth_rkey = (uint32_t)rnd();
-	e->deth.qkey = (uint32_t)rnd();
-	e->deth.sqpn = (uint32_t)rnd() & 0xffffff;
-	e->xrc_srqn = (uint32_t)rnd() & 0xffffff;
+	b->dqpn = (uint32_t)ut_rand() & UROCE_QPN_MASK;
+	b->psn = (uint32_t)ut_rand() & UROCE_PSN_MASK;
+	e->reth.va = ut_rand();
+	e->reth.rkey = (uint32_t)ut_rand();
+	e->reth.len = (uint32_t)ut_rand();
+	e->aeth.syndrome = (uint8_t)ut_rand();
+	e->aeth.msn = (uint32_t)ut_rand() & 0xffffff;
+	e->atmeth.va = ut_rand();
+	e->atmeth.rkey = (uint32_t)ut_rand();
+	e->atmeth.swap_add = ut_rand();
+	e->atmeth.cmp = ut_rand();
+	e->atmack_orig = ut_rand();
+	e->imm = (rte_be32_t)ut_rand();
+	e->ieth_rkey = (uint32_t)ut_rand();
+	e->deth.qkey = (uint32_t)ut_rand();
+	e->deth.sqpn = (uint32_t)ut_rand() & 0xffffff;
+	e->xrc_srqn = (uint32_t)ut_rand() & 0xffffff;
 }
 
 /* The fields the opcode carries, the others zero: what the parser returns. */
@@ -190,7 +179,7 @@ check_hostile(uint8_t *f, uint32_t len)
 	uroce_wire_parse(f, len, 0, &k);
 	for (i = 0; i < len; i++) {
 		struct uroce_pkt bad;
-		uint8_t save = f[i], bit = (uint8_t)(1u << (rnd() & 7));
+		uint8_t save = f[i], bit = (uint8_t)(1u << (ut_rand() & 7));
 
 		if (!covered(&k, i))
 			continue;
@@ -215,7 +204,7 @@ roundtrip(uint8_t opcode, int ipver, bool vlan, uint32_t len, bool hostile)
 	if (!(o->flags & UROCE_OPF_PAYLOAD))
 		len = 0;
 	for (i = 0; i < len; i++)
-		payload[i] = (uint8_t)rnd();
+		payload[i] = (uint8_t)ut_rand();
 	random_path(&p, ipver, vlan);
 	random_fields(opcode, &b, &e);
 	flen = uroce_wire_build(frame, CAP, &p, &b, &e, payload, len);
@@ -269,7 +258,7 @@ main(void)
 	}
 	check_builder_refuses();
 	for (c = 0; c < 2000; c++)
-		UT_CHECK(uroce_wire_udp_sport((uint32_t)rnd(), (uint32_t)rnd()) >=
+		UT_CHECK(uroce_wire_udp_sport((uint32_t)ut_rand(), (uint32_t)ut_rand()) >=
 			 UROCE_UDP_SPORT_MIN);
 	UT_CHECK_EQ(uroce_wire_udp_sport(17, 42), uroce_wire_udp_sport(17, 42));
 	return ut_summary();
