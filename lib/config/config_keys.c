@@ -76,19 +76,29 @@ set_ip6(void *obj, const char *val, char *why, size_t whylen)
 	return 0;
 }
 
+/* A whole number in [min, max], or -EINVAL with the range as the reason. */
+static int
+parse_range(const char *val, unsigned long min, unsigned long max,
+	    unsigned long *v, char *why, size_t whylen)
+{
+	if (cfg_parse_uint(val, min, max, v) == 0)
+		return 0;
+	snprintf(why, whylen, "not a number in %lu..%lu", min, max);
+	return -EINVAL;
+}
+
 static int
 set_mtu(void *obj, const char *val, char *why, size_t whylen)
 {
 	struct uroce_config_port *p = obj;
 	unsigned long v;
+	int ret;
 
-	if (cfg_parse_uint(val, UROCE_CONFIG_MTU_MIN, UROCE_CONFIG_MTU_MAX, &v) != 0) {
-		snprintf(why, whylen, "not a number in %d..%d",
-			 UROCE_CONFIG_MTU_MIN, UROCE_CONFIG_MTU_MAX);
-		return -EINVAL;
-	}
-	p->mtu = (uint16_t)v;
-	return 0;
+	ret = parse_range(val, UROCE_CONFIG_MTU_MIN, UROCE_CONFIG_MTU_MAX, &v,
+			  why, whylen);
+	if (ret == 0)
+		p->mtu = (uint16_t)v;
+	return ret;
 }
 
 static int
@@ -118,14 +128,14 @@ set_vlan(void *obj, const char *val, char *why, size_t whylen)
 {
 	struct uroce_config_port *p = obj;
 	unsigned long v;
+	int ret;
 
-	if (cfg_parse_uint(val, 0, UROCE_CONFIG_VLAN_MAX, &v) != 0) {
-		snprintf(why, whylen, "not a number in 0..%d", UROCE_CONFIG_VLAN_MAX);
-		return -EINVAL;
+	ret = parse_range(val, 0, UROCE_CONFIG_VLAN_MAX, &v, why, whylen);
+	if (ret == 0) {
+		p->vlan = (uint16_t)v;
+		p->has_vlan = true;
 	}
-	p->vlan = (uint16_t)v;
-	p->has_vlan = true;
-	return 0;
+	return ret;
 }
 
 static int
@@ -144,13 +154,12 @@ set_lcores(void *obj, const char *val, char *why, size_t whylen)
 {
 	struct uroce_config *cfg = obj;
 	unsigned long v;
+	int ret;
 
-	if (cfg_parse_uint(val, 1, LCORES_MAX, &v) != 0) {
-		snprintf(why, whylen, "not a number in 1..%d", LCORES_MAX);
-		return -EINVAL;
-	}
-	cfg->lcores = (unsigned int)v;
-	return 0;
+	ret = parse_range(val, 1, LCORES_MAX, &v, why, whylen);
+	if (ret == 0)
+		cfg->lcores = (unsigned int)v;
+	return ret;
 }
 
 static int
