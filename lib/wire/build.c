@@ -18,17 +18,23 @@ l2_len(const struct uroce_l2l3 *p)
 	return RTE_ETHER_HDR_LEN + (p->vlan ? 4 : 0);
 }
 
+/* IPv4 or IPv6 is decided once per packet, by the destination GID. */
 static uint32_t
-l3_len(const struct uroce_l2l3 *p)
+l3_len(bool v4)
 {
-	return uroce_gid_is_v4(&p->dgid) ? sizeof(struct rte_ipv4_hdr) :
-					   UROCE_IPV6_HDR;
+	return v4 ? sizeof(struct rte_ipv4_hdr) : UROCE_IPV6_HDR;
+}
+
+static uint32_t
+hdrs_len(const struct uroce_l2l3 *p, bool v4, uint8_t opcode)
+{
+	return l2_len(p) + l3_len(v4) + UROCE_UDP_HDR + uroce_opcode(opcode)->hdr_len;
 }
 
 uint32_t
 uroce_wire_hdrs_len(const struct uroce_l2l3 *p, uint8_t opcode)
 {
-	return l2_len(p) + l3_len(p) + UROCE_UDP_HDR + uroce_opcode(opcode)->hdr_len;
+	return hdrs_len(p, uroce_gid_is_v4(&p->dgid), opcode);
 }
 
 static void
@@ -40,7 +46,7 @@ put_be16(uint8_t *b, uint16_t v)
 
 /* Returns the IP header offset. */
 static uint32_t
-write_l2(uint8_t *b, const struct uroce_l2l3 *p)
+write_l2(uint8_t *b, const struct uroce_l2l3 *p, bool v4)
 {
 	uint32_t off = 12;
 
@@ -51,8 +57,7 @@ write_l2(uint8_t *b, const struct uroce_l2l3 *p)
 		put_be16(b + off + 2, p->vlan_tci);
 		off += 4;
 	}
-	put_be16(b + off, uroce_gid_is_v4(&p->dgid) ? RTE_ETHER_TYPE_IPV4 :
-						      RTE_ETHER_TYPE_IPV6);
+	put_be16(b + off, v4 ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
 	return off + 2;
 }
 
@@ -121,10 +126,10 @@ write_bth(uint8_t *b, const struct uroce_bth_fields *f, uint8_t pad)
 	h->apsn = rte_cpu_to_be_32(apsn);
 }
 
-uint32_t
-uroce_wire_write_hdrs(uint8_t *buf, const struct uroce_l2l3 *p,
-		      const struct uroce_bth_fields *bth,
-		      const struct uroce_ext_fields *ext, uint32_t payload_len)
+static uint32_t
+write_hdrs(uint8_t *buf, const struct uroce_l2l3 *p, bool v4,
+	   const struct uroce_bth_fields *bth,
+	   const struct uroce_ext_fields *ext, uint32_t payload_len)
 {
 	const struct uroce_opcode_info *op = uroce_opcode(bth->opcode);
 	uint32_t transport, udp_len, ip_len, l3, l4;
@@ -134,12 +139,12 @@ uroce_wire_write_hdrs(uint8_t *buf, const struct uroce_l2l3 *p,
 		return 0;
 	transport = op->hdr_len + payload_len + uroce_wire_trailer_len(payload_len);
 	udp_len = UROCE_UDP_HDR + transport;
-	ip_len = l3_len(p) + udp_len;
+	ip_len = l3_len(v4) + udp_len;
 	if (ip_len > UINT16_MAX)
 		return 0;
-	l3 = write_l2(buf, p);
-	l4 = l3 + l3_len(p);
-	if (uroce_gid_is_v4(&p->dgid))
+	l3 = write_l2(buf, p, v4);
+	l4 = l3 + l3_len(v4);
+	if (v4)
 		write_ipv4(buf + l3, p, ip_len);
 	else
 		write_ipv6(buf + l3, p, ip_len);
@@ -150,21 +155,30 @@ uroce_wire_write_hdrs(uint8_t *buf, const struct uroce_l2l3 *p,
 }
 
 uint32_t
+uroce_wire_write_hdrs(uint8_t *buf, const struct uroce_l2l3 *p,
+		      const struct uroce_bth_fields *bth,
+		      const struct uroce_ext_fields *ext, uint32_t payload_len)
+{
+	return write_hdrs(buf, p, uroce_gid_is_v4(&p->dgid), bth, ext, payload_len);
+}
+
+uint32_t
 uroce_wire_build(uint8_t *buf, uint32_t cap, const struct uroce_l2l3 *p,
 		 const struct uroce_bth_fields *bth,
 		 const struct uroce_ext_fields *ext,
 		 const void *payload, uint32_t payload_len)
 {
 	uint32_t hlen, pad = -payload_len & 3u;
+	bool v4 = uroce_gid_is_v4(&p->dgid);
 	uint64_t need;
 
 	if (!uroce_opcode(bth->opcode)->valid)
 		return 0;
-	need = (uint64_t)uroce_wire_hdrs_len(p, bth->opcode) + payload_len +
+	need = (uint64_t)hdrs_len(p, v4, bth->opcode) + payload_len +
 	       uroce_wire_trailer_len(payload_len);
 	if (need > cap)
 		return 0;
-	hlen = uroce_wire_write_hdrs(buf, p, bth, ext, payload_len);
+	hlen = write_hdrs(buf, p, v4, bth, ext, payload_len);
 	if (hlen == 0)
 		return 0;
 	if (payload_len)
