@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+#ifndef UROCE_QP_H
+#define UROCE_QP_H
+
+/**
+ * @file
+ * A queue pair and the transport that runs it: the contract between the
+ * transport (qp.c, requester.c, completer.c, responder.c, ud.c, raw.c) and
+ * the engine that owns the QP (lib/engine).
+ *
+ * Threads (DESIGN.md §2, one owner per QP):
+ *  - uroce_qp_post_send() and uroce_qp_post_recv() run on application
+ *    threads. They write WQEs into the SQ/RQ rings (SPSC; a per-queue
+ *    spinlock keeps the producer single when several threads post) and
+ *    call env->ops->kick().
+ *  - Every other function runs on the QP's owner lcore only (or, in unit
+ *    tests, on the one thread that drives the QP): uroce_qp_rx(),
+ *    uroce_qp_tx(), uroce_qp_timer(), uroce_qp_modify(), uroce_qp_query(),
+ *    uroce_qp_destroy(). The engine turns control verbs into messages to
+ *    the owner.
+ *
+ * Time is an argument: now is a TSC value (env->tsc_hz cycles a second).
+ * Tests pass a fake clock.
+ *
+ * Packets are mbufs. The engine hands the transport parsed frames (the
+ * frame contiguous in the first segment; the transport does not keep or
+ * free the mbuf) and collects the frames the transport builds in a
+ * struct uroce_txb (the transport allocates them from env->pool; they are
+ * complete frames with their ICRC; a frame may be a chain).
+ *
+ * Scheduling. The transport never loops on its own. It tells the engine
+ * what it needs:
+ *  - kick(qp): the QP has something to transmit now; the engine calls
+ *    uroce_qp_tx() soon, and again while it returns true;
+ *  - uroce_qp_deadline(qp): the earliest TSC at which uroce_qp_timer()
+ *    must run (retransmit, RNR wait, ACK coalescing, pacing); the engine
+ *    reads it after every call into the QP and (re)arms its timer.
+ *
+ * Errors are negative errno.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rte_mbuf.h>
+#include <rte_spinlock.h>
+
+#include "uroce_cq.h"
+#include "uroce_mr.h"
+#include "uroce_qp_modify.h"
+#include "uroce_ring.h"
+#include "uroce_pace.h"
+#include "uroce_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct uroce_qp;
+
+/* ------------------------------------------------------------------------
+ * What a device gives its QPs: the environment, filled by the engine once
+ * per device (port) and read-only afterwards.
+ */
+
+/** Hooks into the engine. ctx is uroce_qp_env.ctx. */
+struct uroce_qp_env_ops {
+	/**
+	 * Fill l2l3->dmac for l2l3->dgid (the next hop's MAC): 0, -EAGAIN
+	 * while resolution is under way (the transport asks again later,
+	 * at the latest at its next timer), -EHOSTUNREACH when it failed.
+	 * Owner lcore.
+	 */
+	int (*resolve)(void *ctx, struct uroce_l2l3 *l2l3);
+	/** qp has work to transmit. Any thread (post verbs call it). */
+	void (*kick)(void *ctx, struct uroce_qp *qp);
+	/** An affiliated asynchronous event (IBV_EVENT_*) of a QP or a CQ
+	 *  (obj is the struct uroce_qp * or struct uroce_cq *). Owner. */
+	void (*async_event)(void *ctx, enum ibv_event_type ev, void *obj);
+	/** cq asks for its completion channel to be signalled. Owner. */
+	void (*cq_event)(void *ctx, struct uroce_cq *cq);
+};
+
+/** Largest GID table of a port. */
+#define UROCE_GID_TBL_MAX	16
+
+struct uroce_qp_env {
+	const struct uroce_qp_env_ops *ops;
+	void *ctx;
+	struct rte_mempool *pool;	/**< tx mbufs (data room >= port MTU + 128) */
+	struct uroce_mr_table *mrs;	/**< the device's regions */
+	struct uroce_qp_limits lim;	/**< modify_qp checks (active_mtu ...) */
+	uint64_t tsc_hz;
+	uint8_t mac[6];			/**< the port's MAC: source of every frame */
+	bool vlan;			/**< the port tags its frames */
+	uint16_t vlan_id;		/**< 12 bits; PCP comes from the SL */
+	uint16_t gid_cnt;		/**< valid entries of gid[] */
+	union uroce_gid gid[UROCE_GID_TBL_MAX]; /**< 0: IPv4-mapped, then IPv6 */
+	uint16_t mtu;			/**< the ethdev's IP MTU (the frame budget) */
+	bool tx_extbuf;			/**< port takes external-buffer mbufs */
+	uint32_t max_sge;		/**< device caps the create checks use */
+	uint32_t max_inline;
+	uint32_t max_qp_wr;
+};
+
+/** Bytes of the path MTU (IBV_MTU_256 ... IBV_MTU_4096). */
+static inline uint32_t
+uroce_mtu_bytes(enum ibv_mtu mtu)
+{
+	return 128u << mtu;
+}
+
+/* ------------------------------------------------------------------------
+ * Transmit batches.
+ */
+#define UROCE_TXB_MAX	64
+
+struct uroce_txb {
+	uint16_t n;			/**< frames in pkts[] */
+	uint16_t cap;			/**< at most UROCE_TXB_MAX */
+	struct rte_mbuf *pkts[UROCE_TXB_MAX];
+};
+
+static inline bool
+uroce_txb_full(const struct uroce_txb *b)
+{
+	return b->n >= b->cap;
+}
+
+/** Append a built frame; the caller checked !uroce_txb_full(). */
+static inline void
+uroce_txb_add(struct uroce_txb *b, struct rte_mbuf *m)
+{
+	b->pkts[b->n++] = m;
+}
+
+/* ------------------------------------------------------------------------
+ * Work queue entries, as the rings hold them. A slot is the fixed part
+ * followed by max(num_sge * sizeof(struct ibv_sge), max_inline) bytes:
+ * the gather list, or the data itself for IBV_SEND_INLINE (copied at
+ * post time, so the caller's buffer is free when the post returns).
+ */
+struct uroce_ah;
+
+struct uroce_send_wqe {
+	uint64_t wr_id;
+	uint8_t opcode;			/**< enum ibv_wr_opcode */
+	uint8_t num_sge;
+	uint16_t pad0;
+	uint32_t send_flags;		/**< enum ibv_send_flags */
+	uint32_t length;		/**< message bytes (sum of the SGEs) */
+	rte_be32_t imm;			/**< imm_data or invalidate_rkey */
+	uint32_t rkey;			/**< RDMA and atomic */
+	uint64_t remote_addr;
+	uint64_t compare_add;		/**< atomic: compare or add */
+	uint64_t swap;
+	struct uroce_ah *ah;		/**< UD */
+	uint32_t remote_qpn;		/**< UD */
+	uint32_t remote_qkey;		/**< UD */
+	/* Owner-lcore progress state (the requester/completer's own). */
+	uint32_t first_psn;
+	uint32_t last_psn;
+	uint32_t state;			/**< requester-private */
+	uint32_t pad1;
+	uint8_t data[];			/**< struct ibv_sge[num_sge] or inline bytes */
+};
+
+struct uroce_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t length;		/**< sum of the SGE lengths */
+	struct ibv_sge sge[];
+};
+
+/* ------------------------------------------------------------------------
+ * Address handles (UD destinations), created by the engine.
+ */
+struct uroce_ah {
+	struct ibv_ah_attr attr;	/**< as created (ibv_query_ah) */
+	const void *pd;
+	struct uroce_l2l3 l2l3;		/**< built at create; dmac resolved */
+	bool resolved;			/**< dmac known */
+};
+
+/* ------------------------------------------------------------------------
+ * Counters of one QP (telemetry /uroce/qp,<n>). Owner lcore writes them.
+ */
+struct uroce_qp_stats {
+	uint64_t tx_pkts, tx_bytes;	/**< frames built, frame bytes */
+	uint64_t rx_pkts, rx_bytes;	/**< frames delivered to the QP */
+	uint64_t retransmits;		/**< request packets sent again */
+	uint64_t timeouts;		/**< retransmit timer expiries */
+	uint64_t acks_tx, acks_rx;
+	uint64_t naks_tx[4];		/**< by NAK code: PSN seq, inv req, rem acc, rem op */
+	uint64_t naks_rx[4];
+	uint64_t rnr_naks_tx, rnr_naks_rx;
+	uint64_t dup_reqs;		/**< duplicate requests seen by the responder */
+	uint64_t out_of_seq;		/**< requests ahead of the expected PSN */
+	uint64_t drops;			/**< packets the QP dropped (bad P_Key/Q_Key,
+					 *   wrong state, UC gap ...) */
+	uint64_t pace_wait_cycles;	/**< time spent waiting for tokens */
+};
+
+/* ------------------------------------------------------------------------
+ * The QP.
+ */
+struct uroce_qp_cap {
+	uint32_t max_send_wr, max_recv_wr;	/**< ring slots (powers of two) */
+	uint32_t max_send_sge, max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct uroce_requester;		/* requester.c / completer.c private */
+struct uroce_responder;		/* responder.c private */
+
+struct uroce_qp {
+	/* Fixed at create. */
+	const struct uroce_qp_env *env;
+	uint32_t qpn;
+	enum ibv_qp_type type;
+	const void *pd;
+	struct uroce_cq *send_cq, *recv_cq;
+	bool sq_sig_all;
+	struct uroce_qp_cap cap;
+	unsigned int lcore;		/**< owner engine lcore (engine sets it) */
+	void *user;			/**< the verbs layer's object */
+	void *engine;			/**< the engine's per-QP state */
+
+	/* Application side: the work queues (producer: posters). */
+	rte_spinlock_t sq_lock __rte_cache_aligned;
+	struct uroce_ring sq;		/**< struct uroce_send_wqe slots */
+	rte_spinlock_t rq_lock;
+	struct uroce_ring rq;		/**< struct uroce_recv_wqe slots */
+	void *sq_mem, *rq_mem;
+	/** State the posters see (RESET: post fails), written by the owner. */
+	volatile enum ibv_qp_state post_state;
+
+	/* Owner side. */
+	enum ibv_qp_state state __rte_cache_aligned;
+	struct ibv_qp_attr attr;	/**< what ibv_query_qp() returns */
+	struct uroce_l2l3 path;		/**< RC/UC: the primary path's headers */
+	bool path_resolved;
+	struct uroce_requester *req;	/**< NULL for RAW_PACKET/UD as they see fit */
+	struct uroce_responder *resp;
+	struct uroce_qp_stats stats;
+
+	/* Pacing (issue 6): the requester consults it when pace_on. */
+	bool pace_on;
+	struct uroce_tb_profile pace_prof;
+	struct uroce_tb pace_tb;
+};
+
+/**
+ * Create a QP in RESET. Checks init (ibv_create_qp(3)): qp_type RC, UC, UD
+ * or RAW_PACKET (else -EOPNOTSUPP); send_cq and recv_cq given (-EINVAL);
+ * cap within env's limits (-EINVAL); max_*_wr >= 1 rounded up to a power of
+ * two; srq must be NULL (-EOPNOTSUPP until SRQs exist). init->cap is NOT
+ * written; *out->cap holds what was created.
+ * @return 0 and *out, or a negative errno.
+ */
+int uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
+		    struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
+		    const struct ibv_qp_init_attr *init, uint32_t qpn,
+		    struct uroce_qp **out);
+
+/** Free a QP (owner). Outstanding WQEs are dropped without completions,
+ *  as ibv_destroy_qp(3) allows. NULL is a no-op. */
+void uroce_qp_destroy(struct uroce_qp *qp);
+
+/**
+ * ibv_modify_qp() on the owner: uroce_qp_modify_check() against env->lim,
+ * then apply, then the transition's side effects: RESET empties both
+ * queues; ERR flushes every outstanding WQE with IBV_WC_WR_FLUSH_ERR; RTR
+ * sets up the responder (rq_psn, resolve the path); RTS the requester
+ * (sq_psn); RTS->SQD drains and raises IBV_EVENT_SQ_DRAINED when
+ * en_sqd_async_notify. -EINVAL changes nothing.
+ */
+int uroce_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr,
+		    int mask, uint64_t now);
+
+/** ibv_query_qp(): the stored attributes and the created caps. */
+void uroce_qp_query(const struct uroce_qp *qp, struct ibv_qp_attr *attr,
+		    struct ibv_qp_init_attr *init);
+
+/**
+ * ibv_post_send(): any thread. As in rdma-core's providers, WRs are posted
+ * in order and the first bad one stops the list with *bad_wr set to it
+ * (the ones before it stay posted). Errors: -EINVAL (state RESET/INIT/RTR, bad opcode for
+ * the QP type, num_sge > max_send_sge, inline too long), -ENOMEM (SQ full).
+ */
+int uroce_qp_post_send(struct uroce_qp *qp, struct ibv_send_wr *wr,
+		       struct ibv_send_wr **bad_wr);
+
+/** ibv_post_recv(): any thread. -EINVAL (RESET, num_sge > max_recv_sge),
+ *  -ENOMEM (RQ full). */
+int uroce_qp_post_recv(struct uroce_qp *qp, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+
+/**
+ * A frame for this QP (pkt->bth.dqpn == qp->qpn, parsed and ICRC-checked
+ * by the engine). Requests go to the responder, responses to the
+ * completer. Frames the QP may emit at once (NAKs ...) go into txb when it
+ * has room; otherwise they are owed and uroce_qp_tx() sends them.
+ */
+void uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+		 struct rte_mbuf *m, uint64_t now, struct uroce_txb *txb);
+
+/**
+ * RAW_PACKET QPs: a frame the engine's flow rules steered to qp.
+ */
+void uroce_qp_raw_rx(struct uroce_qp *qp, struct rte_mbuf *m, uint64_t now);
+
+/**
+ * Transmit what the QP has for the wire now, until txb is full: owed
+ * responses (ACK/NAK, READ responses, atomic ACKs) first, then requests
+ * within the window, max_rd_atomic and pacing.
+ * @return true if the QP still has something to send now (txb filled up).
+ */
+bool uroce_qp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
+
+/** Run expired timers (retransmit, RNR, ACK coalescing, pacing). */
+void uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
+
+/** Earliest TSC at which uroce_qp_timer() must run; UINT64_MAX for none. */
+uint64_t uroce_qp_deadline(const struct uroce_qp *qp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UROCE_QP_H */

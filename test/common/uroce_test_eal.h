@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * EAL start-up for tests that need mbufs, rings or ethdevs. The memory mode
+ * comes from UROCE_EAL_MEM (quickstart.sh sets "--in-memory" when hugepages
+ * are mounted, "--no-huge -m 256" otherwise); without it, --no-huge with a
+ * file prefix unique to the process, so parallel tests never share state.
+ * Always --no-pci: the PCI devices of these machines are the machine's own.
+ */
+#ifndef UROCE_TEST_EAL_H
+#define UROCE_TEST_EAL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+
+#define UT_EAL_MAX_ARGS 32
+
+/*
+ * Start EAL for test prog with extra arguments (NULL-terminated list, may
+ * be NULL), e.g. { "--vdev=net_ring0", NULL }. Uses lcores from "-l" in
+ * extra when given, else "-l 0". Returns rte_eal_init()'s result.
+ */
+static inline int
+ut_eal_init(const char *prog, const char *const *extra)
+{
+	static char prefix[64], buf[256];
+	char *argv[UT_EAL_MAX_ARGS];
+	int argc = 0;
+	bool lcores = false;
+	const char *mem = getenv("UROCE_EAL_MEM");
+	char *tok, *save = NULL;
+
+	argv[argc++] = (char *)prog;
+	argv[argc++] = (char *)"--no-pci";
+	argv[argc++] = (char *)"--log-level=*:warning";
+	if (mem == NULL || *mem == '\0' || strstr(mem, "--no-huge") != NULL) {
+		snprintf(buf, sizeof(buf), "%s",
+			 mem && *mem ? mem : "--no-huge -m 256");
+		for (tok = strtok_r(buf, " ", &save);
+		     tok != NULL && argc < UT_EAL_MAX_ARGS - 8;
+		     tok = strtok_r(NULL, " ", &save))
+			argv[argc++] = tok;
+		snprintf(prefix, sizeof(prefix), "--file-prefix=ut%d",
+			 (int)getpid());
+		argv[argc++] = prefix;
+		argv[argc++] = (char *)"--no-shconf";
+	} else {
+		argv[argc++] = (char *)"--in-memory";
+	}
+	for (; extra != NULL && *extra != NULL && argc < UT_EAL_MAX_ARGS - 3;
+	     extra++) {
+		if (strcmp(*extra, "-l") == 0)
+			lcores = true;
+		argv[argc++] = (char *)*extra;
+	}
+	if (!lcores) {
+		argv[argc++] = (char *)"-l";
+		argv[argc++] = (char *)"0";
+	}
+	argv[argc] = NULL;
+	return rte_eal_init(argc, argv);
+}
+
+#endif /* UROCE_TEST_EAL_H */
