@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+
+/*
+ * uroce-run: run an unmodified verbs program on the uroce stack.
+ *
+ *	uroce-run -c FILE -- PROGRAM [ARGS...]
+ *
+ * Like the onload/vma launchers: point the dynamic linker at our
+ * libibverbs.so.1 (LD_LIBRARY_PATH, which wins since no Debian binary has
+ * an RPATH), give the library its configuration (UROCE_CONFIG, made
+ * absolute so that a program that changes directory still finds it), then
+ * exec the program. Nothing stays running: the library does the rest.
+ *
+ * The library is looked for beside the launcher: in the build tree
+ * (app/run/uroce-run -> lib/verbs/) or in the install layout
+ * (<bindir>/uroce-run -> <libdir>/uroce/). Errors are one line and exit 2.
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef UROCE_RUN_LIBDIR_REL
+#define UROCE_RUN_LIBDIR_REL "../lib/uroce"	/* from bindir */
+#endif
+#ifndef UROCE_RUN_LIBDIR_ABS
+#define UROCE_RUN_LIBDIR_ABS "/usr/local/lib/uroce"
+#endif
+
+#define EXIT_USAGE	2
+#define VERBS_LIB	"libibverbs.so.1"
+
+/* Where the library may be, relative to the launcher's directory first. */
+static const char *const lib_dirs_rel[] = {
+	"../../lib/verbs",		/* build tree */
+	UROCE_RUN_LIBDIR_REL,		/* install layout */
+};
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("uroce-run: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_USAGE);
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+"Usage: uroce-run [-c FILE] [--] PROGRAM [ARGS...]\n"
+"\n"
+"Run an unmodified verbs program (ibv_rc_pingpong, perftest, ...) on the\n"
+"uroce userspace RoCEv2 stack instead of an RDMA NIC: uroce-run puts the\n"
+"directory of uroce's libibverbs.so.1 first in LD_LIBRARY_PATH, sets\n"
+"UROCE_CONFIG to the absolute path of the configuration file, and execs\n"
+"PROGRAM. The devices are uroce0, uroce1, ... one per [port] of the file.\n"
+"\n"
+"  -c, --config FILE  the INI configuration (see config/*.conf); without\n"
+"                     it, the UROCE_CONFIG environment variable is used\n"
+"  -h, --help         this text\n"
+"\n"
+"Keys of the file can be overridden from the environment, for example\n"
+"UROCE_PORT_MTU=1500 or UROCE_EAL_ARGS=\"--no-huge -m 256\".\n"
+"\n"
+"Example:\n"
+"  uroce-run -c config/memif-a.conf -- ibv_rc_pingpong -g 0 -d uroce0\n"
+"\n"
+"A missing configuration file, program or library is reported in one\n"
+"line, with exit status 2.\n");
+}
+
+/* out[PATH_MAX] = dir, made absolute, if dir holds our library. */
+static int
+lib_in(const char *dir, char *out)
+{
+	char lib[PATH_MAX * 2];
+
+	snprintf(lib, sizeof(lib), "%s/" VERBS_LIB, dir);
+	return access(lib, R_OK) == 0 && realpath(dir, out) != NULL;
+}
+
+/* The directory holding our libibverbs.so.1 into out[PATH_MAX], or die. */
+static void
+find_lib_dir(char *out)
+{
+	char exe[PATH_MAX], cand[PATH_MAX * 2];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t i;
+
+	if (n <= 0)
+		die("cannot find my own location: %s", strerror(errno));
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	for (i = 0; i < sizeof(lib_dirs_rel) / sizeof(lib_dirs_rel[0]); i++) {
+		snprintf(cand, sizeof(cand), "%s/%s", exe, lib_dirs_rel[i]);
+		if (lib_in(cand, out))
+			return;
+	}
+	if (lib_in(UROCE_RUN_LIBDIR_ABS, out))
+		return;
+	die("%s not found beside %s (looked in %s/%s, %s/%s and %s)",
+	    VERBS_LIB, exe, exe, lib_dirs_rel[0], exe, lib_dirs_rel[1],
+	    UROCE_RUN_LIBDIR_ABS);
+}
+
+static void
+set_config(const char *file)
+{
+	char abs[PATH_MAX];
+
+	if (file == NULL || file[0] == '\0')
+		die("no configuration: give -c FILE or set UROCE_CONFIG");
+	if (realpath(file, abs) == NULL || access(abs, R_OK) != 0)
+		die("configuration file %s: %s", file, strerror(errno));
+	if (setenv("UROCE_CONFIG", abs, 1) != 0)
+		die("setenv: %s", strerror(errno));
+}
+
+static void
+prepend_library_path(const char *dir)
+{
+	const char *old = getenv("LD_LIBRARY_PATH");
+	char *val;
+
+	if (old != NULL && old[0] != '\0') {
+		if (asprintf(&val, "%s:%s", dir, old) < 0)
+			die("out of memory");
+	} else if ((val = strdup(dir)) == NULL) {
+		die("out of memory");
+	}
+	if (setenv("LD_LIBRARY_PATH", val, 1) != 0)
+		die("setenv: %s", strerror(errno));
+	free(val);
+}
+
+/* The program's path as execv() needs it (a PATH search without '/'). */
+static void
+find_program(const char *prog, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	const char *p, *end;
+
+	if (strchr(prog, '/') != NULL) {
+		if (access(prog, X_OK) != 0)
+			die("%s: %s", prog, strerror(errno));
+		snprintf(out, len, "%s", prog);
+		return;
+	}
+	for (p = path != NULL ? path : "/usr/bin:/bin"; ; p = end + 1) {
+		end = strchrnul(p, ':');
+		/* An empty PATH element means the current directory. */
+		if (end == p)
+			snprintf(out, len, "./%s", prog);
+		else
+			snprintf(out, len, "%.*s/%s", (int)(end - p), p, prog);
+		if (access(out, X_OK) == 0)
+			return;
+		if (*end == '\0')
+			break;
+	}
+	die("%s: program not found in PATH", prog);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config = NULL;
+	char lib_dir[PATH_MAX], prog[PATH_MAX];
+	int c;
+
+	/* '+': stop at the program's name, its options are its own. */
+	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:	/* getopt said what is wrong */
+			fputs("Try 'uroce-run --help'.\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		die("no program to run (uroce-run --help)");
+	set_config(config != NULL ? config : getenv("UROCE_CONFIG"));
+	find_lib_dir(lib_dir);
+	prepend_library_path(lib_dir);
+	find_program(argv[optind], prog, sizeof(prog));
+	execv(prog, &argv[optind]);
+	die("%s: %s", prog, strerror(errno));
+}
