@@ -295,6 +295,9 @@ cfg_check_dev(const char *s, bool *is_pci, char *why, size_t whylen)
 	*is_pci = is_pci_addr(s);
 	if (*is_pci)
 		return 0;
+	/* uroce's own in-process link (pmd_glue): ringlink:NAME,side=S. */
+	if (strncmp(s, "ringlink:", 9) == 0 && isalnum((unsigned char)s[9]))
+		s += 9;
 	for (p = s; *p != '\0' && *p != ','; p++) {
 		if (!isalnum((unsigned char)*p) && *p != '_')
 			break;

@@ -273,6 +273,15 @@ test_defaults(void)
 	UT_CHECK_EQ(cfg.neigh_cnt, 0);
 	uroce_config_free(&cfg);
 	uroce_config_free(&cfg);	/* twice is harmless */
+
+	/* uroce's in-process link kind (pmd_glue) is a dev string too. */
+	ret = uroce_config_load(write_conf("[port]\ndev = ringlink:ab,side=1\n"
+					   "ip = 10.0.0.1/32"),
+				&cfg, err, sizeof(err));
+	UT_CHECK_EQ(ret, 0);
+	UT_CHECK(strcmp(cfg.port[0].dev, "ringlink:ab,side=1") == 0);
+	UT_CHECK(!cfg.port[0].is_pci);
+	uroce_config_free(&cfg);
 	UT_CHECK(is_zero(&cfg));
 }
 
@@ -453,6 +462,8 @@ static const struct bad_case {
 	{ "[port]\nip = 10.0.0.1/24\ndev = 00:20.0", "[port] dev", "PCI" },
 	{ "[port]\nip = 10.0.0.1/24\ndev = ,x=1", "[port] dev", "PCI" },
 	{ "[port]\nip = 10.0.0.1/24\ndev = net-memif0", "[port] dev", "PCI" },
+	{ "[port]\nip = 10.0.0.1/24\ndev = ringlink:,side=0", "[port] dev", "PCI" },
+	{ "[port]\nip = 10.0.0.1/24\ndev = ringlink:a-b,side=0", "[port] dev", "PCI" },
 	{ BASE "[eal]\nlcores = 0", "[eal] lcores = \"0\"", "not a number in 1..127" },
 	{ BASE "[eal]\nlcores = 128", "[eal] lcores", "1..127" },
 	{ BASE "[eal]\nlcores = two", "[eal] lcores", "1..127" },
