@@ -88,7 +88,8 @@ lib_in(const char *dir, char *out)
 {
 	char lib[PATH_MAX * 2];
 
-	snprintf(lib, sizeof(lib), "%s/" VERBS_LIB, dir);
+	if (snprintf(lib, sizeof(lib), "%s/" VERBS_LIB, dir) >= (int)sizeof(lib))
+		return 0;
 	return access(lib, R_OK) == 0 && realpath(dir, out) != NULL;
 }
 

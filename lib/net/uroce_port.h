@@ -13,11 +13,22 @@
  * Threads. uroce_port_open()/uroce_port_close() run on the control thread
  * (after rte_eal_init()). Each engine lcore uses its own queue pair q
  * (0 .. nb_queues - 1) for uroce_port_rx() and uroce_port_tx(); several
- * lcores may call them at once on different queues. uroce_port_resolve()
+ * lcores may call them at once on different queues, never two on one
+ * queue (ringlink rings are single-producer, single-consumer; PMD queues
+ * are not thread-safe either). uroce_port_resolve()
  * may be called from any lcore. Control traffic (ARP replies, requests) is
  * sent on the queue of the lcore that handles it.
  *
  * Errors are negative errno; open also writes one line naming the key.
+ *
+ * The dev string (pmd_glue/uroce_glue.h has the grammar): a vdev
+ * ("net_memif0,role=server,socket=/tmp/a.sock", "net_af_packet0,iface=veth0",
+ * "net_tap0", "net_ring0", any other vdev), a PCI address with devargs, or
+ * uroce's in-process link "ringlink:NAME,side=0|1" (two ports of one
+ * process joined by rte_rings; tests and labs).
+ *
+ * Counters: each queue keeps its own (written by that queue's lcore only);
+ * uroce_port_stats_get() sums them.
  */
 
 #include <stdbool.h>
@@ -35,22 +46,38 @@ extern "C" {
 
 /** Counters of a port (telemetry /uroce/ports). */
 struct uroce_port_stats {
-	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	/** RoCEv2 frames uroce_port_rx() returned. */
+	uint64_t rx_pkts, rx_bytes;
+	/** Frames of uroce_port_tx() callers that were not freed as tx_full
+	 *  (fault drops included: they were lost "on the wire"). */
+	uint64_t tx_pkts, tx_bytes;
 	uint64_t tx_full;		/**< frames the ethdev did not take (freed) */
-	uint64_t arp_rx, arp_tx;
-	uint64_t non_roce;		/**< frames neither RoCEv2 nor ARP: dropped */
+	uint64_t arp_rx, arp_tx;	/**< ARP frames handled, ARP sent */
+	/** Frames neither RoCEv2 (UDP port 4791) nor ARP, or on another
+	 *  VLAN than the port's: dropped. */
+	uint64_t non_roce;
+	/** Fault injection (RoCEv2 frames only), rx and tx together: frames
+	 *  freed, held back for one frame, copied, and given a bad byte. */
 	uint64_t fault_drop, fault_reorder, fault_dup, fault_corrupt;
 	uint64_t pcap_written, pcap_lost;
+	/** Received chains that could not be made one segment (freed). */
+	uint64_t rx_err;
 };
 
 struct uroce_port;
 
 /**
  * Bring up the ethdev cfg->dev names (a vdev: net_memif*, net_af_packet*,
- * net_tap*, net_ring*; or a PCI address), with nb_queues rx/tx queue pairs,
- * the MTU, the MAC (cfg->mac or the ethdev's), start it and wait for link
- * up (bounded). Installs the fault callbacks and opens the capture file if
- * the config asks.
+ * net_tap*, net_ring*; a PCI address; or ringlink:NAME,side=S), with
+ * nb_queues (1..16) rx/tx queue pairs, a mempool sized for them whose
+ * buffers hold a whole frame of the MTU, the MTU (set on the ethdev when
+ * the PMD allows it; kept unset on memif/ring links, where larger frames
+ * pass anyway), the MAC (cfg->mac, else the ethdev's own; ringlink:
+ * 02:75:72:..), promiscuous mode off, start it and wait up to 1 s for the
+ * link (memif: not at all; its link comes up when the peer connects: not an
+ * error). Installs the fault callbacks and opens the capture file if the
+ * config asks, then sends a gratuitous ARP when the port has an IPv4
+ * address. cfg must outlive the port.
  *
  * @param idx  the port's index in the config (device uroce<idx>)
  * @return 0 and *out, or a negative errno with err (one line: the file's
@@ -70,8 +97,11 @@ uint16_t uroce_port_mtu(const struct uroce_port *p);
 struct rte_mempool *uroce_port_pool(const struct uroce_port *p);
 /** VLAN of the port: true and *vid when [port] vlan is set. */
 bool uroce_port_vlan(const struct uroce_port *p, uint16_t *vid);
-/** Whether tx accepts mbufs with external buffers (zero-copy tx). */
+/** Whether tx accepts mbufs with external buffers (zero-copy tx): every
+ *  software link; not PCI NICs yet. */
 bool uroce_port_tx_extbuf(const struct uroce_port *p);
+/** Whether the ethdev reports its link up now (memif: the peer is there). */
+bool uroce_port_link_up(const struct uroce_port *p);
 
 /**
  * The port's GID table: index 0 the IPv4-mapped GID of [port] ip (when
@@ -81,19 +111,25 @@ unsigned int uroce_port_gids(const struct uroce_port *p, union uroce_gid *gid,
 			     unsigned int max);
 
 /**
- * Receive up to n frames on queue q. ARP is answered (requests for our IP)
- * and learnt (replies) inside, non-RoCEv2 frames are counted and freed; the
- * frames returned are IPv4/IPv6 UDP frames for the transport to parse (the
- * caller frees them). Each returned frame is contiguous in its first
- * segment. Captured to pcap when configured.
+ * Receive up to n frames on queue q (at most 512 per call); pkts must
+ * have room for n. ARP is answered (requests for our IP, the reply on queue
+ * q) and learnt (requests and replies addressed to us; known entries are
+ * refreshed by any ARP) inside; frames that are not RoCEv2 or are not on
+ * the port's VLAN (untagged when it has none) are counted (non_roce) and
+ * freed. The frames returned are IPv4/IPv6 UDP frames to port 4791 for the
+ * transport to parse (the caller frees them); each is one segment (chains
+ * are linearized or copied). Captured to pcap when configured.
  */
 uint16_t uroce_port_rx(struct uroce_port *p, uint16_t q,
 		       struct rte_mbuf **pkts, uint16_t n);
 
 /**
- * Transmit n frames on queue q (captured first when configured). Frames the
- * ethdev does not take after a few retries are freed and counted (tx_full).
- * @return the number sent.
+ * Transmit n frames on queue q (RoCEv2 ones captured first when
+ * configured); the port owns all n afterwards. Frames the ethdev does not
+ * take after a few retries are freed and counted (tx_full). Fault injection
+ * (when configured) acts inside the ethdev tx callback, once per frame.
+ * @return the number of the caller's frames sent: n minus those freed as
+ *   tx_full (a duplicate the fault injector added counts as one of them).
  */
 uint16_t uroce_port_tx(struct uroce_port *p, uint16_t q,
 		       struct rte_mbuf **pkts, uint16_t n);
@@ -102,13 +138,23 @@ uint16_t uroce_port_tx(struct uroce_port *p, uint16_t q,
  * The MAC of gid's next hop (the GID's own address: one subnet). 0 and mac;
  * -EAGAIN: not known yet, an ARP request went out (retried every 100 ms,
  * up to 5 times per uroce_port_poll_ctrl()); -EHOSTUNREACH after the last
- * retry (the next call starts again). Static [neigh] entries answer at once.
- * IPv6 GIDs resolve from [neigh] only (-EHOSTUNREACH otherwise) for now.
+ * retry (the call that reports it resets the entry: the next call starts
+ * again). Static [neigh] entries answer at once, and so do the port's own
+ * GIDs (its own MAC). IPv6 GIDs resolve from [neigh] only (-EHOSTUNREACH
+ * otherwise) for now, and so does everything when the port has no IPv4
+ * address. -ENOSPC: the table (512 entries, never expiring) is full.
+ * Lock-free for known entries; safe on any lcore, concurrently with rx.
  */
 int uroce_port_resolve(struct uroce_port *p, const union uroce_gid *gid,
 		       struct rte_ether_addr *mac);
 
-/** Periodic work on queue q's lcore (ARP retries); now is TSC. Cheap. */
+/**
+ * Periodic work on queue q's lcore: sends the pending ARP requests (the
+ * first at once, then one every 100 ms of now, 5 in all; an entry still
+ * unanswered 100 ms after the fifth fails). now is TSC (rte_rdtsc(), or a
+ * fake clock in tests). Cheap when nothing is pending; one lcore at a time
+ * does the work (the others return).
+ */
 void uroce_port_poll_ctrl(struct uroce_port *p, uint16_t q, uint64_t now);
 
 /** A snapshot of the port's counters. */

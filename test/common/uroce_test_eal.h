@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The uroce authors
  *
  * EAL start-up for tests that need mbufs, rings or ethdevs. The memory mode
- * comes from UROCE_EAL_MEM (quickstart.sh sets "--in-memory" when hugepages
+ * comes from UROCE_TEST_MEM (quickstart.sh sets "--in-memory" when hugepages
  * are mounted, "--no-huge -m 256" otherwise); without it, --no-huge with a
  * file prefix unique to the process, so parallel tests never share state.
  * Always --no-pci: the PCI devices of these machines are the machine's own.
@@ -20,6 +20,15 @@
 
 #define UT_EAL_MAX_ARGS 32
 
+/* Whether tests run EAL on hugepages (UROCE_TEST_MEM without --no-huge). */
+static inline bool
+ut_eal_hugepages(void)
+{
+	const char *mem = getenv("UROCE_TEST_MEM");
+
+	return mem != NULL && *mem != '\0' && strstr(mem, "--no-huge") == NULL;
+}
+
 /*
  * Start EAL for test prog with extra arguments (NULL-terminated list, may
  * be NULL), e.g. { "--vdev=net_ring0", NULL }. Uses lcores from "-l" in
@@ -32,7 +41,7 @@ ut_eal_init(const char *prog, const char *const *extra)
 	char *argv[UT_EAL_MAX_ARGS];
 	int argc = 0;
 	bool lcores = false;
-	const char *mem = getenv("UROCE_EAL_MEM");
+	const char *mem = getenv("UROCE_TEST_MEM");
 	char *tok, *save = NULL;
 
 	argv[argc++] = (char *)prog;

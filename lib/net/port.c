@@ -1,0 +1,658 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+
+/*
+ * A port: bring-up of the ethdev pmd_glue attached (queues, mempool, MTU,
+ * MAC, start, bounded wait for the link), the rx path (linearize, classify,
+ * ARP to neigh.c, RoCEv2 to the caller, the rest counted and freed) and the
+ * tx path (capture, burst with retries, fault accounting).
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_arp.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_pcapng.h>
+#include <rte_udp.h>
+
+#include "net_priv.h"
+
+RTE_LOG_REGISTER_SUFFIX(uroce_net_logtype, net, NOTICE);
+
+#define LINK_WAIT_STEP_MS	10
+#define LINK_WAIT_MS		1000
+
+/* "[port] dev = X: " and the message. */
+static int
+open_err(char *err, size_t len, const struct uroce_config_port *pc,
+	 const char *key, int ret, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (err == NULL || len == 0)
+		return ret;
+	if (strcmp(key, "dev") == 0)
+		n = snprintf(err, len, "[port] dev = %s: ", pc->dev);
+	else if (strcmp(key, "pcap") == 0)
+		n = snprintf(err, len, "[port] pcap = %s: ", pc->pcap);
+	else if (strcmp(key, "mtu") == 0)
+		n = snprintf(err, len, "[port] mtu = %u (dev %s): ", pc->mtu,
+			     pc->dev);
+	else
+		n = snprintf(err, len, "[port] %s (dev %s): ", key, pc->dev);
+	if (n >= 0 && (size_t)n < len) {
+		va_start(ap, fmt);
+		vsnprintf(err + n, len - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	NET_LOG(ERR, "%s\n", err);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------------
+ * Classification.
+ */
+static void
+classify_ip(const uint8_t *d, uint32_t len, uint16_t et, struct net_frame *f)
+{
+	uint16_t off = f->l3_off;
+	uint32_t l4, end;
+
+	if (et == RTE_ETHER_TYPE_IPV4 && len >= off + sizeof(struct rte_ipv4_hdr)) {
+		const struct rte_ipv4_hdr *ip = (const void *)(d + off);
+
+		if (ip->next_proto_id != IPPROTO_UDP)
+			return;
+		l4 = off + rte_ipv4_hdr_len(ip);
+		end = off + rte_be_to_cpu_16(ip->total_length);
+	} else if (et == RTE_ETHER_TYPE_IPV6 &&
+		   len >= off + sizeof(struct rte_ipv6_hdr)) {
+		const struct rte_ipv6_hdr *ip = (const void *)(d + off);
+
+		if (ip->proto != IPPROTO_UDP)
+			return;
+		l4 = off + sizeof(*ip);
+		end = l4 + rte_be_to_cpu_16(ip->payload_len);
+	} else {
+		return;
+	}
+	if (len < l4 + sizeof(struct rte_udp_hdr))
+		return;
+	if (((const struct rte_udp_hdr *)(d + l4))->dst_port !=
+	    RTE_BE16(UROCE_UDP_PORT))
+		return;
+	f->cls = NET_CLASS_ROCE;
+	f->l4_off = (uint16_t)l4;
+	f->l3_end = (uint16_t)RTE_MIN(end, (uint32_t)UINT16_MAX);
+}
+
+void
+net_classify(const struct rte_mbuf *m, struct net_frame *f)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+	uint16_t et;
+
+	memset(f, 0, sizeof(*f));
+	if (len < RTE_ETHER_HDR_LEN)
+		return;
+	et = rte_be_to_cpu_16(((const struct rte_ether_hdr *)d)->ether_type);
+	f->l3_off = RTE_ETHER_HDR_LEN;
+	if (et == RTE_ETHER_TYPE_VLAN) {
+		const struct rte_vlan_hdr *vh = (const void *)(d + RTE_ETHER_HDR_LEN);
+
+		if (len < RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
+			return;
+		f->vlan = true;
+		f->vid = rte_be_to_cpu_16(vh->vlan_tci) & 0xfff;
+		et = rte_be_to_cpu_16(vh->eth_proto);
+		f->l3_off += RTE_VLAN_HLEN;
+	}
+	if (et == RTE_ETHER_TYPE_ARP) {
+		if (len >= f->l3_off + sizeof(struct rte_arp_hdr))
+			f->cls = NET_CLASS_ARP;
+		return;
+	}
+	classify_ip(d, len, et, f);
+}
+
+/* ---------------------------------------------------------------------------
+ * Bring-up.
+ */
+
+/* The largest MTU ethdev accepts: max_mtu, and max_rx_pktlen minus the
+ * overhead ethdev assumes (the difference of the two when the PMD gives
+ * both, else Ethernet header and CRC), as rte_eth_dev_configure checks. */
+static uint32_t
+max_mtu(const struct rte_eth_dev_info *info)
+{
+	uint32_t overhead = RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+
+	if (info->max_mtu != UINT16_MAX && info->max_rx_pktlen > info->max_mtu)
+		overhead = info->max_rx_pktlen - info->max_mtu;
+	if (info->max_rx_pktlen <= overhead)
+		return 0;
+	return RTE_MIN((uint32_t)info->max_mtu, info->max_rx_pktlen - overhead);
+}
+
+/* The MTU to configure on the ethdev: the configured one when the PMD
+ * allows it, 0 (the PMD's default) when frames above its limit pass. */
+static int
+pick_mtu(struct uroce_port *p, const struct rte_eth_dev_info *info,
+	 uint16_t *dev_mtu, char *err, size_t len)
+{
+	uint32_t max = max_mtu(info);
+
+	if (p->mtu >= info->min_mtu && p->mtu <= max) {
+		*dev_mtu = p->mtu;
+		return 0;
+	}
+	if (p->link.big_frames) {
+		NET_LOG(DEBUG, "%s: the PMD reports MTU %u..%u; keeping MTU %u "
+			"without setting it (larger frames pass on %s links)\n",
+			p->cfg->dev, info->min_mtu, max, p->mtu,
+			uroce_glue_kind_name(p->link.kind));
+		*dev_mtu = 0;
+		return 0;
+	}
+	return open_err(err, len, p->cfg, "mtu", -EINVAL,
+			"the device allows %u..%u%s", info->min_mtu, max,
+			p->link.kind == UROCE_GLUE_AF_PACKET ?
+			" (af_packet: raise framesz=)" : "");
+}
+
+static int
+pool_create(struct uroce_port *p, char *err, size_t len)
+{
+	static uint32_t pool_seq;
+	char name[RTE_MEMPOOL_NAMESIZE];
+	uint32_t room = RTE_MAX((uint32_t)NET_DATAROOM_MIN,
+				(uint32_t)p->mtu + NET_FRAME_SLACK);
+	uint32_t n = p->nb_queues * (NET_RX_DESC + NET_TX_DESC +
+				     2 * NET_POOL_CACHE) + 2048;
+
+	/* Unique: a pool whose frames are still out (a ringlink peer holds
+	 * them) is left behind at close rather than freed under them. */
+	snprintf(name, sizeof(name), "uroce_mb%u",
+		 __atomic_fetch_add(&pool_seq, 1, __ATOMIC_RELAXED));
+	p->pool = rte_pktmbuf_pool_create(name, rte_align32pow2(n) - 1,
+					  NET_POOL_CACHE, 0,
+					  (uint16_t)(room + RTE_PKTMBUF_HEADROOM),
+					  (int)rte_socket_id());
+	if (p->pool == NULL)
+		return open_err(err, len, p->cfg, "dev", -ENOMEM,
+				"mempool of %u frames: %s", n,
+				rte_strerror(rte_errno));
+	return 0;
+}
+
+static int
+queues_setup(struct uroce_port *p, uint16_t dev_mtu, char *err, size_t len)
+{
+	struct rte_eth_conf conf = { .rxmode = { .mtu = dev_mtu } };
+	uint16_t q;
+	int ret;
+
+	ret = rte_eth_dev_configure(p->port_id, p->nb_queues, p->nb_queues,
+				    &conf);
+	if (ret != 0)
+		return open_err(err, len, p->cfg, "dev", ret,
+				"configure %u queue pairs: %s", p->nb_queues,
+				strerror(-ret));
+	for (q = 0; q < p->nb_queues; q++) {
+		ret = rte_eth_rx_queue_setup(p->port_id, q, NET_RX_DESC,
+					     rte_eth_dev_socket_id(p->port_id),
+					     NULL, p->pool);
+		if (ret == 0)
+			ret = rte_eth_tx_queue_setup(p->port_id, q, NET_TX_DESC,
+					rte_eth_dev_socket_id(p->port_id), NULL);
+		if (ret != 0)
+			return open_err(err, len, p->cfg, "dev", ret,
+					"queue %u setup: %s", q, strerror(-ret));
+	}
+	return 0;
+}
+
+/* cfg mac, else the link's default (ringlink), else the ethdev's own. */
+static int
+mac_setup(struct uroce_port *p, char *err, size_t len)
+{
+	const struct rte_ether_addr *want = NULL;
+	int ret;
+
+	if (p->cfg->has_mac)
+		want = &p->cfg->mac;
+	else if (p->link.has_default_mac)
+		want = &p->link.default_mac;
+	if (want == NULL)
+		return rte_eth_macaddr_get(p->port_id, &p->mac);
+	p->mac = *want;
+	ret = rte_eth_dev_default_mac_addr_set(p->port_id, &p->mac);
+	if (ret == 0)
+		return 0;
+	if (p->link.soft_mac) {
+		NET_LOG(DEBUG, "%s: the PMD keeps its MAC (%s); this link does "
+			"not filter on it, using ours in software\n",
+			p->cfg->dev, strerror(-ret));
+		return 0;
+	}
+	if (ret != -ENOTSUP)
+		return open_err(err, len, p->cfg, "mac", ret,
+				"the device refuses the MAC: %s",
+				strerror(-ret));
+	NET_LOG(NOTICE, "%s: the device cannot change its MAC: promiscuous "
+		"mode on to receive frames for ours\n", p->cfg->dev);
+	return 1;
+}
+
+/* Whether the link is up, after waiting for it a bounded time. */
+static bool
+link_wait(struct uroce_port *p)
+{
+	unsigned int ms = 0;
+
+	/* memif comes up when the peer connects: never block on it. */
+	while (!uroce_port_link_up(p)) {
+		if (p->link.peer_link || ms >= LINK_WAIT_MS) {
+			NET_LOG(INFO, "%s: link down after open%s\n",
+				p->cfg->dev, p->link.peer_link ?
+				" (up when the peer connects)" : "");
+			return false;
+		}
+		rte_delay_ms(LINK_WAIT_STEP_MS);
+		ms += LINK_WAIT_STEP_MS;
+	}
+	return true;
+}
+
+static int
+ethdev_start(struct uroce_port *p, char *err, size_t len)
+{
+	struct rte_eth_dev_info info;
+	uint16_t dev_mtu = 0;
+	int ret, promisc;
+
+	ret = rte_eth_dev_info_get(p->port_id, &info);
+	if (ret != 0)
+		return open_err(err, len, p->cfg, "dev", ret, "dev info: %s",
+				strerror(-ret));
+	if (info.max_rx_queues < p->nb_queues ||
+	    info.max_tx_queues < p->nb_queues)
+		return open_err(err, len, p->cfg, "dev", -EINVAL,
+				"%u queue pairs wanted, the device has %u%s",
+				p->nb_queues, RTE_MIN(info.max_rx_queues,
+						      info.max_tx_queues),
+				p->link.kind == UROCE_GLUE_AF_PACKET ?
+				" (af_packet: add qpairs=N)" : "");
+	ret = pick_mtu(p, &info, &dev_mtu, err, len);
+	if (ret == 0)
+		ret = pool_create(p, err, len);
+	if (ret == 0)
+		ret = queues_setup(p, dev_mtu, err, len);
+	if (ret != 0)
+		return ret;
+	promisc = mac_setup(p, err, len);
+	if (promisc < 0)
+		return promisc;
+	if (promisc)
+		ret = rte_eth_promiscuous_enable(p->port_id);
+	else
+		ret = rte_eth_promiscuous_disable(p->port_id);
+	if (ret != 0 && ret != -ENOTSUP)
+		NET_LOG(DEBUG, "%s: promiscuous %s: %s\n", p->cfg->dev,
+			promisc ? "on" : "off", strerror(-ret));
+	ret = rte_eth_dev_start(p->port_id);
+	if (ret != 0)
+		return open_err(err, len, p->cfg, "dev", ret, "start: %s",
+				strerror(-ret));
+	p->started = true;
+	return 0;
+}
+
+static void
+gids_init(struct uroce_port *p)
+{
+	unsigned int i;
+
+	p->gid_cnt = 0;
+	if (p->has_ip4)
+		uroce_gid_from_v4(&p->gid[p->gid_cnt++], p->ip4);
+	for (i = 0; i < p->cfg->ip6_cnt; i++)
+		memcpy(p->gid[p->gid_cnt++].raw, p->cfg->ip6[i].addr, 16);
+}
+
+static int
+port_alloc(const struct uroce_config *cfg, unsigned int idx,
+	   uint16_t nb_queues, struct uroce_port **out)
+{
+	const struct uroce_config_port *pc = &cfg->port[idx];
+	struct uroce_port *p;
+
+	p = rte_zmalloc("uroce_port", sizeof(*p), RTE_CACHE_LINE_SIZE);
+	if (p == NULL)
+		return -ENOMEM;
+	p->q = rte_zmalloc("uroce_port_q", sizeof(*p->q) * nb_queues,
+			   RTE_CACHE_LINE_SIZE);
+	if (p->q == NULL) {
+		rte_free(p);
+		return -ENOMEM;
+	}
+	p->idx = idx;
+	p->cfg = pc;
+	p->nb_queues = nb_queues;
+	p->mtu = pc->mtu;
+	p->has_vlan = pc->has_vlan;
+	p->vlan = pc->vlan;
+	p->has_ip4 = pc->has_ip4;
+	p->ip4 = pc->ip4;
+	p->port_id = RTE_MAX_ETHPORTS;
+	gids_init(p);
+	*out = p;
+	return 0;
+}
+
+int
+uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
+		uint16_t nb_queues, struct uroce_port **out, char *err,
+		size_t err_len)
+{
+	struct uroce_port *p;
+	char why[256];
+	int ret;
+
+	if (cfg == NULL || out == NULL || idx >= cfg->port_cnt ||
+	    nb_queues == 0 || nb_queues > UROCE_GLUE_MAX_QUEUES) {
+		if (err != NULL && err_len > 0)
+			snprintf(err, err_len, "uroce_port_open: bad arguments");
+		return -EINVAL;
+	}
+	ret = port_alloc(cfg, idx, nb_queues, &p);
+	if (ret != 0)
+		return open_err(err, err_len, &cfg->port[idx], "dev", ret,
+				"out of memory");
+	ret = uroce_glue_attach(p->cfg->dev, nb_queues, &p->link, why,
+				sizeof(why));
+	if (ret != 0) {
+		open_err(err, err_len, p->cfg, "dev", ret, "%s", why);
+		goto fail;
+	}
+	p->port_id = p->link.port_id;
+	/* Software links copy frames or pass pointers, so external buffers
+	 * go as they are; a NIC needs them IOVA-mapped (not yet). */
+	p->tx_extbuf = p->link.kind != UROCE_GLUE_PCI;
+	ret = net_neigh_init(p, cfg);
+	if (ret != 0) {
+		open_err(err, err_len, p->cfg, "dev", ret, "neighbour table");
+		goto fail;
+	}
+	ret = ethdev_start(p, err, err_len);
+	if (ret == 0 && p->cfg->pcap[0] != '\0')
+		ret = net_pcap_open(p, p->cfg->pcap, err, err_len);
+	if (ret == 0 && p->cfg->has_fault)
+		ret = net_fault_start(p, err, err_len);
+	if (ret != 0)
+		goto fail;
+	/* A gratuitous ARP where it can reach someone. */
+	if (link_wait(p))
+		net_arp_announce(p);
+	NET_LOG(INFO, "uroce%u: %s (%s, ethdev %u), %u queue pairs, MTU %u\n",
+		idx, p->cfg->dev, uroce_glue_kind_name(p->link.kind),
+		p->port_id, nb_queues, p->mtu);
+	*out = p;
+	return 0;
+fail:
+	uroce_port_close(p);
+	return ret;
+}
+
+/* A pool with frames still out (held by a ringlink peer) stays. */
+static void
+pool_release(struct rte_mempool *mp)
+{
+	unsigned int used;
+
+	if (mp == NULL)
+		return;
+	used = rte_mempool_in_use_count(mp);
+	if (used == 0) {
+		rte_mempool_free(mp);
+		return;
+	}
+	NET_LOG(DEBUG, "mempool %s: %u frames still out; not freed\n",
+		mp->name, used);
+}
+
+void
+uroce_port_close(struct uroce_port *p)
+{
+	int ret;
+
+	if (p == NULL)
+		return;
+	if (p->started) {
+		ret = rte_eth_dev_stop(p->port_id);
+		if (ret != 0)
+			NET_LOG(WARNING, "%s: stop: %s\n", p->cfg->dev,
+				strerror(-ret));
+	}
+	net_fault_stop(p);
+	net_pcap_close(p);
+	if (p->port_id != RTE_MAX_ETHPORTS)
+		uroce_glue_detach(&p->link);
+	pool_release(p->pool);
+	net_neigh_free(p);
+	rte_free(p->q);
+	rte_free(p);
+}
+
+/* ---------------------------------------------------------------------------
+ * Accessors.
+ */
+uint16_t
+uroce_port_id(const struct uroce_port *p)
+{
+	return p->port_id;
+}
+
+const struct rte_ether_addr *
+uroce_port_mac(const struct uroce_port *p)
+{
+	return &p->mac;
+}
+
+uint16_t
+uroce_port_mtu(const struct uroce_port *p)
+{
+	return p->mtu;
+}
+
+struct rte_mempool *
+uroce_port_pool(const struct uroce_port *p)
+{
+	return p->pool;
+}
+
+bool
+uroce_port_vlan(const struct uroce_port *p, uint16_t *vid)
+{
+	if (p->has_vlan && vid != NULL)
+		*vid = p->vlan;
+	return p->has_vlan;
+}
+
+bool
+uroce_port_tx_extbuf(const struct uroce_port *p)
+{
+	return p->tx_extbuf;
+}
+
+bool
+uroce_port_link_up(const struct uroce_port *p)
+{
+	struct rte_eth_link link;
+
+	return rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
+	       link.link_status == RTE_ETH_LINK_UP;
+}
+
+unsigned int
+uroce_port_gids(const struct uroce_port *p, union uroce_gid *gid,
+		unsigned int max)
+{
+	unsigned int n = RTE_MIN(max, p->gid_cnt);
+
+	if (n > 0)
+		memcpy(gid, p->gid, n * sizeof(*gid));
+	return n;
+}
+
+/* ---------------------------------------------------------------------------
+ * Rx and tx.
+ */
+
+/* The frame in one segment, or NULL (freed, counted). */
+static struct rte_mbuf *
+linearize(struct uroce_port *p, struct rte_mbuf *m, struct net_queue *nq)
+{
+	struct rte_mbuf *c;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+
+	if (m->nb_segs == 1 || rte_pktmbuf_linearize(m) == 0)
+		return m;
+	c = rte_pktmbuf_alloc(p->pool);
+	if (c != NULL && rte_pktmbuf_tailroom(c) >= len) {
+		rte_pktmbuf_read(m, 0, len, rte_pktmbuf_append(c, len));
+		c->port = m->port;
+		rte_pktmbuf_free(m);
+		return c;
+	}
+	rte_pktmbuf_free(c);
+	rte_pktmbuf_free(m);
+	net_ctr_add(&nq->st.rx_err, 1);
+	return NULL;
+}
+
+static bool
+vlan_ok(const struct uroce_port *p, const struct net_frame *f)
+{
+	return p->has_vlan ? f->vlan && f->vid == p->vlan : !f->vlan;
+}
+
+uint16_t
+uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
+	      uint16_t n)
+{
+	struct net_queue *nq = &p->q[q];
+	struct net_frame f;
+	uint16_t i, nb, out = 0;
+	uint64_t bytes = 0;
+
+	nb = rte_eth_rx_burst(p->port_id, q, pkts,
+			      RTE_MIN(n, (uint16_t)NET_FAULT_BURST_MAX));
+	for (i = 0; i < nb; i++) {
+		struct rte_mbuf *m = linearize(p, pkts[i], nq);
+
+		if (m == NULL)
+			continue;
+		net_classify(m, &f);
+		if (f.cls == NET_CLASS_ARP && vlan_ok(p, &f)) {
+			net_arp_input(p, q, m, &f);
+		} else if (f.cls == NET_CLASS_ROCE && vlan_ok(p, &f)) {
+			bytes += rte_pktmbuf_pkt_len(m);
+			pkts[out++] = m;
+		} else {
+			net_ctr_add(&nq->st.non_roce, 1);
+			rte_pktmbuf_free(m);
+		}
+	}
+	if (out == 0)
+		return 0;
+	net_ctr_add(&nq->st.rx_pkts, out);
+	net_ctr_add(&nq->st.rx_bytes, bytes);
+	if (p->pcap != NULL)
+		net_pcap_capture(p, q, pkts, out, RTE_PCAPNG_DIRECTION_IN);
+	return out;
+}
+
+/*
+ * One burst of at most NET_BURST frames. arr has room for 2 * NET_BURST:
+ * the fault injector may add duplicates, and leaves in fq->out how many
+ * frames the array then holds; retries bypass it (no second fault).
+ */
+static uint16_t
+tx_chunk(struct uroce_port *p, uint16_t q, struct rte_mbuf **arr, uint16_t k)
+{
+	struct net_fault_q *fq = p->fault ? &p->fault->tx[q] : NULL;
+	struct net_queue *nq = &p->q[q];
+	uint64_t bytes = 0, lost_bytes = 0;
+	uint16_t i, sent, left = k, tries;
+
+	for (i = 0; i < k; i++)
+		bytes += rte_pktmbuf_pkt_len(arr[i]);
+	if (fq != NULL) {
+		fq->cap = 2 * NET_BURST;
+		fq->out = k;
+	}
+	sent = rte_eth_tx_burst(p->port_id, q, arr, k);
+	if (fq != NULL) {
+		left = fq->out;
+		fq->cap = 0;
+		fq->bypass = true;
+	}
+	for (tries = 0; sent < left && tries < NET_TX_RETRIES; tries++)
+		sent += rte_eth_tx_burst(p->port_id, q, arr + sent, left - sent);
+	if (fq != NULL)
+		fq->bypass = false;
+	for (i = sent; i < left; i++) {
+		lost_bytes += rte_pktmbuf_pkt_len(arr[i]);
+		rte_pktmbuf_free(arr[i]);
+	}
+	net_ctr_add(&nq->st.tx_full, left - sent);
+	k -= RTE_MIN(k, left - sent);
+	net_ctr_add(&nq->st.tx_pkts, k);
+	net_ctr_add(&nq->st.tx_bytes, bytes - RTE_MIN(bytes, lost_bytes));
+	return k;
+}
+
+uint16_t
+uroce_port_tx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
+	      uint16_t n)
+{
+	struct rte_mbuf *arr[2 * NET_BURST];
+	uint16_t i, k, done = 0;
+
+	if (p->pcap != NULL)
+		net_pcap_capture(p, q, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
+	for (i = 0; i < n; i += k) {
+		k = RTE_MIN((uint16_t)(n - i), (uint16_t)NET_BURST);
+		memcpy(arr, pkts + i, k * sizeof(*arr));
+		done += tx_chunk(p, q, arr, k);
+	}
+	return done;
+}
+
+void
+uroce_port_stats_get(const struct uroce_port *p, struct uroce_port_stats *st)
+{
+	const uint64_t *src;
+	uint64_t *dst = (uint64_t *)st;
+	unsigned int q, i;
+
+	memset(st, 0, sizeof(*st));
+	for (q = 0; q < p->nb_queues; q++) {
+		src = (const uint64_t *)&p->q[q].st;
+		for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+			dst[i] += __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	}
+}

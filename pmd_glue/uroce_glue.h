@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+#ifndef UROCE_GLUE_H
+#define UROCE_GLUE_H
+
+/**
+ * @file
+ * pmd_glue: from a [port] dev string to an ethdev port id, per link kind.
+ * The port layer (lib/net) configures and starts what this returns.
+ *
+ * Dev string grammar:
+ *
+ *	dev      = ringlink | pci | vdev
+ *	ringlink = "ringlink:" NAME ",side=" ("0" | "1")
+ *	pci      = [DOMAIN ":"] BUS ":" DEV "." FN ["," devargs]
+ *	vdev     = DRIVER INSTANCE ["," devargs]     e.g. net_memif0,role=server
+ *
+ * ringlink:NAME,side=S is uroce's in-process link for tests and labs: two
+ * ports of one process (side 0 and side 1 of the same NAME, NAME of 1..16
+ * characters [A-Za-z0-9_]) joined by rte_rings through rte_eth_from_rings(),
+ * side 0's tx queue q being side 1's rx queue q and back; one ring pair per
+ * queue, both sides with the same number of queues. Frames cross by
+ * pointer: each side must free what it receives. The ethdev is named
+ * "net_ring_ul_NAME_S"; its MAC defaults to 02:75:72:xx:xx:0S (xx: a hash
+ * of NAME).
+ *
+ * vdev (net_memif*, net_af_packet*, net_tap*, net_ring*, any other vdev)
+ * and PCI strings go to rte_dev_probe(); a device that EAL already created
+ * (e.g. from --vdev) is used as it is and not removed at detach.
+ *
+ * Threads: attach/detach on the control thread only.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UROCE_GLUE_MAX_QUEUES		16
+#define UROCE_GLUE_RINGLINK_NAME_MAX	16
+#define UROCE_GLUE_RINGLINK_MAX		16	/**< live ringlinks per process */
+#define UROCE_GLUE_RINGLINK_SIZE	1024	/**< frames per ring */
+
+enum uroce_glue_kind {
+	UROCE_GLUE_RINGLINK,
+	UROCE_GLUE_MEMIF,
+	UROCE_GLUE_AF_PACKET,
+	UROCE_GLUE_TAP,
+	UROCE_GLUE_RING,
+	UROCE_GLUE_VDEV,		/**< any other vdev */
+	UROCE_GLUE_PCI,
+	UROCE_GLUE_KIND_COUNT
+};
+
+/** What the port layer needs to know about an attached link. */
+struct uroce_glue_link {
+	uint16_t port_id;
+	enum uroce_glue_kind kind;
+	/** Frames above the PMD's reported max MTU pass (memif, ring): keep
+	 *  the configured MTU rather than failing. */
+	bool big_frames;
+	/** The link does not filter on the destination MAC (memif, ring): a
+	 *  MAC the PMD refuses to set can be kept in software. */
+	bool soft_mac;
+	/** The link comes up only when the peer runs (memif): do not wait. */
+	bool peer_link;
+	bool has_default_mac;		/**< default_mac is set (ringlink) */
+	struct rte_ether_addr default_mac;
+	bool probed;			/**< we created it: remove at detach */
+	char name[RTE_ETH_NAME_MAX_LEN];	/**< the ethdev's name */
+	void *priv;			/**< ringlink state */
+	unsigned int side;		/**< ringlink side */
+};
+
+/**
+ * Create (or find) the ethdev named by dev with room for nb_queues queue
+ * pairs (1..UROCE_GLUE_MAX_QUEUES). The ethdev is not configured yet.
+ * @return 0 and *link; or a negative errno with one line in err (without
+ *   the "[port] dev = ..." prefix, which the caller adds): -EINVAL (bad
+ *   string), -ENODEV (no such driver or device), -EBUSY (ringlink side in
+ *   use), -ENOSPC (too many ringlinks), -ENOMEM.
+ */
+int uroce_glue_attach(const char *dev, uint16_t nb_queues,
+		      struct uroce_glue_link *link, char *err, size_t err_len);
+
+/**
+ * Close the ethdev (after the caller stopped it) and remove what attach
+ * created: the vdev or PCI device we probed, a ringlink side (its rings go
+ * with the last side). A device EAL created is only stopped, not closed.
+ */
+void uroce_glue_detach(struct uroce_glue_link *link);
+
+/** "ringlink", "memif", "af_packet", "tap", "ring", "vdev", "pci". */
+const char *uroce_glue_kind_name(enum uroce_glue_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UROCE_GLUE_H */
