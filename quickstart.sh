@@ -43,7 +43,7 @@ install_packages() {
 }
 
 # Reserve 2 MiB hugepages and mount hugetlbfs when we can. Programs that start
-# DPDK read UROCE_EAL_MEM: --in-memory with hugepages, --no-huge otherwise.
+# DPDK read UROCE_TEST_MEM: --in-memory with hugepages, --no-huge otherwise.
 setup_hugepages() {
 	local want=512 have
 	have=$(cat /proc/sys/vm/nr_hugepages 2>/dev/null || echo 0)
@@ -56,10 +56,10 @@ setup_hugepages() {
 	fi
 	if mountpoint -q /dev/hugepages 2>/dev/null &&
 	   [ "$(cat /proc/sys/vm/nr_hugepages 2>/dev/null || echo 0)" -gt 0 ]; then
-		export UROCE_EAL_MEM="--in-memory"
+		export UROCE_TEST_MEM="--in-memory"
 	else
 		log "no hugepages: DPDK runs with --no-huge"
-		export UROCE_EAL_MEM="--no-huge -m 256"
+		export UROCE_TEST_MEM="--no-huge -m 256"
 	fi
 }
 
