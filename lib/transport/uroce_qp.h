@@ -290,6 +290,13 @@ void uroce_qp_query(const struct uroce_qp *qp, struct ibv_qp_attr *attr,
  * in order and the first bad one stops the list with *bad_wr set to it
  * (the ones before it stay posted). Errors: -EINVAL (state RESET/INIT/RTR, bad opcode for
  * the QP type, num_sge > max_send_sge, inline too long), -ENOMEM (SQ full).
+ * Also -EINVAL: IBV_SEND_INLINE on a READ or atomic, an atomic whose gather
+ * list is not one SGE of 8 bytes, a message over 2^31 bytes, a UD WR
+ * without an AH. In SQD the WR waits for RTS; in SQE and ERR it is
+ * accepted and flushed (IBV_WC_WR_FLUSH_ERR) by the next uroce_qp_tx().
+ * Transport limits (lib/transport/qp_priv.h): at most 256 unacknowledged
+ * request PSNs, ACKREQ every 32 packets and on each message's last,
+ * max_rd_atomic 0 is taken as 1.
  */
 int uroce_qp_post_send(struct uroce_qp *qp, struct ibv_send_wr *wr,
 		       struct ibv_send_wr **bad_wr);
@@ -310,6 +317,8 @@ void uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 
 /**
  * RAW_PACKET QPs: a frame the engine's flow rules steered to qp.
+ * Until raw.c exists, a weak default (qp.c) only counts it in
+ * stats.drops; the caller keeps the mbuf.
  */
 void uroce_qp_raw_rx(struct uroce_qp *qp, struct rte_mbuf *m, uint64_t now);
 

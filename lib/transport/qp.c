@@ -1,0 +1,724 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * The QP object: create, destroy, the post verbs, modify with its side
+ * effects, query, and the engine-facing rx/tx/timer/deadline entry points
+ * that hand work to the requester, completer, responder and UD code.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+
+#include "qp_priv.h"
+
+/* ---------------------------------------------------------------------------
+ * Create and destroy.
+ */
+
+/* Send WR opcodes each QP type takes (ibv_post_send(3), "opcode"). */
+#define WR_BIT(op)	(UINT32_C(1) << (op))
+#define WR_SEND_OPS	(WR_BIT(IBV_WR_SEND) | WR_BIT(IBV_WR_SEND_WITH_IMM))
+#define WR_WRITE_OPS	(WR_BIT(IBV_WR_RDMA_WRITE) | WR_BIT(IBV_WR_RDMA_WRITE_WITH_IMM))
+#define WR_RD_AT_OPS	(WR_BIT(IBV_WR_RDMA_READ) | WR_BIT(IBV_WR_ATOMIC_CMP_AND_SWP) | \
+			 WR_BIT(IBV_WR_ATOMIC_FETCH_AND_ADD))
+
+static uint32_t
+type_wr_ops(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return WR_SEND_OPS | WR_WRITE_OPS | WR_RD_AT_OPS;
+	case IBV_QPT_UC:
+		return WR_SEND_OPS | WR_WRITE_OPS;
+	case IBV_QPT_UD:
+		return WR_SEND_OPS;
+	default:
+		return 0;
+	}
+}
+
+static bool
+type_connected(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_RC || type == IBV_QPT_UC;
+}
+
+static int
+check_caps(const struct uroce_qp_env *env, const struct ibv_qp_cap *cap)
+{
+	if (cap->max_send_wr > env->max_qp_wr ||
+	    cap->max_recv_wr > env->max_qp_wr ||
+	    cap->max_send_sge > env->max_sge ||
+	    cap->max_recv_sge > env->max_sge ||
+	    cap->max_inline_data > env->max_inline)
+		return -EINVAL;
+	return 0;
+}
+
+static void *
+alloc_aligned(size_t size)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, RTE_CACHE_LINE_SIZE,
+			   RTE_ALIGN_CEIL(size, RTE_CACHE_LINE_SIZE)) != 0)
+		return NULL;
+	memset(p, 0, size);
+	return p;
+}
+
+static int
+alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
+{
+	uint32_t nsq = rte_align32pow2(RTE_MAX(cap->max_send_wr, 1u));
+	uint32_t nrq = rte_align32pow2(RTE_MAX(cap->max_recv_wr, 1u));
+	uint32_t sdata = RTE_MAX(cap->max_send_sge * (uint32_t)sizeof(struct ibv_sge),
+				 cap->max_inline_data);
+	uint32_t sslot = RTE_ALIGN_CEIL(sizeof(struct uroce_send_wqe) + sdata, 8);
+	uint32_t rslot = sizeof(struct uroce_recv_wqe) +
+			 cap->max_recv_sge * sizeof(struct ibv_sge);
+
+	qp->sq_mem = alloc_aligned(uroce_ring_mem_size(nsq, sslot));
+	qp->rq_mem = alloc_aligned(uroce_ring_mem_size(nrq, rslot));
+	if (qp->sq_mem == NULL || qp->rq_mem == NULL)
+		return -ENOMEM;
+	uroce_ring_init(&qp->sq, qp->sq_mem, nsq, sslot);
+	uroce_ring_init(&qp->rq, qp->rq_mem, nrq, rslot);
+	qp->cap.max_send_wr = nsq;
+	qp->cap.max_recv_wr = nrq;
+	qp->cap.max_send_sge = cap->max_send_sge;
+	qp->cap.max_recv_sge = cap->max_recv_sge;
+	qp->cap.max_inline_data = cap->max_inline_data;
+	return 0;
+}
+
+static int
+alloc_transport(struct uroce_qp *qp)
+{
+	struct uroce_responder *resp;
+	uint32_t n;
+
+	if (qp->type == IBV_QPT_RAW_PACKET)
+		return 0;
+	/* UD uses the requester's PSN and wait timer, not its window. */
+	qp->req = calloc(1, sizeof(*qp->req));
+	if (qp->req == NULL)
+		return -ENOMEM;
+	if (!type_connected(qp->type))
+		return 0;
+	qp->resp = resp = calloc(1, sizeof(*resp));
+	if (resp == NULL)
+		return -ENOMEM;
+	n = RTE_MAX(qp->env->lim.max_qp_rd_atom, 1u);
+	n = RTE_MIN(n, (uint32_t)UROCE_RESP_RES_MAX);
+	resp->res_cap = n;
+	resp->res = calloc(n, sizeof(*resp->res));
+	resp->replay = calloc(n, sizeof(*resp->replay));
+	if (resp->res == NULL || resp->replay == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+int
+uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
+		struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
+		const struct ibv_qp_init_attr *init, uint32_t qpn,
+		struct uroce_qp **out)
+{
+	struct uroce_qp *qp;
+	int ret;
+
+	if (env == NULL || init == NULL || out == NULL)
+		return -EINVAL;
+	if (type_wr_ops(init->qp_type) == 0 && init->qp_type != IBV_QPT_RAW_PACKET)
+		return -EOPNOTSUPP;
+	if (send_cq == NULL || recv_cq == NULL)
+		return -EINVAL;
+	if (init->srq != NULL)
+		return -EOPNOTSUPP;
+	ret = check_caps(env, &init->cap);
+	if (ret < 0)
+		return ret;
+	qp = alloc_aligned(sizeof(*qp));
+	if (qp == NULL)
+		return -ENOMEM;
+	qp->env = env;
+	qp->qpn = qpn & UROCE_QPN_MASK;
+	qp->type = init->qp_type;
+	qp->pd = pd;
+	qp->send_cq = send_cq;
+	qp->recv_cq = recv_cq;
+	qp->sq_sig_all = init->sq_sig_all != 0;
+	rte_spinlock_init(&qp->sq_lock);
+	rte_spinlock_init(&qp->rq_lock);
+	ret = alloc_queues(qp, &init->cap);
+	if (ret == 0)
+		ret = alloc_transport(qp);
+	if (ret < 0) {
+		uroce_qp_destroy(qp);
+		return ret;
+	}
+	qp->state = IBV_QPS_RESET;
+	qp->post_state = IBV_QPS_RESET;
+	qp->attr.qp_state = IBV_QPS_RESET;
+	qp->attr.cur_qp_state = IBV_QPS_RESET;
+	qp->attr.path_mtu = IBV_MTU_1024;
+	qp->attr.cap.max_send_wr = qp->cap.max_send_wr;
+	qp->attr.cap.max_recv_wr = qp->cap.max_recv_wr;
+	qp->attr.cap.max_send_sge = qp->cap.max_send_sge;
+	qp->attr.cap.max_recv_sge = qp->cap.max_recv_sge;
+	qp->attr.cap.max_inline_data = qp->cap.max_inline_data;
+	if (qp->req != NULL)
+		uroce_req_reset(qp);
+	if (qp->resp != NULL)
+		uroce_resp_reset(qp);
+	*out = qp;
+	return 0;
+}
+
+void
+uroce_qp_destroy(struct uroce_qp *qp)
+{
+	if (qp == NULL)
+		return;
+	if (qp->resp != NULL) {
+		free(qp->resp->res);
+		free(qp->resp->replay);
+	}
+	free(qp->resp);
+	free(qp->req);
+	free(qp->sq_mem);
+	free(qp->rq_mem);
+	free(qp);
+}
+
+/* ---------------------------------------------------------------------------
+ * Post verbs (any thread).
+ */
+static bool
+post_send_state_ok(enum ibv_qp_state s)
+{
+	/* ibv_post_send(3): the QP must be in RTS (or beyond it: SQD queues
+	 * the WR, SQE and ERR flush it). */
+	return s == IBV_QPS_RTS || s == IBV_QPS_SQD || s == IBV_QPS_SQE ||
+	       s == IBV_QPS_ERR;
+}
+
+static int
+send_wr_check(const struct uroce_qp *qp, const struct ibv_send_wr *wr,
+	      uint64_t *len)
+{
+	uint64_t sum = 0;
+	int i;
+
+	if (!post_send_state_ok(qp->post_state))
+		return -EINVAL;
+	if ((unsigned int)wr->opcode >= 32 ||
+	    !(type_wr_ops(qp->type) & WR_BIT(wr->opcode)))
+		return -EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		sum += wr->sg_list[i].length;
+	if (sum > UROCE_MSG_MAX)
+		return -EINVAL;
+	if ((wr->send_flags & IBV_SEND_INLINE) &&
+	    ((WR_BIT(wr->opcode) & WR_RD_AT_OPS) ||
+	     sum > qp->cap.max_inline_data))
+		return -EINVAL;
+	/* An atomic returns 8 bytes into exactly one SGE of 8 bytes. */
+	if ((WR_BIT(wr->opcode) & WR_RD_AT_OPS) &&
+	    wr->opcode != IBV_WR_RDMA_READ &&
+	    (wr->num_sge != 1 || sum != 8))
+		return -EINVAL;
+	if (qp->type == IBV_QPT_UD && wr->wr.ud.ah == NULL)
+		return -EINVAL;
+	*len = sum;
+	return 0;
+}
+
+static void
+send_wr_encode(struct uroce_send_wqe *w, const struct ibv_send_wr *wr,
+	       uint64_t len, enum ibv_qp_type type)
+{
+	int i;
+
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->num_sge = (uint8_t)wr->num_sge;
+	w->send_flags = wr->send_flags;
+	w->length = (uint32_t)len;
+	w->imm = wr->imm_data;
+	if (type == IBV_QPT_UD) {
+		w->ah = (struct uroce_ah *)wr->wr.ud.ah;
+		w->remote_qpn = wr->wr.ud.remote_qpn;
+		w->remote_qkey = wr->wr.ud.remote_qkey;
+	} else if (WR_BIT(wr->opcode) & (WR_WRITE_OPS | WR_BIT(IBV_WR_RDMA_READ))) {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	} else if (WR_BIT(wr->opcode) & WR_RD_AT_OPS) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	}
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		uint8_t *d = w->data;
+
+		/* Inline data is copied now, from the caller's addresses:
+		 * the buffer is the caller's again when the post returns. */
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(d, (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			d += wr->sg_list[i].length;
+		}
+	} else if (wr->num_sge > 0) {
+		memcpy(w->data, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));
+	}
+}
+
+int
+uroce_qp_post_send(struct uroce_qp *qp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	int ret = 0, posted = 0;
+	uint64_t len;
+
+	rte_spinlock_lock(&qp->sq_lock);
+	for (; wr != NULL; wr = wr->next) {
+		ret = send_wr_check(qp, wr, &len);
+		if (ret == 0 && uroce_ring_prod_avail(&qp->sq, 1) == 0)
+			ret = -ENOMEM;
+		if (ret < 0)
+			break;
+		send_wr_encode(uroce_ring_prod_slot(&qp->sq, 0), wr, len,
+			       qp->type);
+		uroce_ring_prod_commit(&qp->sq, 1);
+		posted++;
+	}
+	rte_spinlock_unlock(&qp->sq_lock);
+	if (ret < 0 && bad_wr != NULL)
+		*bad_wr = wr;
+	if (posted > 0)
+		uroce_qp_kick(qp);
+	return ret;
+}
+
+static int
+recv_wr_check(const struct uroce_qp *qp, const struct ibv_recv_wr *wr,
+	      uint64_t *len)
+{
+	uint64_t sum = 0;
+	int i;
+
+	if (qp->post_state == IBV_QPS_RESET)
+		return -EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		sum += wr->sg_list[i].length;
+	*len = RTE_MIN(sum, (uint64_t)UINT32_MAX);
+	return 0;
+}
+
+int
+uroce_qp_post_recv(struct uroce_qp *qp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr)
+{
+	int ret = 0, posted = 0;
+	uint64_t len;
+
+	rte_spinlock_lock(&qp->rq_lock);
+	for (; wr != NULL; wr = wr->next) {
+		struct uroce_recv_wqe *r;
+
+		ret = recv_wr_check(qp, wr, &len);
+		if (ret == 0 && uroce_ring_prod_avail(&qp->rq, 1) == 0)
+			ret = -ENOMEM;
+		if (ret < 0)
+			break;
+		r = uroce_ring_prod_slot(&qp->rq, 0);
+		r->wr_id = wr->wr_id;
+		r->num_sge = (uint32_t)wr->num_sge;
+		r->length = (uint32_t)len;
+		if (wr->num_sge > 0)
+			memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));
+		uroce_ring_prod_commit(&qp->rq, 1);
+		posted++;
+	}
+	rte_spinlock_unlock(&qp->rq_lock);
+	if (ret < 0 && bad_wr != NULL)
+		*bad_wr = wr;
+	/* In ERR a receive is flushed at once (by uroce_qp_tx). */
+	if (posted > 0 && qp->post_state == IBV_QPS_ERR)
+		uroce_qp_kick(qp);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------------
+ * Errors, paths, time.
+ */
+void
+uroce_qp_to_err(struct uroce_qp *qp)
+{
+	if (qp->state == IBV_QPS_ERR)
+		return;
+	QP_LOG(INFO, qp, "-> ERR");
+	qp->state = IBV_QPS_ERR;
+	qp->attr.qp_state = IBV_QPS_ERR;
+	qp->post_state = IBV_QPS_ERR;
+	if (qp->resp != NULL) {
+		/* Only an owed NAK still goes out (IBTA 10.3.1, Error). */
+		qp->resp->res_cnt = 0;
+		qp->resp->ack_owed = false;
+		qp->resp->ack_at = UROCE_TIME_OFF;
+	}
+	uroce_qp_flush_sq(qp);
+	uroce_qp_flush_rq(qp);
+	uroce_qp_kick(qp);
+}
+
+void
+uroce_qp_to_sqe(struct uroce_qp *qp)
+{
+	if (qp->state == IBV_QPS_SQE || qp->state == IBV_QPS_ERR)
+		return;
+	QP_LOG(INFO, qp, "-> SQE");
+	qp->state = IBV_QPS_SQE;
+	qp->attr.qp_state = IBV_QPS_SQE;
+	qp->post_state = IBV_QPS_SQE;
+	uroce_qp_flush_sq(qp);
+}
+
+uint64_t
+uroce_qp_us_to_cycles(const struct uroce_qp *qp, uint64_t us)
+{
+	uint64_t hz = qp->env->tsc_hz;
+
+	/* Split so that us * hz cannot overflow for any 5-bit timeout. */
+	return (us / 1000000) * hz + (us % 1000000) * hz / 1000000;
+}
+
+static int
+resolve(const struct uroce_qp *qp, struct uroce_l2l3 *l2l3)
+{
+	const struct uroce_qp_env_ops *ops = qp->env->ops;
+
+	if (ops == NULL || ops->resolve == NULL)
+		return 0;
+	return ops->resolve(qp->env->ctx, l2l3);
+}
+
+bool
+uroce_qp_path_ready(struct uroce_qp *qp, uint64_t now)
+{
+	if (qp->path_resolved)
+		return true;
+	if (qp->req != NULL && qp->req->wait_at != UROCE_TIME_OFF &&
+	    now < qp->req->wait_at)
+		return false;
+	if (resolve(qp, &qp->path) == 0) {
+		qp->path_resolved = true;
+		return true;
+	}
+	if (qp->req != NULL)
+		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+	return false;
+}
+
+bool
+uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
+	      uint64_t *wait_at)
+{
+	uint64_t ready;
+
+	if (!qp->pace_on ||
+	    uroce_tb_consume(&qp->pace_tb, &qp->pace_prof, now, bytes))
+		return true;
+	ready = uroce_tb_ready_at(&qp->pace_tb, &qp->pace_prof, now, bytes);
+	qp->stats.pace_wait_cycles += ready - now;
+	*wait_at = ready;
+	return false;
+}
+
+/* ---------------------------------------------------------------------------
+ * Modify.
+ */
+
+/* The primary path from the address vector (ibv_modify_qp(3), ah_attr). */
+static int
+path_build(const struct uroce_qp *qp, const struct ibv_qp_attr *a,
+	   struct uroce_l2l3 *p)
+{
+	const struct uroce_qp_env *env = qp->env;
+	const struct ibv_global_route *grh = &a->ah_attr.grh;
+
+	if (grh->sgid_index >= env->gid_cnt)
+		return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	memcpy(p->smac, env->mac, sizeof(p->smac));
+	p->sgid = env->gid[grh->sgid_index];
+	memcpy(p->dgid.raw, grh->dgid.raw, sizeof(p->dgid.raw));
+	p->tclass = grh->traffic_class;
+	p->hop_limit = grh->hop_limit;
+	p->flow_label = grh->flow_label & 0xfffff;
+	if (env->vlan) {
+		/* The SL picks the 802.1p priority, as RoCE NICs map it. */
+		p->vlan = true;
+		p->vlan_tci = (uint16_t)(((a->ah_attr.sl & 7) << 13) |
+					 (env->vlan_id & 0xfff));
+	}
+	p->udp_sport = uroce_wire_udp_sport(qp->qpn, a->dest_qp_num);
+	return 0;
+}
+
+static bool
+state_has_path(enum ibv_qp_state s)
+{
+	return s == IBV_QPS_RTR || s == IBV_QPS_RTS || s == IBV_QPS_SQD ||
+	       s == IBV_QPS_SQE;
+}
+
+static void
+qp_reset(struct uroce_qp *qp)
+{
+	qp->post_state = IBV_QPS_RESET;
+	uroce_ring_cons_release(&qp->sq, uroce_ring_cons_avail(&qp->sq, UINT32_MAX));
+	uroce_ring_cons_release(&qp->rq, uroce_ring_cons_avail(&qp->rq, UINT32_MAX));
+	if (qp->req != NULL)
+		uroce_req_reset(qp);
+	if (qp->resp != NULL)
+		uroce_resp_reset(qp);
+	qp->path_resolved = false;
+}
+
+static void
+modify_effects(struct uroce_qp *qp, enum ibv_qp_state cur,
+	       enum ibv_qp_state next)
+{
+	if (qp->req != NULL)
+		uroce_req_attrs(qp);
+	if (qp->resp != NULL)
+		qp->resp->mtu = uroce_mtu_bytes(qp->attr.path_mtu);
+	if (next == IBV_QPS_RESET) {
+		qp_reset(qp);
+		return;
+	}
+	if (next == IBV_QPS_ERR) {
+		qp->state = cur;	/* so that to_err runs its course */
+		uroce_qp_to_err(qp);
+		return;
+	}
+	if (qp->resp != NULL && cur == IBV_QPS_INIT && next == IBV_QPS_RTR)
+		uroce_resp_start(qp);
+	if (qp->req != NULL && cur == IBV_QPS_RTR && next == IBV_QPS_RTS)
+		uroce_req_start(qp);
+	if (qp->req != NULL && next == IBV_QPS_SQD && cur != IBV_QPS_SQD) {
+		qp->req->sqd_notified = false;
+		uroce_req_check_drained(qp);
+	}
+	qp->post_state = next;
+	if ((cur == IBV_QPS_SQD || cur == IBV_QPS_SQE) && next == IBV_QPS_RTS)
+		uroce_qp_kick(qp);
+}
+
+int
+uroce_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask,
+		uint64_t now)
+{
+	enum ibv_qp_state cur = qp->state, next;
+	struct ibv_qp_attr tmp = qp->attr;
+	struct uroce_l2l3 path;
+	bool new_path = false, resolved = false;
+	int ret;
+
+	ret = uroce_qp_modify_check(&qp->env->lim, qp->type, cur, attr, mask);
+	if (ret < 0)
+		return ret;
+	next = cur;
+	uroce_qp_modify_apply(&tmp, &next, attr, mask);
+	if (type_connected(qp->type) && state_has_path(next) &&
+	    (!state_has_path(cur) || (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)))) {
+		ret = path_build(qp, &tmp, &path);
+		if (ret < 0)
+			return ret;
+		/* -EAGAIN: resolution under way, the QP asks again before it
+		 * transmits; a failure fails the verb, as the kernel's does. */
+		ret = resolve(qp, &path);
+		if (ret < 0 && ret != -EAGAIN)
+			return ret;
+		new_path = true;
+		resolved = ret == 0;
+	}
+	(void)now;
+	qp->attr = tmp;
+	qp->attr.cap.max_send_wr = qp->cap.max_send_wr;
+	qp->attr.cap.max_recv_wr = qp->cap.max_recv_wr;
+	qp->attr.cap.max_send_sge = qp->cap.max_send_sge;
+	qp->attr.cap.max_recv_sge = qp->cap.max_recv_sge;
+	qp->attr.cap.max_inline_data = qp->cap.max_inline_data;
+	qp->state = next;
+	if (new_path) {
+		qp->path = path;
+		qp->path_resolved = resolved;
+	}
+	if (cur != next)
+		QP_LOG(DEBUG, qp, "%s modify %s -> %s",
+		       uroce_qp_type_name(qp->type), uroce_qp_state_name(cur),
+		       uroce_qp_state_name(next));
+	modify_effects(qp, cur, next);
+	return 0;
+}
+
+void
+uroce_qp_query(const struct uroce_qp *qp, struct ibv_qp_attr *attr,
+	       struct ibv_qp_init_attr *init)
+{
+	if (attr != NULL) {
+		*attr = qp->attr;
+		attr->qp_state = qp->state;
+		attr->cur_qp_state = qp->state;
+		attr->sq_draining = qp->state == IBV_QPS_SQD && qp->req != NULL &&
+				    qp->req->start_idx != qp->sq.tail;
+	}
+	if (init != NULL) {
+		memset(init, 0, sizeof(*init));
+		init->qp_type = qp->type;
+		init->sq_sig_all = qp->sq_sig_all;
+		init->cap.max_send_wr = qp->cap.max_send_wr;
+		init->cap.max_recv_wr = qp->cap.max_recv_wr;
+		init->cap.max_send_sge = qp->cap.max_send_sge;
+		init->cap.max_recv_sge = qp->cap.max_recv_sge;
+		init->cap.max_inline_data = qp->cap.max_inline_data;
+	}
+}
+
+/* ---------------------------------------------------------------------------
+ * Engine entry points.
+ */
+
+/* States in which a QP takes packets (IBTA 10.3.1: RTR and beyond; ERR
+ * and the states before RTR drop them). */
+static const bool rx_state_ok[IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RTR] = true,
+	[IBV_QPS_RTS] = true,
+	[IBV_QPS_SQD] = true,
+	[IBV_QPS_SQE] = true,
+};
+
+static const uint8_t type_transport[] = {
+	[IBV_QPT_RC] = UROCE_TR_RC,
+	[IBV_QPT_UC] = UROCE_TR_UC,
+	[IBV_QPT_UD] = UROCE_TR_UD,
+};
+
+/* P_Key match (IBTA ch. 10.9): the QP's P_Key is the default full member
+ * 0xFFFF, which matches a full or a limited member of partition 0x7FFF. */
+static bool
+pkey_ok(uint16_t pkey)
+{
+	return (pkey & 0x7fff) == 0x7fff;
+}
+
+void
+uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+	    struct rte_mbuf *m, uint64_t now, struct uroce_txb *txb)
+{
+	const struct uroce_opcode_info *op = pkt->op;
+
+	(void)m;
+	qp->stats.rx_pkts++;
+	qp->stats.rx_bytes += pkt->frame_len;
+	if ((unsigned int)qp->state > IBV_QPS_ERR || !rx_state_ok[qp->state] ||
+	    (unsigned int)qp->type >= RTE_DIM(type_transport) ||
+	    type_wr_ops(qp->type) == 0 ||
+	    op->transport != type_transport[qp->type] || !pkey_ok(pkt->bth.pkey)) {
+		qp->stats.drops++;
+		return;
+	}
+	if (qp->type == IBV_QPT_UD) {
+		uroce_ud_rx(qp, pkt, now);
+		return;
+	}
+	if (op->flags & UROCE_OPF_RESP) {
+		if (qp->type != IBV_QPT_RC || qp->state == IBV_QPS_RTR) {
+			qp->stats.drops++;
+			return;
+		}
+		uroce_comp_rx(qp, pkt, now);
+		uroce_qp_kick(qp);
+		return;
+	}
+	uroce_resp_rx(qp, pkt, now, txb);
+}
+
+/* Weak default until RAW_PACKET QPs exist (raw.c): count and drop. */
+__rte_weak void
+uroce_qp_raw_rx(struct uroce_qp *qp, struct rte_mbuf *m, uint64_t now)
+{
+	(void)m;
+	(void)now;
+	qp->stats.drops++;
+}
+
+bool
+uroce_qp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
+{
+	bool more = false;
+
+	switch (qp->state) {
+	case IBV_QPS_RESET:
+	case IBV_QPS_INIT:
+		return false;
+	case IBV_QPS_ERR:
+		/* Owed NAKs still go out, then whatever was posted since
+		 * is flushed. */
+		if (qp->resp != NULL)
+			more = uroce_resp_tx(qp, now, txb);
+		uroce_qp_flush_sq(qp);
+		uroce_qp_flush_rq(qp);
+		return more;
+	default:
+		break;
+	}
+	if (qp->resp != NULL) {
+		more = uroce_resp_tx(qp, now, txb);
+		if (more)
+			return true;
+	}
+	if (qp->state == IBV_QPS_SQE) {
+		uroce_qp_flush_sq(qp);
+		return false;
+	}
+	if (qp->type == IBV_QPT_UD)
+		return uroce_ud_tx(qp, now, txb);
+	if (qp->req != NULL && (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD))
+		return uroce_req_tx(qp, now, txb);
+	return false;
+}
+
+void
+uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
+{
+	if (qp->req != NULL)
+		uroce_req_timer(qp, now);
+	if (qp->resp != NULL)
+		uroce_resp_timer(qp, now);
+	if (uroce_qp_tx(qp, now, txb))
+		uroce_qp_kick(qp);
+}
+
+uint64_t
+uroce_qp_deadline(const struct uroce_qp *qp)
+{
+	uint64_t t = UROCE_TIME_OFF;
+
+	if (qp->req != NULL)
+		t = uroce_req_deadline(qp);
+	if (qp->resp != NULL)
+		t = RTE_MIN(t, uroce_resp_deadline(qp));
+	return t;
+}

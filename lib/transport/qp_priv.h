@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * What qp.c, requester.c, completer.c, responder.c, ud.c and wqe.c share:
+ * the requester's and responder's private state, PSN arithmetic, and the
+ * helpers that build frames and push completions.
+ *
+ * Everything here runs on the QP's owner lcore (uroce_qp.h, Threads),
+ * except where a comment says otherwise.
+ */
+#ifndef UROCE_QP_PRIV_H
+#define UROCE_QP_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_log.h>
+
+#include "transport_priv.h"
+#include "uroce_qp.h"
+
+/* ------------------------------------------------------------------------
+ * Tunables.
+ */
+/** Request PSNs in flight before the requester waits for an ACK. */
+#define UROCE_REQ_WINDOW	256
+/** ACKREQ on every Nth packet of a long message (and on its last). */
+#define UROCE_REQ_ACKREQ_EVERY	32
+/** The responder ACKs at least every N packets without ACKREQ ... */
+#define UROCE_RESP_ACK_EVERY	32
+/** ... and at the latest this long after the first unacknowledged one. */
+#define UROCE_RESP_ACK_DELAY_US	8
+/** Ask resolve() again, or retry an empty mempool, after this long. */
+#define UROCE_RETRY_WAIT_US	50
+/** Most READ/atomic responder resources a QP can have (max_dest_rd_atomic). */
+#define UROCE_RESP_RES_MAX	256
+/** Longest message (IBTA 9.4: 2^31 bytes). */
+#define UROCE_MSG_MAX		(UINT32_C(1) << 31)
+/** rnr_retry 7 means "retry for ever" (IBTA ch. 9.7). */
+#define UROCE_RNR_RETRY_INF	7
+
+#define UROCE_TIME_OFF		UINT64_MAX
+
+/* AETH syndrome (IBTA 9.3.5, Table 43): bits 7..5 say which kind. */
+#define UROCE_AETH_ACK		0x00	/* low 5 bits: credit count */
+#define UROCE_AETH_RNR_NAK	0x20	/* low 5 bits: RNR timer code */
+#define UROCE_AETH_NAK		0x60	/* low 5 bits: NAK code */
+#define UROCE_AETH_KIND_MASK	0xe0
+#define UROCE_AETH_VAL_MASK	0x1f
+#define UROCE_AETH_CREDIT_INVALID 0x1f	/* no end-to-end credits (the AETH credit field) */
+
+/* NAK codes (IBTA Table 44), also the index of stats.naks_*[]. */
+enum uroce_nak_code {
+	UROCE_NAK_PSN_SEQ = 0,
+	UROCE_NAK_INV_REQ = 1,
+	UROCE_NAK_REM_ACCESS = 2,
+	UROCE_NAK_REM_OP = 3,
+	UROCE_NAK_CODE_COUNT
+};
+
+#define QP_LOG(lvl, qp, fmt, ...)					\
+	rte_log(RTE_LOG_ ## lvl, uroce_transport_logtype,		\
+		"qp %u (%s): " fmt "\n", (qp)->qpn,			\
+		uroce_qp_state_name((qp)->state), ##__VA_ARGS__)
+
+/* ------------------------------------------------------------------------
+ * PSN arithmetic (24 bits, IBTA 9.7.1): a - b as a signed distance.
+ */
+static inline uint32_t
+psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & UROCE_PSN_MASK;
+}
+
+static inline int32_t
+psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* ------------------------------------------------------------------------
+ * Requester (requester.c) and completer (completer.c). SQ indexes are the
+ * ring's free-running counters: WQEs in [sq.tail, start_idx) have PSNs and
+ * wait for completion; [start_idx, sq.head) are not started yet.
+ */
+struct uroce_requester {
+	uint32_t start_idx;	/**< next WQE to start */
+	uint32_t tx_idx;	/**< WQE of the next packet to send */
+	uint32_t tx_psn;	/**< its PSN (== next_psn when tx_idx == start_idx) */
+	uint32_t next_psn;	/**< first PSN not given to any WQE */
+	uint32_t una;		/**< oldest PSN not yet acknowledged */
+	uint32_t sent_psn;	/**< first PSN never transmitted */
+	uint32_t rd_started;	/**< READ/atomic WQEs started, not retired */
+	uint32_t retry_left;	/**< transport retries left (retry_cnt) */
+	uint32_t rnr_left;	/**< RNR retries left (rnr_retry) */
+	uint32_t mtu;		/**< path MTU in bytes */
+	uint64_t rto_cycles;	/**< retransmit timeout; 0 = infinite */
+	uint64_t rto_at;	/**< retransmit deadline or UROCE_TIME_OFF */
+	uint64_t rnr_at;	/**< end of an RNR wait or UROCE_TIME_OFF */
+	uint64_t wait_at;	/**< retry resolve/mbuf/pacing then */
+	uint32_t gap_una;	/**< una a response gap already rewound to */
+	bool gap_rewound;
+	bool sqd_notified;	/**< IBV_EVENT_SQ_DRAINED raised for this SQD */
+};
+
+/* The requester's and completer's entry points (qp.c calls them). */
+void uroce_req_reset(struct uroce_qp *qp);
+void uroce_req_start(struct uroce_qp *qp);	/* RTR->RTS: sq_psn */
+void uroce_req_attrs(struct uroce_qp *qp);	/* timeout/retry/mtu changed */
+bool uroce_req_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
+void uroce_req_timer(struct uroce_qp *qp, uint64_t now);
+uint64_t uroce_req_deadline(const struct uroce_qp *qp);
+void uroce_comp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+		   uint64_t now);
+void uroce_req_check_drained(struct uroce_qp *qp);
+/* Retire WQEs the completer finished; requester.c owns the SQ indexes. */
+void uroce_req_retire(struct uroce_qp *qp);
+/* Complete the WQE at idx with an error and move the QP to ERR. */
+void uroce_req_fail(struct uroce_qp *qp, uint32_t idx,
+		    enum ibv_wc_status status);
+/* Send the packets again from psn (go-back-N, IBTA ch. 9.7). */
+void uroce_req_rewind(struct uroce_qp *qp, uint32_t psn);
+/* SQ index of the started WQE whose PSN range holds psn; false if none. */
+bool uroce_req_find(struct uroce_qp *qp, uint32_t psn, uint32_t *idx);
+
+/* ------------------------------------------------------------------------
+ * Responder (responder.c).
+ */
+enum uroce_resp_seq {
+	UROCE_SEQ_NONE,		/**< between messages: FIRST or ONLY next */
+	UROCE_SEQ_SEND,		/**< inside a SEND: MIDDLE or LAST next */
+	UROCE_SEQ_WRITE,	/**< inside a WRITE */
+	UROCE_SEQ_COUNT,
+	UROCE_SEQ_BAD = UROCE_SEQ_COUNT,
+};
+
+/* A READ or atomic answer waiting to be sent. */
+struct uroce_resp_res {
+	bool atomic;
+	uint32_t first_psn;	/**< PSN of the request */
+	uint32_t last_psn;	/**< last response PSN */
+	uint32_t psn;		/**< next response PSN */
+	uint64_t va;		/**< READ: next byte */
+	uint32_t rkey;
+	uint32_t left;		/**< READ: bytes still to send */
+	uint64_t orig;		/**< atomic: the value before */
+};
+
+struct uroce_replay {
+	bool valid;
+	uint32_t psn;
+	uint64_t orig;
+};
+
+struct uroce_responder {
+	uint32_t epsn;		/**< expected PSN */
+	uint32_t msn;		/**< messages completed (24 bits) */
+	uint8_t seq;		/**< enum uroce_resp_seq */
+	bool nak_seq_sent;	/**< silent until epsn arrives (IBTA ch. 9.7) */
+	bool uc_drop;		/**< UC: dropping up to the next FIRST/ONLY */
+	/* The message in progress. */
+	uint32_t rcv_off;	/**< SEND: bytes scattered so far */
+	uint64_t w_va;		/**< WRITE: next address */
+	uint32_t w_rkey;
+	uint32_t w_left;	/**< WRITE: bytes RETH.len still allows */
+	uint32_t w_len;		/**< WRITE: RETH.len */
+	/* Owed frames. */
+	bool ack_owed;
+	uint32_t ack_psn;
+	bool nak_owed;
+	uint8_t nak_syn;	/**< AETH syndrome of the owed NAK */
+	uint32_t nak_psn;
+	uint32_t unacked;	/**< packets since the last ACK */
+	uint64_t ack_at;	/**< coalescing deadline or UROCE_TIME_OFF */
+	uint32_t mtu;
+	/* READ/atomic resources: a FIFO of res_cap entries. */
+	uint32_t res_cap, res_head, res_cnt;
+	struct uroce_resp_res *res;
+	struct uroce_replay *replay;	/**< last res_cap atomics */
+	uint32_t replay_next;
+};
+
+void uroce_resp_reset(struct uroce_qp *qp);
+void uroce_resp_start(struct uroce_qp *qp);	/* INIT->RTR: rq_psn */
+void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+		   uint64_t now, struct uroce_txb *txb);
+bool uroce_resp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
+void uroce_resp_timer(struct uroce_qp *qp, uint64_t now);
+uint64_t uroce_resp_deadline(const struct uroce_qp *qp);
+
+/* ------------------------------------------------------------------------
+ * UD (ud.c).
+ */
+bool uroce_ud_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
+void uroce_ud_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+		 uint64_t now);
+
+/* ------------------------------------------------------------------------
+ * QP-wide helpers (qp.c).
+ */
+/* Move to ERR (flushing what is outstanding) or SQE, as an error demands. */
+void uroce_qp_to_err(struct uroce_qp *qp);
+void uroce_qp_to_sqe(struct uroce_qp *qp);
+/* Path of an RC/UC QP ready to use (dmac known); resolve() again if not. */
+bool uroce_qp_path_ready(struct uroce_qp *qp, uint64_t now);
+/* Cycles of a duration in microseconds. */
+uint64_t uroce_qp_us_to_cycles(const struct uroce_qp *qp, uint64_t us);
+/* Pacing hook for one request frame of bytes: false = wait (deadline set). */
+bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
+		   uint64_t *wait_at);
+
+static inline void
+uroce_qp_kick(struct uroce_qp *qp)
+{
+	if (qp->env->ops != NULL && qp->env->ops->kick != NULL)
+		qp->env->ops->kick(qp->env->ctx, qp);
+}
+
+/* ------------------------------------------------------------------------
+ * WQE and frame helpers (wqe.c).
+ */
+static inline struct uroce_send_wqe *
+uroce_sq_wqe(const struct uroce_qp *qp, uint32_t idx)
+{
+	return uroce_ring_slot_at(&qp->sq, idx);
+}
+
+static inline struct uroce_recv_wqe *
+uroce_rq_wqe(const struct uroce_qp *qp, uint32_t idx)
+{
+	return uroce_ring_slot_at(&qp->rq, idx);
+}
+
+static inline bool
+uroce_wqe_is_rd_atomic(const struct uroce_send_wqe *w)
+{
+	return w->opcode == IBV_WR_RDMA_READ ||
+	       w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline bool
+uroce_wqe_is_atomic(const struct uroce_send_wqe *w)
+{
+	return w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Copy len bytes at message offset off of a send WQE into dst. */
+int uroce_wqe_gather(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		     uint32_t off, void *dst, uint32_t len);
+/* Check every SGE of a send WQE (local read), before its first packet. */
+int uroce_wqe_check(const struct uroce_qp *qp, const struct uroce_send_wqe *w);
+/* Copy len bytes to message offset off of a scatter list (local write). */
+int uroce_sge_scatter(const struct uroce_qp *qp, const struct ibv_sge *sge,
+		      uint32_t num_sge, uint32_t off, const void *src,
+		      uint32_t len);
+
+/* The completion of a send WQE. */
+void uroce_send_wc(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		   enum ibv_wc_status status, struct ibv_wc *wc);
+/* Push wc on cq: CQ overrun -> IBV_EVENT_CQ_ERR; armed -> cq_event. */
+void uroce_qp_complete(struct uroce_qp *qp, struct uroce_cq *cq,
+		       const struct ibv_wc *wc, bool solicited);
+/* Whether a successful send WQE produces a completion. */
+static inline bool
+uroce_wqe_signaled(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
+{
+	return qp->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED);
+}
+
+/* Complete every SQ (and RQ when rq) WQE with IBV_WC_WR_FLUSH_ERR. */
+void uroce_qp_flush_sq(struct uroce_qp *qp);
+void uroce_qp_flush_rq(struct uroce_qp *qp);
+
+/*
+ * Frames. uroce_frame_alloc() takes an mbuf large enough for the headers of
+ * opcode on l2l3 plus plen bytes of payload, and returns where the payload
+ * goes; uroce_frame_finish() writes the headers, pad and ICRC, counts the
+ * frame and appends it to txb. NULL when the pool is empty (wait_at set).
+ */
+struct rte_mbuf *uroce_frame_alloc(struct uroce_qp *qp,
+				   const struct uroce_l2l3 *l2l3,
+				   uint8_t opcode, uint32_t plen,
+				   uint8_t **payload);
+void uroce_frame_finish(struct uroce_qp *qp, struct rte_mbuf *m,
+			const struct uroce_l2l3 *l2l3,
+			const struct uroce_bth_fields *bth,
+			const struct uroce_ext_fields *ext, uint32_t plen,
+			struct uroce_txb *txb);
+/* Bytes of a frame (for pacing) before it is built. */
+uint32_t uroce_frame_len(const struct uroce_l2l3 *l2l3, uint8_t opcode,
+			 uint32_t plen);
+
+#endif /* UROCE_QP_PRIV_H */

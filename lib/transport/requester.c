@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * The RC/UC requester (IBTA 9.5, ch. 9.7): turns send WQEs into request
+ * packets. Segmentation at the path MTU, 24-bit PSNs from sq_psn, ACKREQ
+ * on the last packet of each message and every UROCE_REQ_ACKREQ_EVERY
+ * packets, a window of UROCE_REQ_WINDOW unacknowledged PSNs, at most
+ * max_rd_atomic READ/atomic requests outstanding, fences, and go-back-N
+ * retransmission from a PSN (uroce_req_rewind()). The completer
+ * (completer.c) moves una and decides when to rewind.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "qp_priv.h"
+
+/* Packet positions within a message, the column of req_opcode[]. */
+enum pos { POS_ONLY, POS_FIRST, POS_MIDDLE, POS_LAST, POS_COUNT };
+
+/* RC opcode of each send WR opcode and position (IBTA Table 38); the UC
+ * opcode is the same with the UC transport bits (0x20). READ and atomics
+ * are single request packets. */
+static const uint8_t req_opcode[IBV_WR_ATOMIC_FETCH_AND_ADD + 1][POS_COUNT] = {
+	[IBV_WR_RDMA_WRITE] = { UROCE_OPC_RC_WRITE_ONLY, UROCE_OPC_RC_WRITE_FIRST,
+				UROCE_OPC_RC_WRITE_MIDDLE, UROCE_OPC_RC_WRITE_LAST },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { UROCE_OPC_RC_WRITE_ONLY_IMM,
+				UROCE_OPC_RC_WRITE_FIRST, UROCE_OPC_RC_WRITE_MIDDLE,
+				UROCE_OPC_RC_WRITE_LAST_IMM },
+	[IBV_WR_SEND] = { UROCE_OPC_RC_SEND_ONLY, UROCE_OPC_RC_SEND_FIRST,
+			  UROCE_OPC_RC_SEND_MIDDLE, UROCE_OPC_RC_SEND_LAST },
+	[IBV_WR_SEND_WITH_IMM] = { UROCE_OPC_RC_SEND_ONLY_IMM, UROCE_OPC_RC_SEND_FIRST,
+				   UROCE_OPC_RC_SEND_MIDDLE, UROCE_OPC_RC_SEND_LAST_IMM },
+	[IBV_WR_RDMA_READ] = { UROCE_OPC_RC_READ_REQ },
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = { UROCE_OPC_RC_CMP_SWAP },
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { UROCE_OPC_RC_FETCH_ADD },
+};
+
+/* ---------------------------------------------------------------------------
+ * State.
+ */
+void
+uroce_req_reset(struct uroce_qp *qp)
+{
+	struct uroce_requester *req = qp->req;
+
+	memset(req, 0, sizeof(*req));
+	req->start_idx = qp->sq.tail;
+	req->tx_idx = qp->sq.tail;
+	req->rto_at = UROCE_TIME_OFF;
+	req->rnr_at = UROCE_TIME_OFF;
+	req->wait_at = UROCE_TIME_OFF;
+	req->mtu = uroce_mtu_bytes(qp->attr.path_mtu);
+}
+
+void
+uroce_req_attrs(struct uroce_qp *qp)
+{
+	struct uroce_requester *req = qp->req;
+	uint64_t us;
+
+	req->mtu = uroce_mtu_bytes(qp->attr.path_mtu);
+	/* Local ACK timeout 4.096 us * 2^timeout, 0 = infinite (IBTA
+	 * ch. 9.7), kept to a microsecond (rounded up). */
+	if (qp->attr.timeout == 0) {
+		req->rto_cycles = 0;
+	} else {
+		us = ((UINT64_C(4096) << (qp->attr.timeout & 31)) + 999) / 1000;
+		req->rto_cycles = uroce_qp_us_to_cycles(qp, us);
+	}
+}
+
+void
+uroce_req_start(struct uroce_qp *qp)
+{
+	struct uroce_requester *req = qp->req;
+	uint32_t psn = qp->attr.sq_psn & UROCE_PSN_MASK;
+
+	req->next_psn = psn;
+	req->tx_psn = psn;
+	req->una = psn;
+	req->sent_psn = psn;
+	req->retry_left = qp->attr.retry_cnt;
+	req->rnr_left = qp->attr.rnr_retry;
+	uroce_req_attrs(qp);
+}
+
+/* Packets a WQE takes: one per path MTU, at least one; a READ takes the
+ * PSNs of its responses, an atomic one. */
+static uint32_t
+wqe_packets(const struct uroce_requester *req, const struct uroce_send_wqe *w)
+{
+	if (uroce_wqe_is_atomic(w) || w->length == 0)
+		return 1;
+	return (w->length + req->mtu - 1) / req->mtu;
+}
+
+bool
+uroce_req_find(struct uroce_qp *qp, uint32_t psn, uint32_t *idx)
+{
+	uint32_t i;
+
+	for (i = qp->sq.tail; i != qp->req->start_idx; i++) {
+		const struct uroce_send_wqe *w = uroce_sq_wqe(qp, i);
+
+		if (psn_diff(psn, w->first_psn) >= 0 &&
+		    psn_diff(psn, w->last_psn) <= 0) {
+			*idx = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+void
+uroce_req_rewind(struct uroce_qp *qp, uint32_t psn)
+{
+	struct uroce_requester *req = qp->req;
+	uint32_t idx;
+
+	if (uroce_req_find(qp, psn, &idx)) {
+		req->tx_idx = idx;
+		req->tx_psn = psn;
+	} else {
+		req->tx_idx = req->start_idx;
+		req->tx_psn = req->next_psn;
+	}
+	/* Re-armed by the next packet sent. */
+	req->rto_at = UROCE_TIME_OFF;
+}
+
+void
+uroce_req_check_drained(struct uroce_qp *qp)
+{
+	struct uroce_requester *req = qp->req;
+	const struct uroce_qp_env_ops *ops = qp->env->ops;
+
+	if (qp->state != IBV_QPS_SQD || req->sqd_notified ||
+	    qp->sq.tail != req->start_idx)
+		return;
+	/* SQD (IBTA ch. 11, Modify QP): drained once every started WQE
+	 * has completed. */
+	req->sqd_notified = true;
+	QP_LOG(DEBUG, qp, "send queue drained");
+	if (qp->attr.en_sqd_async_notify && ops != NULL && ops->async_event != NULL)
+		ops->async_event(qp->env->ctx, IBV_EVENT_SQ_DRAINED, qp);
+}
+
+void
+uroce_req_retire(struct uroce_qp *qp)
+{
+	struct uroce_requester *req = qp->req;
+	struct ibv_wc wc;
+
+	while (qp->sq.tail != req->start_idx) {
+		const struct uroce_send_wqe *w = uroce_sq_wqe(qp, qp->sq.tail);
+
+		if (psn_diff(w->last_psn, req->una) >= 0)
+			break;
+		if (uroce_wqe_is_rd_atomic(w))
+			req->rd_started--;
+		if (uroce_wqe_signaled(qp, w)) {
+			uroce_send_wc(qp, w, IBV_WC_SUCCESS, &wc);
+			uroce_qp_complete(qp, qp->send_cq, &wc, false);
+		}
+		uroce_ring_cons_release(&qp->sq, 1);
+	}
+	/* The cursor never stays behind what is acknowledged. */
+	if ((int32_t)(req->tx_idx - qp->sq.tail) < 0 ||
+	    (req->tx_idx != req->start_idx && psn_diff(req->tx_psn, req->una) < 0))
+		uroce_req_rewind(qp, req->una);
+	uroce_req_check_drained(qp);
+}
+
+void
+uroce_req_fail(struct uroce_qp *qp, uint32_t idx, enum ibv_wc_status status)
+{
+	struct uroce_requester *req = qp->req;
+	struct ibv_wc wc;
+
+	QP_LOG(INFO, qp, "wr_id %" PRIu64 " failed: status %d",
+	       uroce_sq_wqe(qp, idx)->wr_id, (int)status);
+	/* Completions stay in order: what precedes the failed WQE and has
+	 * not completed is flushed first. */
+	while (qp->sq.tail != idx) {
+		uroce_send_wc(qp, uroce_sq_wqe(qp, qp->sq.tail),
+			      IBV_WC_WR_FLUSH_ERR, &wc);
+		uroce_qp_complete(qp, qp->send_cq, &wc, false);
+		uroce_ring_cons_release(&qp->sq, 1);
+	}
+	uroce_send_wc(qp, uroce_sq_wqe(qp, idx), status, &wc);
+	uroce_qp_complete(qp, qp->send_cq, &wc, false);
+	uroce_ring_cons_release(&qp->sq, 1);
+	if ((int32_t)(req->start_idx - qp->sq.tail) < 0)
+		req->start_idx = qp->sq.tail;
+	/* RC errors are fatal to the QP (IBTA 10.3.1: ERR); UC/UD send
+	 * errors stop the send queue only (SQE). */
+	if (qp->type == IBV_QPT_RC)
+		uroce_qp_to_err(qp);
+	else
+		uroce_qp_to_sqe(qp);
+}
+
+/* ---------------------------------------------------------------------------
+ * Starting WQEs.
+ */
+
+/* Whether the next WQE may start now (SQD, max_rd_atomic, fence). */
+static bool
+start_allowed(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
+{
+	const struct uroce_requester *req = qp->req;
+
+	if (qp->state != IBV_QPS_RTS)
+		return false;	/* SQD: started WQEs finish, no new one */
+	if (uroce_wqe_is_rd_atomic(w) &&
+	    req->rd_started >= RTE_MAX((uint32_t)qp->attr.max_rd_atomic, 1u))
+		return false;
+	/* IBV_SEND_FENCE: wait for outstanding READ/atomic (IBTA ch. 9.4). */
+	if ((w->send_flags & IBV_SEND_FENCE) && req->rd_started > 0)
+		return false;
+	return true;
+}
+
+/* Give the next WQE its PSNs. @return false if there is none to start. */
+static bool
+start_wqe(struct uroce_qp *qp)
+{
+	struct uroce_requester *req = qp->req;
+	uint32_t started = req->start_idx - qp->sq.tail;
+	struct uroce_send_wqe *w;
+	uint32_t idx = req->start_idx;
+
+	if (uroce_ring_cons_avail(&qp->sq, started + 1) <= started)
+		return false;
+	w = uroce_sq_wqe(qp, idx);
+	if (!start_allowed(qp, w))
+		return false;
+	w->first_psn = req->next_psn;
+	w->last_psn = psn_add(req->next_psn, wqe_packets(req, w) - 1);
+	req->next_psn = psn_add(w->last_psn, 1);
+	req->start_idx++;
+	if (uroce_wqe_is_rd_atomic(w))
+		req->rd_started++;
+	if (uroce_wqe_check(qp, w) < 0) {
+		uroce_req_fail(qp, idx, IBV_WC_LOC_PROT_ERR);
+		return false;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * Building request packets.
+ */
+struct req_pkt {
+	uint8_t opcode;
+	enum pos pos;
+	uint32_t off;		/* message offset of the payload */
+	uint32_t plen;
+	struct uroce_bth_fields bth;
+	struct uroce_ext_fields ext;
+};
+
+static enum pos
+pkt_pos(uint32_t k, uint32_t npk)
+{
+	if (npk == 1)
+		return POS_ONLY;
+	if (k == 0)
+		return POS_FIRST;
+	return k == npk - 1 ? POS_LAST : POS_MIDDLE;
+}
+
+static void
+fill_rd_atomic(const struct uroce_send_wqe *w, struct req_pkt *p)
+{
+	p->pos = POS_ONLY;
+	p->plen = 0;
+	if (w->opcode == IBV_WR_RDMA_READ) {
+		/* A READ resumed inside its range asks for the rest only,
+		 * with the PSN of the first missing response (ch. 9.7). */
+		p->ext.reth.va = w->remote_addr + p->off;
+		p->ext.reth.rkey = w->rkey;
+		p->ext.reth.len = w->length - p->off;
+		return;
+	}
+	p->ext.atmeth.va = w->remote_addr;
+	p->ext.atmeth.rkey = w->rkey;
+	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		p->ext.atmeth.swap_add = w->swap;
+		p->ext.atmeth.cmp = w->compare_add;
+	} else {
+		p->ext.atmeth.swap_add = w->compare_add;
+	}
+}
+
+static void
+fill_send_write(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		uint32_t k, struct req_pkt *p)
+{
+	const struct uroce_requester *req = qp->req;
+	uint32_t npk = psn_diff(w->last_psn, w->first_psn) + 1;
+	bool last;
+
+	p->pos = pkt_pos(k, npk);
+	last = p->pos == POS_LAST || p->pos == POS_ONLY;
+	p->plen = RTE_MIN(req->mtu, w->length - p->off);
+	if ((w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) &&
+	    (p->pos == POS_FIRST || p->pos == POS_ONLY)) {
+		p->ext.reth.va = w->remote_addr;
+		p->ext.reth.rkey = w->rkey;
+		p->ext.reth.len = w->length;
+	}
+	if (last) {
+		p->ext.imm = w->imm;
+		p->bth.se = (w->send_flags & IBV_SEND_SOLICITED) != 0;
+	}
+	/* ACK requests: the end of a message, every Nth packet of a long
+	 * one, and the packet that fills the window (so it reopens). */
+	if (qp->type == IBV_QPT_RC)
+		p->bth.ackreq = last || (k + 1) % UROCE_REQ_ACKREQ_EVERY == 0 ||
+			psn_diff(req->tx_psn, req->una) >= UROCE_REQ_WINDOW - 1;
+}
+
+static void
+fill_pkt(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
+	 struct req_pkt *p)
+{
+	const struct uroce_requester *req = qp->req;
+	uint32_t k = psn_diff(req->tx_psn, w->first_psn);
+
+	memset(p, 0, sizeof(*p));
+	p->off = k * req->mtu;
+	if (uroce_wqe_is_rd_atomic(w))
+		fill_rd_atomic(w, p);
+	else
+		fill_send_write(qp, w, k, p);
+	p->opcode = req_opcode[w->opcode][p->pos];
+	if (qp->type == IBV_QPT_UC)
+		p->opcode |= UROCE_OPC_UC_BASE;
+	p->bth.opcode = p->opcode;
+	p->bth.pkey = 0xffff;
+	p->bth.dqpn = qp->attr.dest_qp_num;
+	p->bth.psn = req->tx_psn;
+}
+
+/* Move the cursor past the packet just sent. */
+static void
+advance(struct uroce_qp *qp, const struct uroce_send_wqe *w,
+	const struct req_pkt *p)
+{
+	struct uroce_requester *req = qp->req;
+
+	if (p->pos == POS_ONLY || p->pos == POS_LAST) {
+		req->tx_idx++;
+		req->tx_psn = psn_add(w->last_psn, 1);
+	} else {
+		req->tx_psn = psn_add(req->tx_psn, 1);
+	}
+}
+
+/* Send one packet of the WQE at tx_idx. @return 1 sent, 0 must wait. */
+static int
+send_pkt(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
+{
+	struct uroce_requester *req = qp->req;
+	struct uroce_send_wqe *w = uroce_sq_wqe(qp, req->tx_idx);
+	struct rte_mbuf *m;
+	struct req_pkt p;
+	uint8_t *payload;
+
+	fill_pkt(qp, w, &p);
+	if (!uroce_qp_pace(qp, now, uroce_frame_len(&qp->path, p.opcode, p.plen),
+			   &req->wait_at))
+		return 0;
+	m = uroce_frame_alloc(qp, &qp->path, p.opcode, p.plen, &payload);
+	if (m == NULL) {
+		req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		return 0;
+	}
+	if (p.plen > 0 && uroce_wqe_gather(qp, w, p.off, payload, p.plen) < 0) {
+		rte_pktmbuf_free(m);
+		uroce_req_fail(qp, req->tx_idx, IBV_WC_LOC_PROT_ERR);
+		return 0;
+	}
+	uroce_frame_finish(qp, m, &qp->path, &p.bth, &p.ext, p.plen, txb);
+	if (psn_diff(req->tx_psn, req->sent_psn) < 0)
+		qp->stats.retransmits++;
+	advance(qp, w, &p);
+	if (psn_diff(req->tx_psn, req->sent_psn) > 0)
+		req->sent_psn = req->tx_psn;
+	if (qp->type == IBV_QPT_UC) {
+		/* UC completes when sent (no ACKs, IBTA ch. 9.8). */
+		req->una = req->tx_psn;
+		uroce_req_retire(qp);
+	} else if (req->rto_at == UROCE_TIME_OFF && req->rto_cycles != 0) {
+		req->rto_at = now + req->rto_cycles;
+	}
+	return 1;
+}
+
+/* Whether the requester may send its next packet now. */
+static bool
+can_send(struct uroce_qp *qp, uint64_t now)
+{
+	struct uroce_requester *req = qp->req;
+
+	if (req->rnr_at != UROCE_TIME_OFF) {
+		if (now < req->rnr_at)
+			return false;
+		req->rnr_at = UROCE_TIME_OFF;
+	}
+	if (req->wait_at != UROCE_TIME_OFF) {
+		if (now < req->wait_at)
+			return false;
+		req->wait_at = UROCE_TIME_OFF;
+	}
+	if (req->tx_idx == req->start_idx && !start_wqe(qp))
+		return false;
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
+		return false;	/* start_wqe() failed it */
+	if (qp->type == IBV_QPT_RC &&
+	    psn_diff(req->tx_psn, req->una) >= UROCE_REQ_WINDOW)
+		return false;
+	return true;
+}
+
+bool
+uroce_req_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
+{
+	if (!uroce_qp_path_ready(qp, now))
+		return false;
+	for (;;) {
+		if (uroce_txb_full(txb))
+			return true;
+		if (!can_send(qp, now) || send_pkt(qp, now, txb) == 0)
+			return false;
+	}
+}
+
+/* ---------------------------------------------------------------------------
+ * Timers.
+ */
+static void
+timeout(struct uroce_qp *qp)
+{
+	struct uroce_requester *req = qp->req;
+
+	req->rto_at = UROCE_TIME_OFF;
+	if (qp->sq.tail == req->start_idx)
+		return;
+	qp->stats.timeouts++;
+	/* retry_cnt retries after the first attempt, then the error
+	 * (IBTA ch. 9.7). */
+	if (req->retry_left == 0) {
+		uroce_req_fail(qp, qp->sq.tail, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	req->retry_left--;
+	QP_LOG(DEBUG, qp, "timeout, resend from PSN %u (%u retries left)",
+	       req->una, req->retry_left);
+	uroce_req_rewind(qp, req->una);
+}
+
+void
+uroce_req_timer(struct uroce_qp *qp, uint64_t now)
+{
+	struct uroce_requester *req = qp->req;
+
+	if (req->rto_at != UROCE_TIME_OFF && now >= req->rto_at &&
+	    (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD))
+		timeout(qp);
+}
+
+uint64_t
+uroce_req_deadline(const struct uroce_qp *qp)
+{
+	const struct uroce_requester *req = qp->req;
+	uint64_t t = RTE_MIN(req->rto_at, req->rnr_at);
+
+	return RTE_MIN(t, req->wait_at);
+}

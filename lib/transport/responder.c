@@ -1,0 +1,771 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * The RC/UC responder (IBTA ch. 9.7, 9.9.3): PSN and opcode
+ * sequence checks, SEND into receive WQEs, RDMA WRITE, RDMA READ and
+ * atomics on registered memory, ACK coalescing, NAKs, duplicate handling
+ * (re-ACK, READ re-executed, atomics answered from a replay cache), and
+ * the UC rules (no ACK, a PSN gap drops the message in progress).
+ */
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "qp_priv.h"
+
+/* What processing one request packet came to. */
+enum rx_res {
+	RX_OK,		/* executed: the PSN advances */
+	RX_RNR,		/* no receive WQE: RNR NAK, nothing changed */
+	RX_NAK,		/* error: NAK resp->err_code, QP to ERR (RC) */
+};
+
+/* Packet classes of the opcode sequence table. */
+enum cls {
+	CLS_SEND_FIRST, CLS_SEND_MIDDLE, CLS_SEND_LAST, CLS_SEND_ONLY,
+	CLS_WRITE_FIRST, CLS_WRITE_MIDDLE, CLS_WRITE_LAST, CLS_WRITE_ONLY,
+	CLS_READ, CLS_ATOMIC, CLS_COUNT,
+	CLS_BAD = CLS_COUNT,
+};
+
+#define S_NONE	UROCE_SEQ_NONE
+#define S_SEND	UROCE_SEQ_SEND
+#define S_WRITE	UROCE_SEQ_WRITE
+#define S_BAD	UROCE_SEQ_BAD
+
+/*
+ * Opcode sequence (IBTA ch. 9.7, the responder's OpCode check): after
+ * a packet that leaves the responder in state [row], a packet of class [col] is
+ * allowed and leaves it in the state given, or is an invalid request
+ * (S_BAD): a MIDDLE or LAST needs the FIRST of its own kind before it, a
+ * FIRST or ONLY cannot interrupt a message in progress.
+ */
+static const uint8_t seq_next[UROCE_SEQ_COUNT][CLS_COUNT] = {
+	[S_NONE] = {
+		[CLS_SEND_FIRST] = S_SEND, [CLS_SEND_MIDDLE] = S_BAD,
+		[CLS_SEND_LAST] = S_BAD, [CLS_SEND_ONLY] = S_NONE,
+		[CLS_WRITE_FIRST] = S_WRITE, [CLS_WRITE_MIDDLE] = S_BAD,
+		[CLS_WRITE_LAST] = S_BAD, [CLS_WRITE_ONLY] = S_NONE,
+		[CLS_READ] = S_NONE, [CLS_ATOMIC] = S_NONE,
+	},
+	[S_SEND] = {
+		[CLS_SEND_FIRST] = S_BAD, [CLS_SEND_MIDDLE] = S_SEND,
+		[CLS_SEND_LAST] = S_NONE, [CLS_SEND_ONLY] = S_BAD,
+		[CLS_WRITE_FIRST] = S_BAD, [CLS_WRITE_MIDDLE] = S_BAD,
+		[CLS_WRITE_LAST] = S_BAD, [CLS_WRITE_ONLY] = S_BAD,
+		[CLS_READ] = S_BAD, [CLS_ATOMIC] = S_BAD,
+	},
+	[S_WRITE] = {
+		[CLS_SEND_FIRST] = S_BAD, [CLS_SEND_MIDDLE] = S_BAD,
+		[CLS_SEND_LAST] = S_BAD, [CLS_SEND_ONLY] = S_BAD,
+		[CLS_WRITE_FIRST] = S_BAD, [CLS_WRITE_MIDDLE] = S_WRITE,
+		[CLS_WRITE_LAST] = S_NONE, [CLS_WRITE_ONLY] = S_BAD,
+		[CLS_READ] = S_BAD, [CLS_ATOMIC] = S_BAD,
+	},
+};
+
+static enum cls
+classify(const struct uroce_opcode_info *op)
+{
+	static const uint8_t pos_off[4] = { 1, 0, 2, 3 }; /* mid, first, last, only */
+	unsigned int pos = op->flags & UROCE_OPF_ONLY;
+
+	if (op->flags & UROCE_OPF_INV)
+		return CLS_BAD;	/* SEND with invalidate: no memory windows */
+	switch (op->kind) {
+	case UROCE_OP_SEND:
+		return (enum cls)(CLS_SEND_FIRST + pos_off[pos]);
+	case UROCE_OP_WRITE:
+		return (enum cls)(CLS_WRITE_FIRST + pos_off[pos]);
+	case UROCE_OP_READ_REQ:
+		return CLS_READ;
+	case UROCE_OP_CMP_SWAP:
+	case UROCE_OP_FETCH_ADD:
+		return CLS_ATOMIC;
+	default:
+		return CLS_BAD;
+	}
+}
+
+/* ---------------------------------------------------------------------------
+ * State.
+ */
+void
+uroce_resp_reset(struct uroce_qp *qp)
+{
+	struct uroce_responder *r = qp->resp;
+	struct uroce_resp_res *res = r->res;
+	struct uroce_replay *replay = r->replay;
+	uint32_t cap = r->res_cap;
+
+	memset(r, 0, sizeof(*r));
+	memset(res, 0, cap * sizeof(*res));
+	memset(replay, 0, cap * sizeof(*replay));
+	r->res = res;
+	r->replay = replay;
+	r->res_cap = cap;
+	r->ack_at = UROCE_TIME_OFF;
+	r->mtu = uroce_mtu_bytes(qp->attr.path_mtu);
+}
+
+void
+uroce_resp_start(struct uroce_qp *qp)
+{
+	qp->resp->epsn = qp->attr.rq_psn & UROCE_PSN_MASK;
+	qp->resp->mtu = uroce_mtu_bytes(qp->attr.path_mtu);
+}
+
+/* Responder resources the QP was given (max_dest_rd_atomic). */
+static uint32_t
+res_limit(const struct uroce_qp *qp)
+{
+	return RTE_MIN((uint32_t)qp->attr.max_dest_rd_atomic, qp->resp->res_cap);
+}
+
+static struct uroce_resp_res *
+res_at(struct uroce_responder *r, uint32_t i)
+{
+	return &r->res[(r->res_head + i) % r->res_cap];
+}
+
+static struct uroce_resp_res *
+res_push(struct uroce_responder *r)
+{
+	struct uroce_resp_res *e = res_at(r, r->res_cnt);
+
+	r->res_cnt++;
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+static void
+res_pop(struct uroce_responder *r)
+{
+	r->res_head = (r->res_head + 1) % r->res_cap;
+	r->res_cnt--;
+}
+
+/* ---------------------------------------------------------------------------
+ * Owed frames.
+ */
+static void
+owe_ack(struct uroce_qp *qp)
+{
+	struct uroce_responder *r = qp->resp;
+
+	r->ack_owed = true;
+	r->ack_psn = psn_add(r->epsn, UROCE_PSN_MASK);
+}
+
+static void
+owe_nak(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
+{
+	struct uroce_responder *r = qp->resp;
+	uint8_t code = syn & UROCE_AETH_VAL_MASK;
+
+	r->nak_owed = true;
+	r->nak_syn = syn;
+	r->nak_psn = psn;
+	if ((syn & UROCE_AETH_KIND_MASK) == UROCE_AETH_RNR_NAK)
+		qp->stats.rnr_naks_tx++;
+	else if (code < RTE_DIM(qp->stats.naks_tx))
+		qp->stats.naks_tx[code]++;
+}
+
+static void
+aeth_fill(const struct uroce_qp *qp, struct uroce_ext_fields *ext, uint8_t syn)
+{
+	ext->aeth.syndrome = syn;
+	ext->aeth.msn = qp->resp->msn & UROCE_PSN_MASK;
+}
+
+/* An ACK or NAK frame. @return false if no mbuf. */
+static bool
+send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn, uint64_t now,
+	  struct uroce_txb *txb)
+{
+	struct uroce_bth_fields bth = {
+		.opcode = UROCE_OPC_RC_ACK, .pkey = 0xffff,
+		.dqpn = qp->attr.dest_qp_num, .psn = psn,
+	};
+	struct uroce_ext_fields ext;
+	struct rte_mbuf *m;
+	uint8_t *payload;
+
+	memset(&ext, 0, sizeof(ext));
+	aeth_fill(qp, &ext, syn);
+	m = uroce_frame_alloc(qp, &qp->path, bth.opcode, 0, &payload);
+	if (m == NULL) {
+		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		return false;
+	}
+	uroce_frame_finish(qp, m, &qp->path, &bth, &ext, 0, txb);
+	return true;
+}
+
+static uint8_t
+read_resp_opcode(bool first, bool last)
+{
+	if (first)
+		return last ? UROCE_OPC_RC_READ_RESP_ONLY : UROCE_OPC_RC_READ_RESP_FIRST;
+	return last ? UROCE_OPC_RC_READ_RESP_LAST : UROCE_OPC_RC_READ_RESP_MIDDLE;
+}
+
+/* One packet of the response at the head of the queue. */
+static bool
+send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
+{
+	struct uroce_responder *r = qp->resp;
+	struct uroce_resp_res *e = res_at(r, 0);
+	struct uroce_bth_fields bth = {
+		.pkey = 0xffff, .dqpn = qp->attr.dest_qp_num, .psn = e->psn,
+	};
+	struct uroce_ext_fields ext;
+	uint32_t plen = 0;
+	bool last = true;
+	struct rte_mbuf *m;
+	uint8_t *payload;
+	void *host = NULL;
+
+	memset(&ext, 0, sizeof(ext));
+	aeth_fill(qp, &ext, UROCE_AETH_ACK | UROCE_AETH_CREDIT_INVALID);
+	if (e->atomic) {
+		bth.opcode = UROCE_OPC_RC_ATOMIC_ACK;
+		ext.atmack_orig = e->orig;
+	} else {
+		plen = RTE_MIN(e->left, r->mtu);
+		last = e->left <= r->mtu;
+		bth.opcode = read_resp_opcode(e->psn == e->first_psn, last);
+		/* Read the memory now, through the key again: the region may
+		 * have gone since the request (IBTA 10.6.3). */
+		if (plen > 0 &&
+		    uroce_mr_check_remote(qp->env->mrs, qp->pd, e->rkey, e->va, plen,
+					  IBV_ACCESS_REMOTE_READ, &host) < 0) {
+			res_pop(r);
+			owe_nak(qp, UROCE_AETH_NAK | UROCE_NAK_REM_ACCESS, e->psn);
+			uroce_qp_to_err(qp);
+			return true;
+		}
+	}
+	m = uroce_frame_alloc(qp, &qp->path, bth.opcode, plen, &payload);
+	if (m == NULL) {
+		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		return false;
+	}
+	if (plen > 0)
+		memcpy(payload, host, plen);
+	uroce_frame_finish(qp, m, &qp->path, &bth, &ext, plen, txb);
+	e->va += plen;
+	e->left -= plen;
+	e->psn = psn_add(e->psn, 1);
+	if (last)
+		res_pop(r);
+	return true;
+}
+
+/* Next owed frame, in PSN order: an ACK for PSNs before the queued
+ * responses, the responses, then the ACK and NAK that follow them. */
+static bool
+send_owed_one(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
+{
+	struct uroce_responder *r = qp->resp;
+
+	if (r->ack_owed &&
+	    (r->res_cnt == 0 || psn_diff(r->ack_psn, res_at(r, 0)->psn) < 0)) {
+		if (!send_aeth(qp, UROCE_AETH_ACK | UROCE_AETH_CREDIT_INVALID,
+			       r->ack_psn, now, txb))
+			return false;
+		qp->stats.acks_tx++;
+		r->ack_owed = false;
+		r->unacked = 0;
+		r->ack_at = UROCE_TIME_OFF;
+		return true;
+	}
+	if (r->res_cnt > 0)
+		return send_res(qp, now, txb);
+	if (r->nak_owed) {
+		if (!send_aeth(qp, r->nak_syn, r->nak_psn, now, txb))
+			return false;
+		r->nak_owed = false;
+		return true;
+	}
+	return false;
+}
+
+bool
+uroce_resp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
+{
+	struct uroce_responder *r = qp->resp;
+
+	if (!r->ack_owed && !r->nak_owed && r->res_cnt == 0)
+		return false;
+	if (!uroce_qp_path_ready(qp, now))
+		return false;
+	while (!uroce_txb_full(txb))
+		if (!send_owed_one(qp, now, txb))
+			return false;
+	return r->ack_owed || r->nak_owed || r->res_cnt > 0;
+}
+
+void
+uroce_resp_timer(struct uroce_qp *qp, uint64_t now)
+{
+	struct uroce_responder *r = qp->resp;
+
+	if (r->ack_at != UROCE_TIME_OFF && now >= r->ack_at) {
+		r->ack_at = UROCE_TIME_OFF;
+		if (r->unacked > 0 && qp->type == IBV_QPT_RC)
+			owe_ack(qp);
+	}
+}
+
+uint64_t
+uroce_resp_deadline(const struct uroce_qp *qp)
+{
+	return qp->resp->ack_at;
+}
+
+/* ---------------------------------------------------------------------------
+ * Receive completions.
+ */
+static void
+recv_complete(struct uroce_qp *qp, enum ibv_wc_status status,
+	      enum ibv_wc_opcode opcode, uint32_t len,
+	      const struct uroce_pkt *pkt, const struct uroce_ext_fields *ext)
+{
+	const struct uroce_recv_wqe *rw = uroce_rq_wqe(qp, qp->rq.tail);
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = rw->wr_id;
+	wc.status = status;
+	wc.opcode = opcode;
+	wc.byte_len = len;
+	wc.qp_num = qp->qpn;
+	wc.src_qp = qp->attr.dest_qp_num;
+	if (status == IBV_WC_SUCCESS && (pkt->op->flags & UROCE_OPF_IMM)) {
+		wc.wc_flags |= IBV_WC_WITH_IMM;
+		wc.imm_data = ext->imm;
+	}
+	uroce_ring_cons_release(&qp->rq, 1);
+	qp->resp->rcv_off = 0;
+	uroce_qp_complete(qp, qp->recv_cq, &wc, pkt->bth.se);
+}
+
+static bool
+rq_empty(struct uroce_qp *qp)
+{
+	return uroce_ring_cons_avail(&qp->rq, 1) == 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Executing requests. Each returns RX_OK, RX_RNR, or RX_NAK with *code.
+ */
+
+/* Every packet but the last of a message carries exactly a path MTU
+ * (IBTA ch. 9.7, the responder's length checks). */
+static bool
+mid_len_ok(const struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	return (pkt->op->flags & UROCE_OPF_LAST) ||
+	       pkt->payload_len == qp->resp->mtu;
+}
+
+static enum rx_res
+rx_send(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+	const struct uroce_ext_fields *ext, uint8_t *code)
+{
+	struct uroce_responder *r = qp->resp;
+	const struct uroce_recv_wqe *rw;
+	uint32_t plen = pkt->payload_len;
+
+	if (pkt->op->flags & UROCE_OPF_FIRST) {
+		if (rq_empty(qp))
+			return RX_RNR;	/* ch. 9.7: nothing consumed */
+		r->rcv_off = 0;
+	}
+	*code = UROCE_NAK_INV_REQ;
+	if (!mid_len_ok(qp, pkt))
+		return RX_NAK;
+	rw = uroce_rq_wqe(qp, qp->rq.tail);
+	if ((uint64_t)r->rcv_off + plen > rw->length) {
+		/* Longer than the receive buffers (IBTA 9.9.3): the WQE
+		 * completes in error, the requester gets Invalid Request. */
+		recv_complete(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, pkt, ext);
+		return RX_NAK;
+	}
+	if (uroce_sge_scatter(qp, rw->sge, rw->num_sge, r->rcv_off,
+			      uroce_pkt_payload(pkt), plen) < 0) {
+		recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, pkt, ext);
+		*code = UROCE_NAK_REM_OP;
+		return RX_NAK;
+	}
+	r->rcv_off += plen;
+	if (pkt->op->flags & UROCE_OPF_LAST) {
+		recv_complete(qp, IBV_WC_SUCCESS, IBV_WC_RECV, r->rcv_off, pkt, ext);
+		r->msn++;
+	}
+	return RX_OK;
+}
+
+/* NAK code of an R_Key check failure (uroce_mr.h). */
+static uint8_t
+key_nak(int err)
+{
+	return err == -UROCE_MR_EALIGN ? UROCE_NAK_INV_REQ : UROCE_NAK_REM_ACCESS;
+}
+
+static enum rx_res
+rx_write(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+	 const struct uroce_ext_fields *ext, uint8_t *code)
+{
+	struct uroce_responder *r = qp->resp;
+	uint32_t plen = pkt->payload_len;
+	bool last = pkt->op->flags & UROCE_OPF_LAST;
+	void *host;
+	int ret;
+
+	if (pkt->op->flags & UROCE_OPF_FIRST) {
+		ret = uroce_mr_check_remote(qp->env->mrs, qp->pd, ext->reth.rkey,
+					    ext->reth.va, ext->reth.len,
+					    IBV_ACCESS_REMOTE_WRITE, &host);
+		if (ret < 0) {
+			*code = key_nak(ret);
+			return RX_NAK;
+		}
+		r->w_va = ext->reth.va;
+		r->w_rkey = ext->reth.rkey;
+		r->w_left = ext->reth.len;
+		r->w_len = ext->reth.len;
+	}
+	/* The packets must add up to RETH.len exactly (IBTA ch. 9.7). */
+	*code = UROCE_NAK_INV_REQ;
+	if (!mid_len_ok(qp, pkt) || plen > r->w_left || (last && plen != r->w_left))
+		return RX_NAK;
+	/* WRITE with immediate consumes a receive WQE at its last packet:
+	 * check before touching memory, so an RNR NAK changes nothing. */
+	if ((pkt->op->flags & UROCE_OPF_IMM) && rq_empty(qp))
+		return RX_RNR;
+	if (plen > 0) {
+		ret = uroce_mr_check_remote(qp->env->mrs, qp->pd, r->w_rkey, r->w_va,
+					    plen, IBV_ACCESS_REMOTE_WRITE, &host);
+		if (ret < 0) {
+			*code = key_nak(ret);
+			return RX_NAK;
+		}
+		memcpy(host, uroce_pkt_payload(pkt), plen);
+	}
+	r->w_va += plen;
+	r->w_left -= plen;
+	if (last) {
+		if (pkt->op->flags & UROCE_OPF_IMM)
+			recv_complete(qp, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+				      r->w_len, pkt, ext);
+		r->msn++;
+	}
+	return RX_OK;
+}
+
+static uint32_t
+read_packets(const struct uroce_qp *qp, uint32_t len)
+{
+	return len == 0 ? 1 : (len + qp->resp->mtu - 1) / qp->resp->mtu;
+}
+
+static void
+res_read_init(const struct uroce_qp *qp, struct uroce_resp_res *e, uint32_t psn,
+	      const struct uroce_ext_fields *ext)
+{
+	e->atomic = false;
+	e->first_psn = psn;
+	e->psn = psn;
+	e->last_psn = psn_add(psn, read_packets(qp, ext->reth.len) - 1);
+	e->va = ext->reth.va;
+	e->rkey = ext->reth.rkey;
+	e->left = ext->reth.len;
+}
+
+static enum rx_res
+rx_read(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+	const struct uroce_ext_fields *ext, uint8_t *code)
+{
+	struct uroce_responder *r = qp->resp;
+	void *host;
+	int ret;
+
+	/* More than max_dest_rd_atomic outstanding: invalid request. */
+	*code = UROCE_NAK_INV_REQ;
+	if (r->res_cnt >= res_limit(qp) || ext->reth.len > UROCE_MSG_MAX)
+		return RX_NAK;
+	ret = uroce_mr_check_remote(qp->env->mrs, qp->pd, ext->reth.rkey,
+				    ext->reth.va, ext->reth.len,
+				    IBV_ACCESS_REMOTE_READ, &host);
+	if (ret < 0) {
+		*code = key_nak(ret);
+		return RX_NAK;
+	}
+	res_read_init(qp, res_push(r), pkt->bth.psn, ext);
+	r->msn++;
+	return RX_OK;
+}
+
+static uint64_t
+atomic_exec(const struct uroce_pkt *pkt, const struct uroce_ext_fields *ext,
+	    uint64_t *host)
+{
+	uint64_t expected = ext->atmeth.cmp;
+
+	/* Real CPU atomics on host memory (IBTA ch. 9.4): atomic against
+	 * QPs of other lcores and against the host's own CPU. */
+	if (pkt->op->kind == UROCE_OP_CMP_SWAP) {
+		__atomic_compare_exchange_n(host, &expected, ext->atmeth.swap_add,
+					    false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		return expected;
+	}
+	return __atomic_fetch_add(host, ext->atmeth.swap_add, __ATOMIC_SEQ_CST);
+}
+
+static enum rx_res
+rx_atomic(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+	  const struct uroce_ext_fields *ext, uint8_t *code)
+{
+	struct uroce_responder *r = qp->resp;
+	struct uroce_resp_res *e;
+	struct uroce_replay *rp;
+	void *host;
+	int ret;
+
+	*code = UROCE_NAK_INV_REQ;
+	if (r->res_cnt >= res_limit(qp))
+		return RX_NAK;
+	ret = uroce_mr_check_remote(qp->env->mrs, qp->pd, ext->atmeth.rkey,
+				    ext->atmeth.va, 8, IBV_ACCESS_REMOTE_ATOMIC,
+				    &host);
+	if (ret < 0) {
+		*code = key_nak(ret);
+		return RX_NAK;
+	}
+	e = res_push(r);
+	e->atomic = true;
+	e->first_psn = e->last_psn = e->psn = pkt->bth.psn;
+	e->orig = atomic_exec(pkt, ext, host);
+	/* Remember the answer: a duplicate must not execute again. */
+	rp = &r->replay[r->replay_next];
+	r->replay_next = (r->replay_next + 1) % RTE_MAX(res_limit(qp), 1u);
+	rp->valid = true;
+	rp->psn = pkt->bth.psn;
+	rp->orig = e->orig;
+	r->msn++;
+	return RX_OK;
+}
+
+static enum rx_res
+execute(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+	const struct uroce_ext_fields *ext, uint8_t *code)
+{
+	switch (pkt->op->kind) {
+	case UROCE_OP_SEND:
+		return rx_send(qp, pkt, ext, code);
+	case UROCE_OP_WRITE:
+		return rx_write(qp, pkt, ext, code);
+	case UROCE_OP_READ_REQ:
+		return rx_read(qp, pkt, ext, code);
+	default:
+		return rx_atomic(qp, pkt, ext, code);
+	}
+}
+
+/* ---------------------------------------------------------------------------
+ * RC.
+ */
+
+/* A request before epsn (IBTA ch. 9.7, duplicate requests): SEND/WRITE are
+ * acknowledged again, a READ is executed again from memory, an atomic is
+ * answered from the replay cache, never executed twice. */
+static void
+rx_duplicate(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+	     const struct uroce_ext_fields *ext)
+{
+	struct uroce_responder *r = qp->resp;
+	uint32_t psn = pkt->bth.psn, i;
+	void *host;
+
+	qp->stats.dup_reqs++;
+	if (pkt->op->kind == UROCE_OP_SEND || pkt->op->kind == UROCE_OP_WRITE) {
+		if (pkt->bth.ackreq)
+			owe_ack(qp);
+		return;
+	}
+	for (i = 0; i < r->res_cnt; i++) {
+		struct uroce_resp_res *e = res_at(r, i);
+
+		if (psn_diff(psn, e->first_psn) < 0 || psn_diff(psn, e->last_psn) > 0)
+			continue;
+		/* Still queued: a READ starts again from the PSN asked. */
+		if (!e->atomic)
+			res_read_init(qp, e, psn, ext);
+		return;
+	}
+	if (r->res_cnt >= res_limit(qp))
+		return;		/* no room: the requester asks again */
+	if (pkt->op->kind == UROCE_OP_READ_REQ) {
+		if (uroce_mr_check_remote(qp->env->mrs, qp->pd, ext->reth.rkey,
+					  ext->reth.va, ext->reth.len,
+					  IBV_ACCESS_REMOTE_READ, &host) == 0)
+			res_read_init(qp, res_push(r), psn, ext);
+		return;
+	}
+	for (i = 0; i < res_limit(qp); i++) {
+		if (r->replay[i].valid && r->replay[i].psn == psn) {
+			struct uroce_resp_res *e = res_push(r);
+
+			e->atomic = true;
+			e->first_psn = e->last_psn = e->psn = psn;
+			e->orig = r->replay[i].orig;
+			return;
+		}
+	}
+}
+
+/* After a packet executed: the ACK it asks for, or at least every
+ * UROCE_RESP_ACK_EVERY packets, else the coalescing timer. */
+static void
+ack_policy(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
+{
+	struct uroce_responder *r = qp->resp;
+
+	if (pkt->op->kind == UROCE_OP_READ_REQ || pkt->op->kind == UROCE_OP_CMP_SWAP ||
+	    pkt->op->kind == UROCE_OP_FETCH_ADD)
+		return;		/* the response is the acknowledgement */
+	r->unacked++;
+	if (pkt->bth.ackreq || r->unacked >= UROCE_RESP_ACK_EVERY) {
+		owe_ack(qp);
+		return;
+	}
+	if (r->ack_at == UROCE_TIME_OFF)
+		r->ack_at = now + uroce_qp_us_to_cycles(qp, UROCE_RESP_ACK_DELAY_US);
+}
+
+static void
+rc_error(struct uroce_qp *qp, uint8_t code, uint32_t psn)
+{
+	/* Class C/D errors (IBTA 9.9.3): NAK, then the QP goes to ERR. */
+	QP_LOG(INFO, qp, "NAK code %u at PSN %u", code, psn);
+	owe_nak(qp, UROCE_AETH_NAK | code, psn);
+	uroce_qp_to_err(qp);
+}
+
+static void
+rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
+{
+	struct uroce_responder *r = qp->resp;
+	uint32_t psn = pkt->bth.psn;
+	struct uroce_ext_fields ext;
+	int32_t d = psn_diff(psn, r->epsn);
+	uint8_t code = 0, next;
+	enum cls c;
+
+	uroce_wire_ext_get(pkt, &ext);
+	if (d < 0) {
+		rx_duplicate(qp, pkt, &ext);
+		return;
+	}
+	if (d > 0) {
+		/* Ahead of epsn (IBTA ch. 9.7): one PSN sequence error NAK,
+		 * then silence until epsn arrives. */
+		qp->stats.out_of_seq++;
+		if (!r->nak_seq_sent) {
+			r->nak_seq_sent = true;
+			owe_nak(qp, UROCE_AETH_NAK | UROCE_NAK_PSN_SEQ, r->epsn);
+		}
+		return;
+	}
+	r->nak_seq_sent = false;
+	c = classify(pkt->op);
+	next = c == CLS_BAD ? S_BAD : seq_next[r->seq][c];
+	if (next == S_BAD) {
+		rc_error(qp, UROCE_NAK_INV_REQ, psn);
+		return;
+	}
+	switch (execute(qp, pkt, &ext, &code)) {
+	case RX_RNR:
+		owe_nak(qp, UROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 31), psn);
+		return;
+	case RX_NAK:
+		rc_error(qp, code, psn);
+		return;
+	case RX_OK:
+		break;
+	}
+	r->seq = next;
+	r->epsn = pkt->op->kind == UROCE_OP_READ_REQ ?
+		psn_add(res_at(r, r->res_cnt - 1)->last_psn, 1) : psn_add(psn, 1);
+	ack_policy(qp, pkt, now);
+}
+
+/* ---------------------------------------------------------------------------
+ * UC (IBTA ch. 9.8): no ACK, no NAK. A PSN gap or any error drops the message
+ * in progress (its receive WQE is used again) and every packet up to the
+ * next FIRST or ONLY.
+ */
+static void
+uc_drop(struct uroce_qp *qp)
+{
+	struct uroce_responder *r = qp->resp;
+
+	qp->stats.drops++;
+	r->uc_drop = true;
+	r->seq = S_NONE;
+	r->rcv_off = 0;
+}
+
+static void
+uc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	struct uroce_responder *r = qp->resp;
+	struct uroce_ext_fields ext;
+	uint8_t code, next;
+	enum cls c;
+
+	if (pkt->bth.psn != r->epsn && !r->uc_drop) {
+		/* A gap: the message in progress is lost. */
+		qp->stats.out_of_seq++;
+		r->uc_drop = true;
+		r->seq = S_NONE;
+		r->rcv_off = 0;
+	}
+	r->epsn = psn_add(pkt->bth.psn, 1);
+	if (r->uc_drop) {
+		if (!(pkt->op->flags & UROCE_OPF_FIRST)) {
+			qp->stats.drops++;
+			return;
+		}
+		r->uc_drop = false;
+		r->seq = S_NONE;
+	}
+	c = classify(pkt->op);
+	next = c == CLS_BAD ? S_BAD : seq_next[r->seq][c];
+	if (next == S_BAD) {
+		uc_drop(qp);
+		return;
+	}
+	uroce_wire_ext_get(pkt, &ext);
+	if (execute(qp, pkt, &ext, &code) != RX_OK) {
+		uc_drop(qp);
+		return;
+	}
+	r->seq = next;
+}
+
+void
+uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
+	      struct uroce_txb *txb)
+{
+	if (qp->type == IBV_QPT_UC) {
+		uc_rx(qp, pkt);
+		return;
+	}
+	rc_rx(qp, pkt, now);
+	if (uroce_resp_tx(qp, now, txb))
+		uroce_qp_kick(qp);
+}

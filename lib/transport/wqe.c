@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * Gather and scatter through SGEs, completions, flushes, and frame
+ * building: the pieces the requester, completer, responder and UD share.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "qp_priv.h"
+
+/* ---------------------------------------------------------------------------
+ * Gather (send WQEs) and scatter (receive WQEs, READ responses).
+ */
+int
+uroce_wqe_gather(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		 uint32_t off, void *dst, uint32_t len)
+{
+	const struct ibv_sge *sge = (const struct ibv_sge *)w->data;
+	uint8_t *d = dst;
+	unsigned int i;
+
+	if (w->send_flags & IBV_SEND_INLINE) {
+		memcpy(dst, w->data + off, len);
+		return 0;
+	}
+	for (i = 0; i < w->num_sge && len > 0; i++) {
+		uint32_t n;
+		void *host;
+		int ret;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = RTE_MIN(sge[i].length - off, len);
+		/* Local read is always allowed (ibv_reg_mr(3)): need 0. */
+		ret = uroce_mr_check_local(qp->env->mrs, qp->pd, sge[i].lkey,
+					   sge[i].addr + off, n, 0, &host);
+		if (ret < 0)
+			return ret;
+		memcpy(d, host, n);
+		d += n;
+		len -= n;
+		off = 0;
+	}
+	return len == 0 ? 0 : -EMSGSIZE;
+}
+
+int
+uroce_wqe_check(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
+{
+	const struct ibv_sge *sge = (const struct ibv_sge *)w->data;
+	/* Atomics write the original value into their SGE. */
+	unsigned int need = uroce_wqe_is_rd_atomic(w) ? IBV_ACCESS_LOCAL_WRITE : 0;
+	unsigned int i;
+	void *host;
+	int ret;
+
+	if (w->send_flags & IBV_SEND_INLINE)
+		return 0;
+	for (i = 0; i < w->num_sge; i++) {
+		ret = uroce_mr_check_local(qp->env->mrs, qp->pd, sge[i].lkey,
+					   sge[i].addr, sge[i].length, need,
+					   &host);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int
+uroce_sge_scatter(const struct uroce_qp *qp, const struct ibv_sge *sge,
+		  uint32_t num_sge, uint32_t off, const void *src, uint32_t len)
+{
+	const uint8_t *s = src;
+	unsigned int i;
+
+	for (i = 0; i < num_sge && len > 0; i++) {
+		uint32_t n;
+		void *host;
+		int ret;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		n = RTE_MIN(sge[i].length - off, len);
+		ret = uroce_mr_check_local(qp->env->mrs, qp->pd, sge[i].lkey,
+					   sge[i].addr + off, n,
+					   IBV_ACCESS_LOCAL_WRITE, &host);
+		if (ret < 0)
+			return ret;
+		memcpy(host, s, n);
+		s += n;
+		len -= n;
+		off = 0;
+	}
+	return len == 0 ? 0 : -EMSGSIZE;
+}
+
+/* ---------------------------------------------------------------------------
+ * Completions.
+ */
+
+/* ibv_wc opcode of each send WR opcode (ibv_poll_cq(3)). */
+static const enum ibv_wc_opcode send_wc_opcode[] = {
+	[IBV_WR_RDMA_WRITE] = IBV_WC_RDMA_WRITE,
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = IBV_WC_RDMA_WRITE,
+	[IBV_WR_SEND] = IBV_WC_SEND,
+	[IBV_WR_SEND_WITH_IMM] = IBV_WC_SEND,
+	[IBV_WR_RDMA_READ] = IBV_WC_RDMA_READ,
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = IBV_WC_COMP_SWAP,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = IBV_WC_FETCH_ADD,
+};
+
+void
+uroce_send_wc(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
+	      enum ibv_wc_status status, struct ibv_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = w->wr_id;
+	wc->status = status;
+	if (w->opcode < RTE_DIM(send_wc_opcode))
+		wc->opcode = send_wc_opcode[w->opcode];
+	wc->byte_len = w->length;
+	wc->qp_num = qp->qpn;
+}
+
+void
+uroce_qp_complete(struct uroce_qp *qp, struct uroce_cq *cq,
+		  const struct ibv_wc *wc, bool solicited)
+{
+	const struct uroce_qp_env_ops *ops = qp->env->ops;
+	int ret = uroce_cq_push(cq, wc);
+
+	if (ret == -ENOSPC) {
+		/* ibv_poll_cq(3): an overrun raises IBV_EVENT_CQ_ERR, once. */
+		QP_LOG(ERR, qp, "CQ overrun, completion of wr_id %" PRIu64
+		       " lost", wc->wr_id);
+		if (ops != NULL && ops->async_event != NULL)
+			ops->async_event(qp->env->ctx, IBV_EVENT_CQ_ERR, cq);
+		return;
+	}
+	if (ret == 0 && uroce_cq_should_notify(cq, wc, solicited) &&
+	    ops != NULL && ops->cq_event != NULL)
+		ops->cq_event(qp->env->ctx, cq);
+}
+
+void
+uroce_qp_flush_sq(struct uroce_qp *qp)
+{
+	uint32_t n = uroce_ring_cons_avail(&qp->sq, UINT32_MAX);
+	struct ibv_wc wc;
+	uint32_t i;
+
+	/* A flushed WR completes signaled or not: unsuccessful completions
+	 * are always generated (IBTA ch. 10.8, ibv_post_send(3)). */
+	for (i = 0; i < n; i++) {
+		uroce_send_wc(qp, uroce_ring_cons_slot(&qp->sq, i),
+			      IBV_WC_WR_FLUSH_ERR, &wc);
+		uroce_qp_complete(qp, qp->send_cq, &wc, false);
+	}
+	uroce_ring_cons_release(&qp->sq, n);
+	if (qp->req != NULL) {
+		qp->req->start_idx = qp->sq.tail;
+		qp->req->tx_idx = qp->sq.tail;
+		qp->req->tx_psn = qp->req->next_psn;
+		qp->req->una = qp->req->next_psn;
+		qp->req->rd_started = 0;
+		qp->req->rto_at = UROCE_TIME_OFF;
+		qp->req->rnr_at = UROCE_TIME_OFF;
+	}
+}
+
+void
+uroce_qp_flush_rq(struct uroce_qp *qp)
+{
+	uint32_t n = uroce_ring_cons_avail(&qp->rq, UINT32_MAX);
+	struct ibv_wc wc;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct uroce_recv_wqe *r = uroce_ring_cons_slot(&qp->rq, i);
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = r->wr_id;
+		wc.status = IBV_WC_WR_FLUSH_ERR;
+		wc.opcode = IBV_WC_RECV;
+		wc.qp_num = qp->qpn;
+		uroce_qp_complete(qp, qp->recv_cq, &wc, false);
+	}
+	uroce_ring_cons_release(&qp->rq, n);
+	if (qp->resp != NULL) {
+		qp->resp->rcv_off = 0;
+		qp->resp->seq = UROCE_SEQ_NONE;
+	}
+}
+
+/* ---------------------------------------------------------------------------
+ * Frames.
+ */
+uint32_t
+uroce_frame_len(const struct uroce_l2l3 *l2l3, uint8_t opcode, uint32_t plen)
+{
+	return uroce_wire_hdrs_len(l2l3, opcode) + plen +
+	       uroce_wire_trailer_len(plen);
+}
+
+struct rte_mbuf *
+uroce_frame_alloc(struct uroce_qp *qp, const struct uroce_l2l3 *l2l3,
+		  uint8_t opcode, uint32_t plen, uint8_t **payload)
+{
+	uint32_t hl = uroce_wire_hdrs_len(l2l3, opcode);
+	uint32_t len = hl + plen + uroce_wire_trailer_len(plen);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->env->pool);
+
+	if (m == NULL)
+		return NULL;
+	if (rte_pktmbuf_tailroom(m) < len) {
+		QP_LOG(ERR, qp, "frame of %u bytes does not fit an mbuf", len);
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	*payload = rte_pktmbuf_mtod(m, uint8_t *) + hl;
+	return m;
+}
+
+void
+uroce_frame_finish(struct uroce_qp *qp, struct rte_mbuf *m,
+		   const struct uroce_l2l3 *l2l3,
+		   const struct uroce_bth_fields *bth,
+		   const struct uroce_ext_fields *ext, uint32_t plen,
+		   struct uroce_txb *txb)
+{
+	uint8_t *buf = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t hl = uroce_wire_write_hdrs(buf, l2l3, bth, ext, plen);
+	uint32_t pad = -plen & 3u;
+	uint32_t icrc;
+
+	memset(buf + hl + plen, 0, pad);
+	icrc = uroce_wire_icrc(buf, hl, buf + hl, plen);
+	/* The ICRC goes out least significant byte first (IBTA A17.3.3). */
+	buf[hl + plen + pad + 0] = (uint8_t)icrc;
+	buf[hl + plen + pad + 1] = (uint8_t)(icrc >> 8);
+	buf[hl + plen + pad + 2] = (uint8_t)(icrc >> 16);
+	buf[hl + plen + pad + 3] = (uint8_t)(icrc >> 24);
+	m->data_len = (uint16_t)(hl + plen + pad + UROCE_ICRC_LEN);
+	m->pkt_len = m->data_len;
+	qp->stats.tx_pkts++;
+	qp->stats.tx_bytes += m->pkt_len;
+	uroce_txb_add(txb, m);
+}
