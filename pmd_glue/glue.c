@@ -16,6 +16,7 @@
 #include <rte_ethdev.h>
 
 #include "glue_priv.h"
+#include "uroce_config.h"
 
 RTE_LOG_REGISTER_SUFFIX(uroce_glue_logtype, glue, NOTICE);
 
@@ -143,6 +144,24 @@ found:
 	return 0;
 }
 
+/*
+ * memif with its default 2048-byte buffers loses frames that span two
+ * descriptors in DPDK 22.11 (seen as floods of stale duplicates, or as a
+ * tx that never drains, with a 4096 MTU): give every frame up to the
+ * 9000-byte MTU one buffer, unless the dev string chose a size itself.
+ */
+#define MEMIF_BSIZE	"16384"
+
+static int
+probe_memif(const char *dev, struct uroce_glue_link *link, char *err,
+	    size_t len)
+{
+	char with[UROCE_CONFIG_STR_LEN + sizeof(",bsize=" MEMIF_BSIZE)];
+
+	snprintf(with, sizeof(with), "%s,bsize=" MEMIF_BSIZE, dev);
+	return probe(with, link, err, len);
+}
+
 int
 uroce_glue_attach(const char *dev, uint16_t nb_queues,
 		  struct uroce_glue_link *link, char *err, size_t err_len)
@@ -166,6 +185,8 @@ uroce_glue_attach(const char *dev, uint16_t nb_queues,
 	link->peer_link = k->peer_link;
 	if (k->kind == UROCE_GLUE_RINGLINK)
 		ret = glue_ringlink_attach(dev, nb_queues, link, err, err_len);
+	else if (k->kind == UROCE_GLUE_MEMIF && strstr(dev, "bsize=") == NULL)
+		ret = probe_memif(dev, link, err, err_len);
 	else
 		ret = probe(dev, link, err, err_len);
 	if (ret == 0)
