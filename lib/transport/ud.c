@@ -31,9 +31,11 @@ ud_complete(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 
 	if (status != IBV_WC_SUCCESS || uroce_wqe_signaled(qp, w)) {
 		uroce_send_wc(qp, w, status, &wc);
+		uroce_ring_cons_release(&qp->sq, 1);	/* room before the CQE */
 		uroce_qp_complete(qp, qp->send_cq, &wc, false);
+	} else {
+		uroce_ring_cons_release(&qp->sq, 1);
 	}
-	uroce_ring_cons_release(&qp->sq, 1);
 	qp->req->start_idx = qp->sq.tail;
 	qp->req->tx_idx = qp->sq.tail;
 	if (status != IBV_WC_SUCCESS)

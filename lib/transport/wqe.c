@@ -158,12 +158,12 @@ uroce_qp_flush_sq(struct uroce_qp *qp)
 
 	/* A flushed WR completes signaled or not: unsuccessful completions
 	 * are always generated (IBTA ch. 10.8, ibv_post_send(3)). */
-	for (i = 0; i < n; i++) {
-		uroce_send_wc(qp, uroce_ring_cons_slot(&qp->sq, i),
+	for (i = 0; i < n; i++) {	/* each slot freed before its CQE */
+		uroce_send_wc(qp, uroce_ring_cons_slot(&qp->sq, 0),
 			      IBV_WC_WR_FLUSH_ERR, &wc);
+		uroce_ring_cons_release(&qp->sq, 1);
 		uroce_qp_complete(qp, qp->send_cq, &wc, false);
 	}
-	uroce_ring_cons_release(&qp->sq, n);
 	if (qp->req != NULL) {
 		qp->req->start_idx = qp->sq.tail;
 		qp->req->tx_idx = qp->sq.tail;
@@ -182,17 +182,17 @@ uroce_qp_flush_rq(struct uroce_qp *qp)
 	struct ibv_wc wc;
 	uint32_t i;
 
-	for (i = 0; i < n; i++) {
-		const struct uroce_recv_wqe *r = uroce_ring_cons_slot(&qp->rq, i);
+	for (i = 0; i < n; i++) {	/* each slot freed before its CQE */
+		const struct uroce_recv_wqe *r = uroce_ring_cons_slot(&qp->rq, 0);
 
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = r->wr_id;
 		wc.status = IBV_WC_WR_FLUSH_ERR;
 		wc.opcode = IBV_WC_RECV;
 		wc.qp_num = qp->qpn;
+		uroce_ring_cons_release(&qp->rq, 1);
 		uroce_qp_complete(qp, qp->recv_cq, &wc, false);
 	}
-	uroce_ring_cons_release(&qp->rq, n);
 	if (qp->resp != NULL) {
 		qp->resp->rcv_off = 0;
 		qp->resp->seq = UROCE_SEQ_NONE;
