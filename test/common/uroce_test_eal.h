@@ -31,8 +31,8 @@ ut_eal_hugepages(void)
 
 /*
  * Start EAL for test prog with extra arguments (NULL-terminated list, may
- * be NULL), e.g. { "--vdev=net_ring0", NULL }. Uses lcores from "-l" in
- * extra when given, else "-l 0". Returns rte_eal_init()'s result.
+ * be NULL), e.g. { "--vdev=net_ring0", NULL }. Uses lcores from "-l" or
+ * "--lcores" in extra when given, else "-l 0". Returns rte_eal_init()'s result.
  */
 static inline int
 ut_eal_init(const char *prog, const char *const *extra)
@@ -63,7 +63,8 @@ ut_eal_init(const char *prog, const char *const *extra)
 	}
 	for (; extra != NULL && *extra != NULL && argc < UT_EAL_MAX_ARGS - 3;
 	     extra++) {
-		if (strcmp(*extra, "-l") == 0)
+		if (strcmp(*extra, "-l") == 0 ||
+		    strncmp(*extra, "--lcores", 8) == 0)
 			lcores = true;
 		argv[argc++] = (char *)*extra;
 	}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * Control messages: a QP's control verbs run on its owner lcore (DESIGN.md
+ * §2, one owner per QP), so the transport's owner-side state never needs a
+ * lock. A caller on another thread puts a message (a function and its
+ * argument, on the caller's stack) on the owner's MPSC ring and waits for
+ * the answer; the owner runs it at the start of its next iteration. The
+ * call runs inline when the caller is the owner, or in native mode, where
+ * it takes the native lock that uroce_engine_poll() holds for an
+ * iteration.
+ *
+ * eng_sync() waits until no lcore can still hold a pointer it found before
+ * the call: the readers are the background lcores (rte_rcu_qsbr, one
+ * quiescent report per iteration), or in native mode the poller, which
+ * holds the native lock for a whole iteration.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_pause.h>
+
+#include "engine_priv.h"
+
+struct eng_ctrl {
+	eng_ctrl_fn fn;
+	void *arg;
+	int ret;
+	uint32_t done;			/* RELEASE-stored by the owner */
+};
+
+/* Wait politely: spin a little, then yield, then sleep (2-core machines). */
+static void
+eng_wait_step(unsigned int *spins)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 20000 };
+
+	if (++*spins < 64)
+		rte_pause();
+	else if (*spins < 128)
+		sched_yield();
+	else
+		nanosleep(&ts, NULL);
+}
+
+int
+eng_ctrl_run(unsigned int owner, eng_ctrl_fn fn, void *arg)
+{
+	struct eng_lcore *lc = eng_g->lc[owner];
+	struct eng_ctrl msg = { .fn = fn, .arg = arg };
+	unsigned int spins = 0;
+	int ret;
+
+	if (RTE_PER_LCORE(eng_cur) == lc)
+		return fn(lc, arg);
+	if (eng_g->nb_bg == 0) {
+		rte_spinlock_lock(&eng_g->native_lock);
+		RTE_PER_LCORE(eng_cur) = lc;
+		ret = fn(lc, arg);
+		RTE_PER_LCORE(eng_cur) = NULL;
+		rte_spinlock_unlock(&eng_g->native_lock);
+		return ret;
+	}
+	while (rte_ring_mp_enqueue(lc->ctrl, &msg) != 0)
+		eng_wait_step(&spins);
+	spins = 0;
+	while (__atomic_load_n(&msg.done, __ATOMIC_ACQUIRE) == 0)
+		eng_wait_step(&spins);
+	return msg.ret;
+}
+
+unsigned int
+eng_ctrl_drain(struct eng_lcore *lc)
+{
+	void *objs[16];
+	struct eng_ctrl *msg;
+	unsigned int i, n;
+
+	n = rte_ring_sc_dequeue_burst(lc->ctrl, objs, RTE_DIM(objs), NULL);
+	for (i = 0; i < n; i++) {
+		msg = objs[i];
+		msg->ret = msg->fn(lc, msg->arg);
+		__atomic_store_n(&msg->done, 1, __ATOMIC_RELEASE);
+	}
+	lc->st.ctrl_msgs += n;
+	return n;
+}
+
+void
+eng_sync(void)
+{
+	struct eng_lcore *cur = RTE_PER_LCORE(eng_cur);
+
+	if (eng_g->nb_bg == 0) {
+		if (cur == NULL) {
+			rte_spinlock_lock(&eng_g->native_lock);
+			rte_spinlock_unlock(&eng_g->native_lock);
+		}
+		return;
+	}
+	rte_rcu_qsbr_synchronize(eng_g->qsv,
+				 cur != NULL ? cur->idx : RTE_QSBR_THRID_INVALID);
+}
+
+/* ------------------------------------------------------------------------
+ * The QP's control operations, run on the owner.
+ */
+static int
+ctrl_attach(struct eng_lcore *lc, void *arg)
+{
+	struct eng_qp *eq = arg;
+
+	TAILQ_INSERT_TAIL(&lc->owned, eq, owned_link);
+	return 0;
+}
+
+int
+eng_qp_attach(struct eng_qp *eq)
+{
+	return eng_ctrl_run(eq->qp->lcore, ctrl_attach, eq);
+}
+
+/*
+ * The QP is unpublished and eng_sync() has run: no new frame or hand-off
+ * finds it. Doorbells rung before the destroy may still be queued: take
+ * them all first, so that none names the QP once it is freed.
+ */
+static int
+ctrl_detach(struct eng_lcore *lc, void *arg)
+{
+	struct eng_qp *eq = arg;
+	void *objs[ENG_RX_BURST];
+	struct eng_qp *o;
+	unsigned int i, n;
+
+	do {
+		n = rte_ring_sc_dequeue_burst(lc->db, objs, RTE_DIM(objs), NULL);
+		for (i = 0; i < n; i++) {
+			o = objs[i];
+			__atomic_exchange_n(&o->db_pending, 0, __ATOMIC_ACQ_REL);
+			eng_qp_activate(lc, o);
+		}
+	} while (n == RTE_DIM(objs));
+	if (eq->active) {
+		TAILQ_REMOVE(&lc->active, eq, active_link);
+		eq->active = false;
+	}
+	if (uroce_wheel_armed(&eq->tmo))
+		uroce_wheel_del(&lc->wheel, &eq->tmo);
+	TAILQ_REMOVE(&lc->owned, eq, owned_link);
+	uroce_qp_destroy(eq->qp);
+	eq->qp = NULL;
+	return 0;
+}
+
+int
+eng_qp_detach(struct eng_qp *eq)
+{
+	return eng_ctrl_run(eq->qp->lcore, ctrl_detach, eq);
+}
+
+struct modify_args {
+	struct eng_qp *eq;
+	struct ibv_qp_attr *attr;
+	int mask;
+};
+
+static int
+ctrl_modify(struct eng_lcore *lc, void *arg)
+{
+	struct modify_args *a = arg;
+	int ret;
+
+	ret = uroce_qp_modify(a->eq->qp, a->attr, a->mask, rte_get_tsc_cycles());
+	eng_qp_rearm(lc, a->eq);
+	/* A QP that just reached RTS may have WQEs posted before. */
+	if (ret == 0)
+		eng_qp_activate(lc, a->eq);
+	return ret;
+}
+
+int
+eng_qp_modify(struct eng_qp *eq, struct ibv_qp_attr *attr, int mask)
+{
+	struct modify_args a = { .eq = eq, .attr = attr, .mask = mask };
+
+	return eng_ctrl_run(eq->qp->lcore, ctrl_modify, &a);
+}
+
+struct query_args {
+	struct eng_qp *eq;
+	struct ibv_qp_attr *attr;
+	struct ibv_qp_init_attr *init;
+};
+
+static int
+ctrl_query(struct eng_lcore *lc, void *arg)
+{
+	struct query_args *a = arg;
+
+	RTE_SET_USED(lc);
+	uroce_qp_query(a->eq->qp, a->attr, a->init);
+	return 0;
+}
+
+int
+eng_qp_query(struct eng_qp *eq, struct ibv_qp_attr *attr,
+	     struct ibv_qp_init_attr *init)
+{
+	struct query_args a = { .eq = eq, .attr = attr, .init = init };
+
+	return eng_ctrl_run(eq->qp->lcore, ctrl_query, &a);
+}
+
+struct stats_args {
+	struct eng_qp *eq;
+	struct uroce_qp_stats *st;
+};
+
+static int
+ctrl_stats(struct eng_lcore *lc, void *arg)
+{
+	struct stats_args *a = arg;
+
+	RTE_SET_USED(lc);
+	*a->st = a->eq->qp->stats;
+	return 0;
+}
+
+int
+eng_qp_stats(struct eng_qp *eq, struct uroce_qp_stats *st)
+{
+	struct stats_args a = { .eq = eq, .st = st };
+
+	return eng_ctrl_run(eq->qp->lcore, ctrl_stats, &a);
+}

@@ -1,0 +1,835 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * Devices and their objects: one device per port, its QP environment, its
+ * key table, and PDs, CQs, MRs, AHs and QPs. Object changes hold the
+ * engine lock; control verbs of a QP go to its owner (ctrl.c).
+ *
+ * QPNs live in one table for the process, indexed by the 24-bit QPN in two
+ * levels (4096 pages of 4096 entries, a page allocated when first used):
+ * the rx path looks a QPN up with two ACQUIRE loads and no lock. A QP is
+ * published after it is set up and unpublished before it is destroyed;
+ * eng_sync() in between lets the lcores drop what they found.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_random.h>
+
+#include "engine_priv.h"
+
+/* Device limits. */
+#define ENG_MAX_SGE		32
+#define ENG_MAX_INLINE		256
+#define ENG_MAX_QP_WR		16384
+#define ENG_MAX_RD_ATOM		16
+#define ENG_RATE_MIN_KBPS	1
+#define ENG_RATE_MAX_KBPS	100000000u	/* 100 Gbit/s */
+/* How long ibv_create_ah() waits for the neighbour (ARP retries 5 x 100ms). */
+#define ENG_AH_RESOLVE_MS	2000
+
+/* RoCEv2 bytes around the payload that the IP MTU must hold: IPv6 header
+ * (the larger), UDP, BTH, RETH (the largest extension of a data packet)
+ * and ICRC. */
+#define ENG_ROCE_OVERHEAD	(40 + 8 + UROCE_BTH_LEN + UROCE_RETH_LEN + UROCE_ICRC_LEN)
+
+enum ibv_mtu
+uroce_dev_active_mtu(uint16_t ip_mtu)
+{
+	int m;
+
+	for (m = IBV_MTU_4096; m >= IBV_MTU_256; m--)
+		if (uroce_mtu_bytes((enum ibv_mtu)m) + ENG_ROCE_OVERHEAD <= ip_mtu)
+			return (enum ibv_mtu)m;
+	return (enum ibv_mtu)0;
+}
+
+/* ------------------------------------------------------------------------
+ * Environment hooks (struct uroce_qp_env_ops), ctx is the device.
+ */
+static struct uroce_dev *
+eng_dev_by_gid(const union uroce_gid *gid)
+{
+	struct uroce_dev *dev;
+	unsigned int d, i;
+
+	for (d = 0; d < eng_g->ndev; d++) {
+		dev = eng_g->dev[d];
+		for (i = 0; i < dev->env.gid_cnt; i++)
+			if (memcmp(&dev->env.gid[i], gid, sizeof(*gid)) == 0)
+				return dev;
+	}
+	return NULL;
+}
+
+struct uroce_dev *
+eng_dev_by_mac(const uint8_t *mac)
+{
+	unsigned int d;
+
+	for (d = 0; d < eng_g->ndev; d++)
+		if (memcmp(eng_g->dev[d]->mac.addr_bytes, mac,
+			   RTE_ETHER_ADDR_LEN) == 0)
+			return eng_g->dev[d];
+	return NULL;
+}
+
+/* A local port's address resolves at once, as a NIC knows its own. */
+static int
+eng_resolve(void *ctx, struct uroce_l2l3 *l2l3)
+{
+	struct uroce_dev *dev = ctx, *local = eng_dev_by_gid(&l2l3->dgid);
+	struct rte_ether_addr mac;
+	int ret;
+
+	if (local != NULL) {
+		memcpy(l2l3->dmac, local->mac.addr_bytes, RTE_ETHER_ADDR_LEN);
+		return 0;
+	}
+	ret = uroce_port_resolve(dev->port, &l2l3->dgid, &mac);
+	if (ret == 0)
+		memcpy(l2l3->dmac, mac.addr_bytes, RTE_ETHER_ADDR_LEN);
+	return ret;
+}
+
+static void
+eng_async_event(void *ctx, enum ibv_event_type ev, void *obj)
+{
+	struct uroce_dev *dev = ctx;
+
+	if (dev->ev.async_event != NULL)
+		dev->ev.async_event(dev->ev_arg, ev, obj);
+}
+
+static void
+eng_cq_event(void *ctx, struct uroce_cq *cq)
+{
+	struct uroce_dev *dev = ctx;
+
+	if (dev->ev.cq_event != NULL)
+		dev->ev.cq_event(dev->ev_arg, cq);
+}
+
+static const struct uroce_qp_env_ops eng_env_ops = {
+	.resolve = eng_resolve,
+	.kick = eng_kick,
+	.async_event = eng_async_event,
+	.cq_event = eng_cq_event,
+};
+
+/* ------------------------------------------------------------------------
+ * Devices.
+ */
+static int
+eng_dev_env(struct uroce_dev *dev, char *err, size_t err_len)
+{
+	struct uroce_qp_env *env = &dev->env;
+	const struct uroce_qp_limits lim = {
+		.port_cnt = 1,
+		.pkey_tbl_len = 1,		/* the default P_Key only */
+		.max_qp_rd_atom = ENG_MAX_RD_ATOM,
+		.max_qp_init_rd_atom = ENG_MAX_RD_ATOM,
+		.rate_limit_min = ENG_RATE_MIN_KBPS,
+		.rate_limit_max = ENG_RATE_MAX_KBPS,
+		.apm = false,
+	};
+	int ret;
+
+	env->ops = &eng_env_ops;
+	env->ctx = dev;
+	env->pool = uroce_port_pool(dev->port);
+	env->lim = lim;
+	env->tsc_hz = eng_g->tsc_hz;
+	dev->mac = *uroce_port_mac(dev->port);
+	memcpy(env->mac, dev->mac.addr_bytes, RTE_ETHER_ADDR_LEN);
+	env->vlan = uroce_port_vlan(dev->port, &env->vlan_id);
+	env->gid_cnt = uroce_port_gids(dev->port, env->gid, UROCE_GID_TBL_MAX);
+	env->lim.gid_tbl_len = env->gid_cnt;
+	env->mtu = uroce_port_mtu(dev->port);
+	env->lim.active_mtu = uroce_dev_active_mtu(env->mtu);
+	env->tx_extbuf = uroce_port_tx_extbuf(dev->port);
+	env->max_sge = ENG_MAX_SGE;
+	env->max_inline = ENG_MAX_INLINE;
+	env->max_qp_wr = ENG_MAX_QP_WR;
+	if (env->lim.active_mtu == 0) {
+		snprintf(err, err_len,
+			 "uroce: %s: [port%u] mtu = %u: too small for RoCEv2 (at least %u)",
+			 eng_g->cfg->path ? eng_g->cfg->path : "config", dev->idx,
+			 env->mtu, uroce_mtu_bytes(IBV_MTU_256) + ENG_ROCE_OVERHEAD);
+		return -EINVAL;
+	}
+	ret = uroce_mr_table_create(ENG_MAX_MR, rte_rand(), &env->mrs);
+	if (ret < 0)
+		snprintf(err, err_len, "uroce: %s: key table: %s", dev->name,
+			 strerror(-ret));
+	return ret;
+}
+
+int
+eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
+	     size_t err_len)
+{
+	struct uroce_dev *dev = calloc(1, sizeof(*dev));
+	int ret;
+
+	if (dev == NULL) {
+		snprintf(err, err_len, "uroce: out of memory for device %u", idx);
+		return -ENOMEM;
+	}
+	dev->idx = idx;
+	snprintf(dev->name, sizeof(dev->name), "uroce%u", idx);
+	TAILQ_INIT(&dev->pds);
+	TAILQ_INIT(&dev->cqs);
+	TAILQ_INIT(&dev->ahs);
+	TAILQ_INIT(&dev->qps);
+	ret = uroce_port_open(eng_g->cfg, idx, eng_g->nb_ctx, &dev->port,
+			      err, err_len);
+	if (ret == 0)
+		ret = eng_dev_env(dev, err, err_len);
+	if (ret < 0) {
+		eng_dev_close(dev);
+		return ret;
+	}
+	ENG_LOG(INFO, "%s: mac " RTE_ETHER_ADDR_PRT_FMT " mtu %u active_mtu %u gids %u\n",
+		dev->name, RTE_ETHER_ADDR_BYTES(&dev->mac), dev->env.mtu,
+		uroce_mtu_bytes(dev->env.lim.active_mtu), dev->env.gid_cnt);
+	*out = dev;
+	return 0;
+}
+
+/* Lcores stopped: free what the application left, then the port. */
+void
+eng_dev_close(struct uroce_dev *dev)
+{
+	struct uroce_pd *pd;
+	struct eng_cq *cq;
+	struct eng_ah *ah;
+	struct eng_qp *eq;
+
+	if (dev == NULL)
+		return;
+	while ((eq = TAILQ_FIRST(&dev->qps)) != NULL) {
+		TAILQ_REMOVE(&dev->qps, eq, dev_link);
+		uroce_qp_destroy(eq->qp);
+		free(eq);
+	}
+	while ((ah = TAILQ_FIRST(&dev->ahs)) != NULL) {
+		TAILQ_REMOVE(&dev->ahs, ah, link);
+		free(ah);
+	}
+	while ((cq = TAILQ_FIRST(&dev->cqs)) != NULL) {
+		TAILQ_REMOVE(&dev->cqs, cq, link);
+		uroce_cq_fini(&cq->cq);
+		free(cq);
+	}
+	while ((pd = TAILQ_FIRST(&dev->pds)) != NULL) {
+		TAILQ_REMOVE(&dev->pds, pd, link);
+		free(pd);
+	}
+	uroce_mr_table_free(dev->env.mrs);
+	uroce_port_close(dev->port);
+	free(dev);
+}
+
+unsigned int
+uroce_dev_count(void)
+{
+	return eng_g != NULL ? eng_g->ndev : 0;
+}
+
+struct uroce_dev *
+uroce_dev_get(unsigned int idx)
+{
+	return eng_g != NULL && idx < eng_g->ndev ? eng_g->dev[idx] : NULL;
+}
+
+struct uroce_dev *
+uroce_dev_by_name(const char *name)
+{
+	unsigned int d;
+
+	for (d = 0; name != NULL && d < uroce_dev_count(); d++)
+		if (strcmp(eng_g->dev[d]->name, name) == 0)
+			return eng_g->dev[d];
+	return NULL;
+}
+
+const char *
+uroce_dev_name(const struct uroce_dev *dev)
+{
+	return dev->name;
+}
+
+unsigned int
+uroce_dev_index(const struct uroce_dev *dev)
+{
+	return dev->idx;
+}
+
+const struct uroce_qp_env *
+uroce_dev_env(const struct uroce_dev *dev)
+{
+	return &dev->env;
+}
+
+struct uroce_port *
+uroce_dev_port(const struct uroce_dev *dev)
+{
+	return dev->port;
+}
+
+void
+uroce_dev_caps(const struct uroce_dev *dev, struct uroce_dev_caps *caps)
+{
+	RTE_SET_USED(dev);
+	caps->max_qp = ENG_MAX_QP;
+	caps->max_cq = ENG_MAX_CQ;
+	caps->max_cqe = UROCE_CQ_MAX_CQE;
+	caps->max_mr = ENG_MAX_MR;
+	caps->max_pd = ENG_MAX_PD;
+	caps->max_ah = ENG_MAX_AH;
+	caps->max_mr_size = UINT64_MAX;
+}
+
+void
+uroce_dev_stats_get(const struct uroce_dev *dev, struct uroce_dev_stats *st)
+{
+	const struct uroce_dev_stats *s;
+	unsigned int i, v;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; eng_g != NULL && i < eng_g->nb_ctx; i++) {
+		s = &eng_g->lc[i]->dst[dev->idx];
+		st->rx_pkts += s->rx_pkts;
+		st->tx_pkts += s->tx_pkts;
+		st->loop_pkts += s->loop_pkts;
+		st->loop_drops += s->loop_drops;
+		st->unknown_qpn += s->unknown_qpn;
+		st->handoffs += s->handoffs;
+		st->handoff_drops += s->handoff_drops;
+		for (v = 0; v < UROCE_WIRE_VERDICT_COUNT; v++)
+			st->wire.verdict[v] += s->wire.verdict[v];
+	}
+}
+
+void
+uroce_dev_set_events(struct uroce_dev *dev, const struct uroce_dev_events *ev,
+		     void *arg)
+{
+	pthread_mutex_lock(&eng_g->lock);
+	dev->ev_arg = arg;
+	if (ev != NULL)
+		dev->ev = *ev;
+	else
+		memset(&dev->ev, 0, sizeof(dev->ev));
+	pthread_mutex_unlock(&eng_g->lock);
+}
+
+int
+uroce_dev_inject(struct uroce_dev *dev, struct rte_mbuf *m)
+{
+	struct eng_lcore *lc = eng_g->lc[0];
+
+	m->port = dev->idx;
+	if (rte_ring_mp_enqueue(lc->lo, m) != 0) {
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * QPN table.
+ */
+struct eng_qp *
+eng_qpn_lookup(uint32_t qpn)
+{
+	struct eng_qp **page;
+
+	qpn &= UROCE_QPN_MASK;
+	page = __atomic_load_n(&eng_g->qpn_page[qpn >> ENG_QPN_PAGE_BITS],
+			       __ATOMIC_ACQUIRE);
+	if (page == NULL)
+		return NULL;
+	return __atomic_load_n(&page[qpn & (ENG_QPN_PAGE_SIZE - 1)],
+			       __ATOMIC_ACQUIRE);
+}
+
+/* Engine lock. The slot of qpn, its page allocated if needed. */
+static struct eng_qp **
+eng_qpn_slot(uint32_t qpn)
+{
+	struct eng_qp ***pp = &eng_g->qpn_page[qpn >> ENG_QPN_PAGE_BITS];
+
+	if (*pp == NULL) {
+		struct eng_qp **page = calloc(ENG_QPN_PAGE_SIZE, sizeof(*page));
+
+		if (page == NULL)
+			return NULL;
+		__atomic_store_n(pp, page, __ATOMIC_RELEASE);
+	}
+	return &(*pp)[qpn & (ENG_QPN_PAGE_SIZE - 1)];
+}
+
+/*
+ * Engine lock. The next free QPN after the last one given, never 0 or 1
+ * (IBTA: QP0 and QP1 are the special QPs). The sequence starts at a random
+ * point (engine.c), and a freed QPN comes back only after a lap of 2^24, so
+ * late frames of a destroyed QP do not reach its successor.
+ */
+static uint32_t
+eng_qpn_alloc(void)
+{
+	uint32_t qpn, tries;
+
+	for (tries = 0; tries <= UROCE_QPN_MASK; tries++) {
+		qpn = eng_g->qpn_next;
+		eng_g->qpn_next = (qpn + 1) & UROCE_QPN_MASK;
+		if (qpn >= 2 && eng_qpn_lookup(qpn) == NULL)
+			return qpn;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * PDs.
+ */
+int
+uroce_pd_alloc(struct uroce_dev *dev, struct uroce_pd **out)
+{
+	struct uroce_pd *pd;
+	int ret = -ENOMEM;
+
+	if (dev == NULL || out == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&eng_g->lock);
+	if (dev->n_pd < ENG_MAX_PD && (pd = calloc(1, sizeof(*pd))) != NULL) {
+		pd->dev = dev;
+		TAILQ_INSERT_TAIL(&dev->pds, pd, link);
+		dev->n_pd++;
+		*out = pd;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&eng_g->lock);
+	return ret;
+}
+
+int
+uroce_pd_free(struct uroce_pd *pd)
+{
+	int ret = -EBUSY;
+
+	if (pd == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&eng_g->lock);
+	if (pd->refs == 0) {
+		TAILQ_REMOVE(&pd->dev->pds, pd, link);
+		pd->dev->n_pd--;
+		free(pd);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&eng_g->lock);
+	return ret;
+}
+
+struct uroce_dev *
+uroce_pd_dev(const struct uroce_pd *pd)
+{
+	return pd->dev;
+}
+
+/* ------------------------------------------------------------------------
+ * CQs.
+ */
+int
+uroce_dev_cq_create(struct uroce_dev *dev, uint32_t cqe, void *user,
+		    struct uroce_cq **out)
+{
+	size_t sz = RTE_ALIGN_CEIL(sizeof(struct eng_cq), RTE_CACHE_LINE_SIZE);
+	struct eng_cq *cq;
+	int ret;
+
+	if (dev == NULL || out == NULL || cqe == 0 || cqe > UROCE_CQ_MAX_CQE)
+		return -EINVAL;
+	cq = aligned_alloc(RTE_CACHE_LINE_SIZE, sz);
+	if (cq == NULL)
+		return -ENOMEM;
+	memset(cq, 0, sz);
+	ret = uroce_cq_init(&cq->cq, cqe);
+	if (ret < 0) {
+		free(cq);
+		return ret;
+	}
+	cq->dev = dev;
+	cq->user = user;
+	cq->owner = -1;
+	pthread_mutex_lock(&eng_g->lock);
+	if (dev->n_cq >= ENG_MAX_CQ) {
+		ret = -ENOMEM;
+	} else {
+		TAILQ_INSERT_TAIL(&dev->cqs, cq, link);
+		dev->n_cq++;
+	}
+	pthread_mutex_unlock(&eng_g->lock);
+	if (ret < 0) {
+		uroce_cq_fini(&cq->cq);
+		free(cq);
+		return ret;
+	}
+	*out = &cq->cq;
+	return 0;
+}
+
+int
+uroce_dev_cq_destroy(struct uroce_cq *ucq)
+{
+	struct eng_cq *cq = eng_cq_of(ucq);
+	int ret = -EBUSY;
+
+	if (ucq == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&eng_g->lock);
+	if (cq->refs == 0) {
+		TAILQ_REMOVE(&cq->dev->cqs, cq, link);
+		cq->dev->n_cq--;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&eng_g->lock);
+	if (ret == 0) {
+		uroce_cq_fini(&cq->cq);
+		free(cq);
+	}
+	return ret;
+}
+
+void *
+uroce_dev_cq_user(const struct uroce_cq *cq)
+{
+	return eng_cq_of(cq)->user;
+}
+
+int
+uroce_dev_cq_lcore(const struct uroce_cq *cq)
+{
+	int owner;
+
+	pthread_mutex_lock(&eng_g->lock);
+	owner = eng_cq_of(cq)->owner;
+	pthread_mutex_unlock(&eng_g->lock);
+	return owner;
+}
+
+/* ------------------------------------------------------------------------
+ * MRs.
+ */
+int
+uroce_dev_mr_reg(struct uroce_pd *pd, void *addr, size_t len, uint64_t iova,
+		 unsigned int access, struct uroce_mr **out)
+{
+	int ret;
+
+	if (pd == NULL || out == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&eng_g->lock);
+	ret = uroce_mr_reg(pd->dev->env.mrs, pd, addr, len, iova, access, out);
+	if (ret == 0)
+		pd->refs++;
+	pthread_mutex_unlock(&eng_g->lock);
+	return ret;
+}
+
+int
+uroce_dev_mr_dereg(struct uroce_mr *mr)
+{
+	struct uroce_pd *pd;
+	int ret;
+
+	if (mr == NULL)
+		return -EINVAL;
+	pd = (struct uroce_pd *)(uintptr_t)mr->pd;
+	pthread_mutex_lock(&eng_g->lock);
+	ret = uroce_mr_dereg(pd->dev->env.mrs, mr);
+	if (ret == 0)
+		pd->refs--;
+	pthread_mutex_unlock(&eng_g->lock);
+	/* A check that passed before the dereg may still be copying: the
+	 * memory is the application's again only after every lcore moved on
+	 * (uroce_mr.h, Threads). */
+	if (ret == 0)
+		eng_sync();
+	return ret;
+}
+
+/* ------------------------------------------------------------------------
+ * AHs.
+ */
+static int
+eng_ah_l2l3(struct uroce_dev *dev, const struct ibv_ah_attr *attr,
+	    struct uroce_l2l3 *l)
+{
+	const struct uroce_qp_env *env = &dev->env;
+
+	/* RoCE addresses are GIDs: an AH without a GRH has no destination. */
+	if (!attr->is_global || attr->port_num != 1 ||
+	    attr->grh.sgid_index >= env->gid_cnt)
+		return -EINVAL;
+	memset(l, 0, sizeof(*l));
+	memcpy(l->smac, env->mac, sizeof(l->smac));
+	l->sgid = env->gid[attr->grh.sgid_index];
+	memcpy(l->dgid.raw, attr->grh.dgid.raw, sizeof(l->dgid.raw));
+	if (uroce_gid_is_v4(&l->sgid) != uroce_gid_is_v4(&l->dgid))
+		return -EINVAL;
+	l->vlan = env->vlan;
+	l->vlan_tci = (uint16_t)(((attr->sl & 7u) << 13) | env->vlan_id);
+	l->tclass = attr->grh.traffic_class;
+	l->hop_limit = attr->grh.hop_limit;
+	l->flow_label = attr->grh.flow_label & 0xfffffu;
+	l->udp_sport = UROCE_UDP_SPORT_MIN;
+	return 0;
+}
+
+/* Resolve the next hop, progressing the engine while ARP is under way. */
+static int
+eng_ah_resolve(struct uroce_dev *dev, struct uroce_l2l3 *l)
+{
+	uint64_t end = rte_get_tsc_cycles() +
+		eng_g->tsc_hz / 1000 * ENG_AH_RESOLVE_MS;
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 100000 };
+	int ret;
+
+	for (;;) {
+		ret = eng_resolve(dev, l);
+		if (ret != -EAGAIN)
+			return ret;
+		if (rte_get_tsc_cycles() > end)
+			return -EHOSTUNREACH;
+		if (uroce_engine_poll() <= 0)
+			nanosleep(&ts, NULL);
+	}
+}
+
+int
+uroce_dev_ah_create(struct uroce_pd *pd, const struct ibv_ah_attr *attr,
+		    struct uroce_ah **out)
+{
+	struct uroce_dev *dev;
+	struct eng_ah *ah;
+	int ret;
+
+	if (pd == NULL || attr == NULL || out == NULL)
+		return -EINVAL;
+	dev = pd->dev;
+	ah = calloc(1, sizeof(*ah));
+	if (ah == NULL)
+		return -ENOMEM;
+	ah->dev = dev;
+	ah->ah.attr = *attr;
+	ah->ah.pd = pd;
+	ret = eng_ah_l2l3(dev, attr, &ah->ah.l2l3);
+	if (ret == 0)
+		ret = eng_ah_resolve(dev, &ah->ah.l2l3);
+	if (ret < 0) {
+		free(ah);
+		return ret;
+	}
+	ah->ah.resolved = true;
+	pthread_mutex_lock(&eng_g->lock);
+	if (dev->n_ah >= ENG_MAX_AH) {
+		ret = -ENOMEM;
+	} else {
+		TAILQ_INSERT_TAIL(&dev->ahs, ah, link);
+		dev->n_ah++;
+		pd->refs++;
+	}
+	pthread_mutex_unlock(&eng_g->lock);
+	if (ret < 0) {
+		free(ah);
+		return ret;
+	}
+	*out = &ah->ah;
+	return 0;
+}
+
+int
+uroce_dev_ah_destroy(struct uroce_ah *uah)
+{
+	struct eng_ah *ah = container_of(uah, struct eng_ah, ah);
+	struct uroce_pd *pd;
+
+	if (uah == NULL)
+		return -EINVAL;
+	pd = (struct uroce_pd *)(uintptr_t)uah->pd;
+	pthread_mutex_lock(&eng_g->lock);
+	TAILQ_REMOVE(&ah->dev->ahs, ah, link);
+	ah->dev->n_ah--;
+	pd->refs--;
+	pthread_mutex_unlock(&eng_g->lock);
+	free(ah);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * QPs.
+ */
+
+/* Engine lock. The owner of a new QP: the lcore its CQs are bound to (both
+ * must agree: a CQ is written by one lcore only), else round-robin. */
+static int
+eng_pick_owner(struct eng_cq *scq, struct eng_cq *rcq)
+{
+	if (scq->owner >= 0 && rcq->owner >= 0 && scq->owner != rcq->owner) {
+		ENG_LOG(NOTICE,
+			"%s: create_qp: send CQ is on engine lcore %d, recv CQ on %d: a QP's CQs need one owner\n",
+			scq->dev->name, scq->owner, rcq->owner);
+		return -EINVAL;
+	}
+	if (scq->owner >= 0)
+		return scq->owner;
+	if (rcq->owner >= 0)
+		return rcq->owner;
+	return (int)(eng_g->rr++ % eng_g->nb_ctx);
+}
+
+/* Engine lock. */
+static int
+eng_qp_new(struct uroce_pd *pd, struct eng_cq *scq, struct eng_cq *rcq,
+	   const struct ibv_qp_init_attr *init, void *user,
+	   struct eng_qp **out)
+{
+	struct uroce_dev *dev = pd->dev;
+	struct eng_qp **slot;
+	struct eng_qp *eq;
+	struct uroce_qp *qp;
+	uint32_t qpn;
+	int owner, ret;
+
+	if (dev->n_qp >= ENG_MAX_QP)
+		return -ENOMEM;
+	owner = eng_pick_owner(scq, rcq);
+	if (owner < 0)
+		return owner;
+	qpn = eng_qpn_alloc();
+	slot = qpn != 0 ? eng_qpn_slot(qpn) : NULL;
+	eq = calloc(1, sizeof(*eq));
+	if (slot == NULL || eq == NULL) {
+		free(eq);
+		return -ENOMEM;
+	}
+	ret = uroce_qp_create(&dev->env, pd, &scq->cq, &rcq->cq, init, qpn, &qp);
+	if (ret < 0) {
+		free(eq);
+		return ret;
+	}
+	eq->qp = qp;
+	eq->dev = dev;
+	eq->pd = pd;
+	eq->scq = scq;
+	eq->rcq = rcq;
+	uroce_wheel_entry_init(&eq->tmo);
+	qp->lcore = (unsigned int)owner;
+	qp->user = user;
+	qp->engine = eq;
+	eng_qp_attach(eq);
+	scq->owner = owner;
+	rcq->owner = owner;
+	scq->refs++;
+	rcq->refs++;
+	pd->refs++;
+	dev->n_qp++;
+	TAILQ_INSERT_TAIL(&dev->qps, eq, dev_link);
+	__atomic_store_n(slot, eq, __ATOMIC_RELEASE);
+	*out = eq;
+	return 0;
+}
+
+int
+uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
+		    struct uroce_cq *recv_cq,
+		    const struct ibv_qp_init_attr *init, void *user,
+		    struct uroce_qp **out)
+{
+	struct eng_cq *scq, *rcq;
+	struct eng_qp *eq;
+	int ret;
+
+	if (pd == NULL || send_cq == NULL || recv_cq == NULL || init == NULL ||
+	    out == NULL)
+		return -EINVAL;
+	scq = eng_cq_of(send_cq);
+	rcq = eng_cq_of(recv_cq);
+	if (scq->dev != pd->dev || rcq->dev != pd->dev)
+		return -EINVAL;
+	pthread_mutex_lock(&eng_g->lock);
+	ret = eng_qp_new(pd, scq, rcq, init, user, &eq);
+	pthread_mutex_unlock(&eng_g->lock);
+	if (ret == 0) {
+		*out = eq->qp;
+		ENG_LOG(DEBUG, "%s: qp 0x%06x (%s) on engine lcore %u\n",
+			pd->dev->name, eq->qp->qpn,
+			uroce_qp_type_name(eq->qp->type), eq->qp->lcore);
+	}
+	return ret;
+}
+
+static void
+eng_cq_unref(struct eng_cq *cq)
+{
+	if (--cq->refs == 0)
+		cq->owner = -1;
+}
+
+int
+uroce_dev_qp_destroy(struct uroce_qp *qp)
+{
+	struct eng_qp *eq;
+	struct uroce_dev *dev;
+
+	if (qp == NULL || qp->engine == NULL)
+		return -EINVAL;
+	eq = qp->engine;
+	dev = eq->dev;
+	pthread_mutex_lock(&eng_g->lock);
+	__atomic_store_n(eng_qpn_slot(qp->qpn), NULL, __ATOMIC_RELEASE);
+	/* No lcore may still hold eq from a lookup when the owner frees it. */
+	eng_sync();
+	eng_qp_detach(eq);
+	eng_cq_unref(eq->scq);
+	eng_cq_unref(eq->rcq);
+	eq->pd->refs--;
+	dev->n_qp--;
+	TAILQ_REMOVE(&dev->qps, eq, dev_link);
+	pthread_mutex_unlock(&eng_g->lock);
+	free(eq);
+	return 0;
+}
+
+int
+uroce_dev_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	if (qp == NULL || qp->engine == NULL || attr == NULL)
+		return -EINVAL;
+	return eng_qp_modify(qp->engine, attr, mask);
+}
+
+int
+uroce_dev_qp_query(struct uroce_qp *qp, struct ibv_qp_attr *attr,
+		   struct ibv_qp_init_attr *init)
+{
+	struct ibv_qp_init_attr scratch;
+
+	if (qp == NULL || qp->engine == NULL || attr == NULL)
+		return -EINVAL;
+	return eng_qp_query(qp->engine, attr, init != NULL ? init : &scratch);
+}
+
+int
+uroce_dev_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *st)
+{
+	if (qp == NULL || qp->engine == NULL || st == NULL)
+		return -EINVAL;
+	return eng_qp_stats(qp->engine, st);
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * What the engine's files share: the engine, its lcore contexts, devices
+ * and objects, and the functions one file offers the others.
+ */
+#ifndef UROCE_ENGINE_PRIV_H
+#define UROCE_ENGINE_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <rte_ether.h>
+#include <rte_log.h>
+#include <rte_per_lcore.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include "uroce_engine.h"
+#include "uroce_pace.h"
+
+extern int uroce_engine_logtype;
+
+#define ENG_LOG(level, ...)						\
+	rte_log(RTE_LOG_ ## level, uroce_engine_logtype, "uroce.engine: " __VA_ARGS__)
+
+/* Sizes. */
+#define ENG_RX_BURST		32
+#define ENG_RING_SIZE		4096	/* ctrl, doorbell, loopback, hand-off */
+#define ENG_DB_RING_SIZE	16384
+#define ENG_TIMER_BURST		32
+#define ENG_WHEEL_SLOTS		256
+#define ENG_MAX_QP		(1u << 16)
+#define ENG_MAX_CQ		(1u << 16)
+#define ENG_MAX_MR		(1u << 16)
+#define ENG_MAX_PD		(1u << 16)
+#define ENG_MAX_AH		(1u << 16)
+#define ENG_QPN_PAGE_BITS	12
+#define ENG_QPN_PAGES		(1u << (24 - ENG_QPN_PAGE_BITS))
+#define ENG_QPN_PAGE_SIZE	(1u << ENG_QPN_PAGE_BITS)
+
+struct eng_qp;
+TAILQ_HEAD(eng_qp_list, eng_qp);
+
+/* One lcore context: a background lcore, or the native-progress context. */
+struct eng_lcore {
+	unsigned int idx;		/* engine index, the QP's owner number */
+	unsigned int lcore_id;		/* EAL lcore, LCORE_ID_ANY for native */
+	uint32_t stop;			/* set by fini (atomic) */
+	struct rte_ring *ctrl;		/* MPSC: struct eng_ctrl * */
+	struct rte_ring *db;		/* MPSC: struct eng_qp * (doorbells) */
+	struct rte_ring *lo;		/* MPSC: mbufs to receive, m->port = dev */
+	struct rte_ring *ho;		/* MPSC: hand-offs, parsed, m->port = dev */
+	uint32_t db_overflow;		/* a doorbell did not fit (atomic) */
+
+	/* Owner-private from here. */
+	struct eng_qp_list active;	/* QPs to call uroce_qp_tx() on */
+	struct eng_qp_list owned;	/* every QP this lcore owns */
+	struct uroce_wheel wheel;
+	uint64_t now;			/* TSC of the iteration */
+	unsigned int idle;		/* consecutive empty iterations */
+	uint64_t sleep_ns;		/* current back-off sleep */
+	struct uroce_lcore_stats st;
+	struct uroce_dev_stats dst[UROCE_CONFIG_MAX_PORTS];
+	struct uroce_txb txb[UROCE_CONFIG_MAX_PORTS];
+} __rte_cache_aligned;
+
+/* Protection domain. */
+struct uroce_pd {
+	struct uroce_dev *dev;
+	uint32_t refs;			/* MRs, AHs and QPs using it */
+	TAILQ_ENTRY(uroce_pd) link;
+};
+
+/* A CQ: the transport's CQ first, so that container_of is a cast. */
+struct eng_cq {
+	struct uroce_cq cq;
+	struct uroce_dev *dev;
+	void *user;
+	int owner;			/* lcore index, -1 while unbound */
+	uint32_t refs;			/* QPs using it */
+	TAILQ_ENTRY(eng_cq) link;
+};
+
+struct eng_ah {
+	struct uroce_ah ah;
+	struct uroce_dev *dev;
+	TAILQ_ENTRY(eng_ah) link;
+};
+
+/* The engine's per-QP state (qp->engine). */
+struct eng_qp {
+	struct uroce_qp *qp;
+	struct uroce_dev *dev;
+	struct uroce_pd *pd;
+	struct eng_cq *scq, *rcq;
+	struct uroce_wheel_entry tmo;	/* armed at uroce_qp_deadline() */
+	uint32_t db_pending;		/* on the owner's doorbell ring (atomic) */
+	bool active;			/* on the owner's active list */
+	TAILQ_ENTRY(eng_qp) active_link;	/* owner */
+	TAILQ_ENTRY(eng_qp) owned_link;		/* owner */
+	TAILQ_ENTRY(eng_qp) dev_link;		/* engine lock */
+};
+
+struct uroce_dev {
+	unsigned int idx;
+	char name[16];
+	struct uroce_port *port;
+	struct rte_ether_addr mac;
+	struct uroce_qp_env env;
+	struct uroce_dev_events ev;
+	void *ev_arg;
+	uint32_t n_qp, n_cq, n_pd, n_ah;	/* engine lock */
+	TAILQ_HEAD(, uroce_pd) pds;
+	TAILQ_HEAD(, eng_cq) cqs;
+	TAILQ_HEAD(, eng_ah) ahs;
+	struct eng_qp_list qps;
+};
+
+struct eng {
+	const struct uroce_config *cfg;
+	unsigned int flags;
+	bool eal_ours;			/* we called rte_eal_init() */
+	unsigned int nb_bg;		/* background lcores (0: native) */
+	unsigned int nb_ctx;		/* lcore contexts: max(1, nb_bg) */
+	struct eng_lcore *lc[UROCE_ENGINE_MAX_LCORES];
+	unsigned int ndev;
+	struct uroce_dev *dev[UROCE_CONFIG_MAX_PORTS];
+	struct rte_rcu_qsbr *qsv;	/* background lcores' quiescent points */
+	rte_spinlock_t native_lock;	/* native mode: who runs the loop */
+	pthread_mutex_t lock;		/* objects, QPNs, CQ binding */
+	uint32_t qpn_next;
+	unsigned int rr;		/* round-robin owner */
+	uint64_t tsc_hz;
+	struct eng_qp **qpn_page[ENG_QPN_PAGES];
+};
+
+/* The engine, NULL when none runs. */
+extern struct eng *eng_g;
+
+/* The lcore context the calling thread runs (an engine lcore, or a thread
+ * inside uroce_engine_poll() or an inline control operation); else NULL. */
+RTE_DECLARE_PER_LCORE(struct eng_lcore *, eng_cur);
+
+static inline struct eng_cq *
+eng_cq_of(const struct uroce_cq *cq)
+{
+	return (struct eng_cq *)(uintptr_t)cq;
+}
+
+/* lcore.c */
+int eng_lcore_setup(struct eng_lcore *lc, unsigned int idx,
+		    unsigned int lcore_id);
+void eng_lcore_drain(struct eng_lcore *lc);
+void eng_lcore_free(struct eng_lcore *lc);
+int eng_lcore_main(void *arg);
+unsigned int eng_iterate(struct eng_lcore *lc);
+void eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq);
+void eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq);
+void eng_kick(void *ctx, struct uroce_qp *qp);
+
+/* ctrl.c */
+typedef int (*eng_ctrl_fn)(struct eng_lcore *lc, void *arg);
+int eng_ctrl_run(unsigned int owner, eng_ctrl_fn fn, void *arg);
+unsigned int eng_ctrl_drain(struct eng_lcore *lc);
+void eng_sync(void);
+int eng_qp_attach(struct eng_qp *eq);
+int eng_qp_detach(struct eng_qp *eq);
+int eng_qp_modify(struct eng_qp *eq, struct ibv_qp_attr *attr, int mask);
+int eng_qp_query(struct eng_qp *eq, struct ibv_qp_attr *attr,
+		 struct ibv_qp_init_attr *init);
+int eng_qp_stats(struct eng_qp *eq, struct uroce_qp_stats *st);
+
+/* dev.c */
+int eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
+		 size_t err_len);
+void eng_dev_close(struct uroce_dev *dev);
+struct eng_qp *eng_qpn_lookup(uint32_t qpn);
+struct uroce_dev *eng_dev_by_mac(const uint8_t *mac);
+
+#endif /* UROCE_ENGINE_PRIV_H */

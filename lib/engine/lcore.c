@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * The engine loop. One iteration, on a background lcore or inside
+ * uroce_engine_poll():
+ *
+ *   control messages -> doorbells -> rx (port, hand-offs, loopback)
+ *   -> timers -> tx (active QPs, round-robin) -> flush -> port control
+ *
+ * A background lcore then reports a quiescent point (rte_rcu_qsbr: MR
+ * deregistration and QP destruction wait for it) and backs off when idle:
+ * a few rte_pause() iterations, then sleeps growing from 1 us to 64 us, so
+ * two processes on a 2-core machine both progress. Work resets the back-off.
+ *
+ * Everything here runs on the lcore that owns the context, except
+ * eng_kick(), which any thread calls.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+
+#include "engine_priv.h"
+
+RTE_DEFINE_PER_LCORE(struct eng_lcore *, eng_cur);
+
+/* Idle back-off: spin this many empty iterations, then sleep. */
+#define ENG_IDLE_SPIN		64
+#define ENG_SLEEP_MIN_NS	1000
+#define ENG_SLEEP_MAX_NS	64000
+/* Timer slack of an engine thread, so that short sleeps stay short. */
+#define ENG_TIMER_SLACK_NS	1000
+
+static struct rte_ring *
+eng_ring(const char *what, unsigned int idx, unsigned int size)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), "uroce_%s%u", what, idx);
+	return rte_ring_create(name, size, SOCKET_ID_ANY, RING_F_SC_DEQ);
+}
+
+/* Wheel slots of about a microsecond: 2^shift <= tsc_hz / 10^6. */
+static unsigned int
+eng_wheel_shift(uint64_t hz)
+{
+	unsigned int shift = 0;
+
+	while (shift < UROCE_WHEEL_SHIFT_MAX && (hz >> (shift + 1)) >= 1000000)
+		shift++;
+	return shift;
+}
+
+int
+eng_lcore_setup(struct eng_lcore *lc, unsigned int idx, unsigned int lcore_id)
+{
+	unsigned int d;
+	int ret;
+
+	memset(lc, 0, sizeof(*lc));
+	lc->idx = idx;
+	lc->lcore_id = lcore_id;
+	TAILQ_INIT(&lc->active);
+	TAILQ_INIT(&lc->owned);
+	for (d = 0; d < UROCE_CONFIG_MAX_PORTS; d++)
+		lc->txb[d].cap = UROCE_TXB_MAX;
+	lc->ctrl = eng_ring("ctl", idx, ENG_RING_SIZE);
+	lc->db = eng_ring("db", idx, ENG_DB_RING_SIZE);
+	lc->lo = eng_ring("lo", idx, ENG_RING_SIZE);
+	lc->ho = eng_ring("ho", idx, ENG_RING_SIZE);
+	if (lc->ctrl == NULL || lc->db == NULL || lc->lo == NULL ||
+	    lc->ho == NULL) {
+		ret = -(rte_errno ? rte_errno : ENOMEM);
+		goto fail;
+	}
+	ret = uroce_wheel_init(&lc->wheel, eng_wheel_shift(eng_g->tsc_hz),
+			       ENG_WHEEL_SLOTS, rte_get_tsc_cycles());
+	if (ret == 0)
+		return 0;
+fail:
+	rte_ring_free(lc->ctrl);
+	rte_ring_free(lc->db);
+	rte_ring_free(lc->lo);
+	rte_ring_free(lc->ho);
+	memset(lc, 0, sizeof(*lc));
+	return ret;
+}
+
+static void
+eng_ring_free_mbufs(struct rte_ring *r)
+{
+	void *m;
+
+	if (r == NULL)
+		return;
+	while (rte_ring_sc_dequeue(r, &m) == 0)
+		rte_pktmbuf_free(m);
+}
+
+/* After the lcore stopped: free the frames it holds. */
+void
+eng_lcore_drain(struct eng_lcore *lc)
+{
+	unsigned int d;
+
+	eng_ring_free_mbufs(lc->lo);
+	eng_ring_free_mbufs(lc->ho);
+	for (d = 0; d < UROCE_CONFIG_MAX_PORTS; d++) {
+		rte_pktmbuf_free_bulk(lc->txb[d].pkts, lc->txb[d].n);
+		lc->txb[d].n = 0;
+	}
+}
+
+/* After the lcore stopped and drained, and its QPs are gone. */
+void
+eng_lcore_free(struct eng_lcore *lc)
+{
+	rte_ring_free(lc->ctrl);
+	rte_ring_free(lc->db);
+	rte_ring_free(lc->lo);
+	rte_ring_free(lc->ho);
+	if (lc->wheel.lists != NULL)
+		uroce_wheel_fini(&lc->wheel);
+	memset(lc, 0, sizeof(*lc));
+}
+
+/* ------------------------------------------------------------------------
+ * Scheduling of QPs: the active list and the timer wheel. Owner only.
+ */
+void
+eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq)
+{
+	if (eq->active)
+		return;
+	eq->active = true;
+	TAILQ_INSERT_TAIL(&lc->active, eq, active_link);
+}
+
+/* After every call into a QP: its timer follows uroce_qp_deadline(). */
+void
+eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq)
+{
+	uint64_t dl = uroce_qp_deadline(eq->qp);
+
+	if (dl == UINT64_MAX) {
+		if (uroce_wheel_armed(&eq->tmo))
+			uroce_wheel_del(&lc->wheel, &eq->tmo);
+		return;
+	}
+	if (uroce_wheel_armed(&eq->tmo) && eq->tmo.deadline == dl)
+		return;
+	uroce_wheel_add(&lc->wheel, &eq->tmo, dl);
+}
+
+/*
+ * The QP has work to transmit (env ops kick). On the owner it joins the
+ * active list; from any other thread it rings the owner's doorbell, at
+ * most once until the owner takes it (db_pending). The exchange pairs with
+ * the owner's in eng_db_drain(): a poster whose exchange finds the flag
+ * already set has its WQEs visible to the owner's next uroce_qp_tx().
+ */
+void
+eng_kick(void *ctx, struct uroce_qp *qp)
+{
+	struct eng_qp *eq = qp->engine;
+	struct eng_lcore *lc;
+
+	RTE_SET_USED(ctx);
+	if (eq == NULL)		/* still being created */
+		return;
+	lc = eng_g->lc[qp->lcore];
+	if (RTE_PER_LCORE(eng_cur) == lc) {
+		eng_qp_activate(lc, eq);
+		return;
+	}
+	if (__atomic_exchange_n(&eq->db_pending, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (rte_ring_mp_enqueue(lc->db, eq) != 0)
+		__atomic_store_n(&lc->db_overflow, 1, __ATOMIC_RELEASE);
+}
+
+static unsigned int
+eng_db_drain(struct eng_lcore *lc)
+{
+	void *objs[ENG_RX_BURST];
+	struct eng_qp *eq;
+	unsigned int i, n, total = 0;
+
+	do {
+		n = rte_ring_sc_dequeue_burst(lc->db, objs, RTE_DIM(objs), NULL);
+		for (i = 0; i < n; i++) {
+			eq = objs[i];
+			__atomic_exchange_n(&eq->db_pending, 0, __ATOMIC_ACQ_REL);
+			eng_qp_activate(lc, eq);
+		}
+		total += n;
+	} while (n == RTE_DIM(objs));
+	/* A doorbell that did not fit: serve every QP of the lcore. */
+	if (__atomic_exchange_n(&lc->db_overflow, 0, __ATOMIC_ACQ_REL) != 0) {
+		TAILQ_FOREACH(eq, &lc->owned, owned_link) {
+			__atomic_exchange_n(&eq->db_pending, 0, __ATOMIC_ACQ_REL);
+			eng_qp_activate(lc, eq);
+		}
+		total++;
+	}
+	lc->st.doorbells += total;
+	return total;
+}
+
+/* ------------------------------------------------------------------------
+ * Transmit: flush a device's batch to its port, or loop frames back.
+ */
+
+/* The local device a frame is for (destination MAC), or NULL: the wire. */
+static struct uroce_dev *
+eng_loop_target(struct uroce_dev *dev, const struct rte_mbuf *m)
+{
+	const uint8_t *dmac = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if (rte_pktmbuf_data_len(m) < RTE_ETHER_ADDR_LEN)
+		return NULL;
+	if (memcmp(dmac, dev->mac.addr_bytes, RTE_ETHER_ADDR_LEN) == 0)
+		return dev;
+	if (eng_g->flags & UROCE_ENGINE_WIRE_XDEV)
+		return NULL;
+	return eng_dev_by_mac(dmac);
+}
+
+/* A looped-back frame must be one plain segment, as a received one is: the
+ * transport may build chains and external-buffer (zero-copy) frames. */
+static struct rte_mbuf *
+eng_linear_copy(struct uroce_dev *dev, struct rte_mbuf *m)
+{
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	struct rte_mbuf *c;
+	const void *src;
+	char *dst;
+
+	if (m->nb_segs == 1 && !RTE_MBUF_HAS_EXTBUF(m))
+		return m;
+	c = rte_pktmbuf_alloc(dev->env.pool);
+	dst = c != NULL ? rte_pktmbuf_append(c, len) : NULL;
+	if (dst != NULL) {
+		src = rte_pktmbuf_read(m, 0, len, dst);
+		if (src != NULL && src != dst)
+			memcpy(dst, src, len);
+	}
+	rte_pktmbuf_free(m);
+	if (dst == NULL) {
+		rte_pktmbuf_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void
+eng_loop(struct eng_lcore *lc, struct uroce_dev *from, struct uroce_dev *to,
+	 struct rte_mbuf *m)
+{
+	struct uroce_dev_stats *ds = &lc->dst[from->idx];
+
+	m = eng_linear_copy(from, m);
+	if (m == NULL) {
+		ds->loop_drops++;
+		return;
+	}
+	m->port = to->idx;
+	if (rte_ring_mp_enqueue(lc->lo, m) != 0) {
+		rte_pktmbuf_free(m);
+		ds->loop_drops++;
+		return;
+	}
+	ds->loop_pkts++;
+}
+
+static void
+eng_flush(struct eng_lcore *lc, struct uroce_dev *dev)
+{
+	struct uroce_txb *txb = &lc->txb[dev->idx];
+	struct rte_mbuf *wire[UROCE_TXB_MAX];
+	struct uroce_dev *to;
+	uint16_t i, nw = 0;
+
+	for (i = 0; i < txb->n; i++) {
+		to = eng_loop_target(dev, txb->pkts[i]);
+		if (to != NULL)
+			eng_loop(lc, dev, to, txb->pkts[i]);
+		else
+			wire[nw++] = txb->pkts[i];
+	}
+	txb->n = 0;
+	if (nw > 0)
+		lc->dst[dev->idx].tx_pkts +=
+			uroce_port_tx(dev->port, lc->idx, wire, nw);
+}
+
+/* The batch a call into a QP of dev may fill: never a full one. */
+static struct uroce_txb *
+eng_txb(struct eng_lcore *lc, struct uroce_dev *dev)
+{
+	struct uroce_txb *txb = &lc->txb[dev->idx];
+
+	if (uroce_txb_full(txb))
+		eng_flush(lc, dev);
+	return txb;
+}
+
+static unsigned int
+eng_tx(struct eng_lcore *lc)
+{
+	struct eng_qp *eq, *last = TAILQ_LAST(&lc->active, eng_qp_list);
+	unsigned int n = 0;
+	bool more, end;
+
+	/* One call per QP that was active when the round began. */
+	while (last != NULL && (eq = TAILQ_FIRST(&lc->active)) != NULL) {
+		end = eq == last;
+		TAILQ_REMOVE(&lc->active, eq, active_link);
+		eq->active = false;
+		more = uroce_qp_tx(eq->qp, lc->now, eng_txb(lc, eq->dev));
+		eng_qp_rearm(lc, eq);
+		if (more)
+			eng_qp_activate(lc, eq);
+		n++;
+		if (end)
+			break;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------------
+ * Receive.
+ */
+
+/*
+ * One frame for dev: parse (ICRC checked), find the QP, run its rx here or
+ * hand the frame to its owner. counted: a hand-off, whose verdict and QPN
+ * were counted by the lcore that received it.
+ */
+static void
+eng_deliver(struct eng_lcore *lc, struct uroce_dev *dev, struct rte_mbuf *m,
+	    bool counted)
+{
+	struct uroce_dev_stats *ds = &lc->dst[dev->idx];
+	enum uroce_wire_verdict v;
+	struct uroce_pkt pkt;
+	struct eng_qp *eq;
+	unsigned int owner;
+
+	v = uroce_wire_parse(rte_pktmbuf_mtod(m, const uint8_t *),
+			     rte_pktmbuf_data_len(m), 0, &pkt);
+	if (!counted)
+		ds->wire.verdict[v]++;
+	if (v != UROCE_WIRE_OK)
+		goto drop;
+	eq = eng_qpn_lookup(pkt.bth.dqpn);
+	if (eq == NULL || eq->dev != dev) {
+		if (!counted)
+			ds->unknown_qpn++;
+		goto drop;
+	}
+	owner = eq->qp->lcore;
+	if (owner != lc->idx) {
+		m->port = dev->idx;
+		if (rte_ring_mp_enqueue(eng_g->lc[owner]->ho, m) != 0) {
+			ds->handoff_drops++;
+			goto drop;
+		}
+		ds->handoffs++;
+		return;
+	}
+	uroce_qp_rx(eq->qp, &pkt, m, lc->now, eng_txb(lc, dev));
+	eng_qp_rearm(lc, eq);
+drop:
+	rte_pktmbuf_free(m);
+}
+
+static unsigned int
+eng_rx_port(struct eng_lcore *lc, struct uroce_dev *dev)
+{
+	struct rte_mbuf *pkts[ENG_RX_BURST];
+	uint16_t i, n;
+
+	n = uroce_port_rx(dev->port, lc->idx, pkts, ENG_RX_BURST);
+	lc->dst[dev->idx].rx_pkts += n;
+	for (i = 0; i < n; i++)
+		eng_deliver(lc, dev, pkts[i], false);
+	return n;
+}
+
+/* Frames queued for this lcore: loopback (lo) or hand-offs (ho). */
+static unsigned int
+eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
+{
+	void *objs[ENG_RX_BURST];
+	struct rte_mbuf *m;
+	unsigned int i, n;
+
+	n = rte_ring_sc_dequeue_burst(r, objs, RTE_DIM(objs), NULL);
+	for (i = 0; i < n; i++) {
+		m = objs[i];
+		eng_deliver(lc, eng_g->dev[m->port], m, counted);
+	}
+	return n;
+}
+
+static unsigned int
+eng_timers(struct eng_lcore *lc)
+{
+	struct uroce_wheel_entry *ents[ENG_TIMER_BURST];
+	struct eng_qp *eq;
+	unsigned int i, n;
+
+	n = uroce_wheel_expire(&lc->wheel, lc->now, ents, RTE_DIM(ents));
+	for (i = 0; i < n; i++) {
+		eq = container_of(ents[i], struct eng_qp, tmo);
+		uroce_qp_timer(eq->qp, lc->now, eng_txb(lc, eq->dev));
+		eng_qp_rearm(lc, eq);
+	}
+	lc->st.timers += n;
+	return n;
+}
+
+/* ------------------------------------------------------------------------
+ * The loop.
+ */
+unsigned int
+eng_iterate(struct eng_lcore *lc)
+{
+	unsigned int d, work = 0;
+
+	lc->now = rte_get_tsc_cycles();
+	work += eng_ctrl_drain(lc);
+	work += eng_db_drain(lc);
+	for (d = 0; d < eng_g->ndev; d++)
+		work += eng_rx_port(lc, eng_g->dev[d]);
+	work += eng_rx_ring(lc, lc->ho, true);
+	work += eng_rx_ring(lc, lc->lo, false);
+	work += eng_timers(lc);
+	work += eng_tx(lc);
+	for (d = 0; d < eng_g->ndev; d++) {
+		if (lc->txb[d].n > 0)
+			eng_flush(lc, eng_g->dev[d]);
+		uroce_port_poll_ctrl(eng_g->dev[d]->port, lc->idx, lc->now);
+	}
+	lc->st.loops++;
+	if (work == 0)
+		lc->st.idle_loops++;
+	return work;
+}
+
+static void
+eng_backoff(struct eng_lcore *lc, unsigned int work)
+{
+	struct timespec ts;
+
+	if (work != 0) {
+		lc->idle = 0;
+		lc->sleep_ns = 0;
+		return;
+	}
+	if (++lc->idle < ENG_IDLE_SPIN) {
+		rte_pause();
+		return;
+	}
+	lc->sleep_ns = lc->sleep_ns == 0 ? ENG_SLEEP_MIN_NS :
+		RTE_MIN(lc->sleep_ns * 2, (uint64_t)ENG_SLEEP_MAX_NS);
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)lc->sleep_ns;
+	/* Offline while asleep: a synchronize does not wait for the sleep. */
+	rte_rcu_qsbr_thread_offline(eng_g->qsv, lc->idx);
+	nanosleep(&ts, NULL);
+	rte_rcu_qsbr_thread_online(eng_g->qsv, lc->idx);
+	lc->st.sleeps++;
+}
+
+/* A background lcore (rte_eal_remote_launch). */
+int
+eng_lcore_main(void *arg)
+{
+	struct eng_lcore *lc = arg;
+	unsigned int work;
+
+	RTE_PER_LCORE(eng_cur) = lc;
+	prctl(PR_SET_TIMERSLACK, (unsigned long)ENG_TIMER_SLACK_NS, 0, 0, 0);
+	rte_rcu_qsbr_thread_online(eng_g->qsv, lc->idx);
+	ENG_LOG(DEBUG, "lcore %u (engine %u) running\n", lc->lcore_id, lc->idx);
+	while (!__atomic_load_n(&lc->stop, __ATOMIC_ACQUIRE)) {
+		work = eng_iterate(lc);
+		rte_rcu_qsbr_quiescent(eng_g->qsv, lc->idx);
+		eng_backoff(lc, work);
+	}
+	/* Control messages posted before the stop still get an answer. */
+	eng_ctrl_drain(lc);
+	rte_rcu_qsbr_thread_offline(eng_g->qsv, lc->idx);
+	RTE_PER_LCORE(eng_cur) = NULL;
+	return 0;
+}
+
+int
+uroce_engine_poll(void)
+{
+	struct eng_lcore *lc;
+	unsigned int work;
+
+	if (eng_g == NULL)
+		return -ENODEV;
+	if (eng_g->nb_bg > 0 || RTE_PER_LCORE(eng_cur) != NULL)
+		return 0;
+	if (!rte_spinlock_trylock(&eng_g->native_lock))
+		return 0;
+	lc = eng_g->lc[0];
+	RTE_PER_LCORE(eng_cur) = lc;
+	work = eng_iterate(lc);
+	RTE_PER_LCORE(eng_cur) = NULL;
+	rte_spinlock_unlock(&eng_g->native_lock);
+	return (int)RTE_MIN(work, (unsigned int)INT32_MAX);
+}
+
+int
+uroce_engine_lcore_stats(unsigned int idx, struct uroce_lcore_stats *st)
+{
+	if (eng_g == NULL || st == NULL || idx >= eng_g->nb_ctx)
+		return -EINVAL;
+	*st = eng_g->lc[idx]->st;
+	return 0;
+}

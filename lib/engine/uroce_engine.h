@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+#ifndef UROCE_ENGINE_H
+#define UROCE_ENGINE_H
+
+/**
+ * @file
+ * The engine: the lcores that run the transport (DESIGN.md §2), the devices
+ * (one per configured port: uroce0, uroce1, ...) and their objects (PD, CQ,
+ * MR, AH, QP). This is what the verbs layer and the tests use.
+ *
+ * One engine per process. Each QP belongs to one engine lcore, its owner;
+ * so does each CQ while QPs use it (the owner of its first QP). Control
+ * verbs (modify, query, destroy) are messages executed by the owner; they
+ * run inline when the caller is the owner or when there are no background
+ * lcores. Posting (uroce_qp_post_send(), uroce_qp_post_recv()) and polling
+ * (uroce_cq_poll()) go straight to the transport's rings: no lock, no
+ * message.
+ *
+ * Progress. Background lcores (EAL worker lcores) loop: rx burst, parse and
+ * ICRC check, QPN lookup, hand-off to the owner, doorbells, timers, tx, idle
+ * back-off. With UROCE_ENGINE_NO_LCORES (or when a host EAL has no free
+ * worker) nothing runs in the background: the application calls
+ * uroce_engine_poll() (uroce_poll()) which runs one iteration of the same
+ * loop on its thread.
+ *
+ * Loopback. A frame whose destination MAC is a port of this process goes
+ * straight to that device's receive path, as an RDMA NIC loops back, so two
+ * QPs of one device, or two devices of one process, talk without a wire
+ * (UROCE_ENGINE_WIRE_XDEV keeps the loop to one device).
+ *
+ * Threads. Every function here may be called from any thread unless said
+ * otherwise; the object functions of one device are serialised inside.
+ * The caller keeps the verbs rule that an object is not used while (or
+ * after) it is destroyed. Errors are negative errno.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rte_mbuf.h>
+
+#include "uroce_config.h"
+#include "uroce_cq.h"
+#include "uroce_mr.h"
+#include "uroce_port.h"
+#include "uroce_qp.h"
+#include "uroce_wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * The engine.
+ */
+
+/** No background lcores: native progress only, through uroce_engine_poll(). */
+#define UROCE_ENGINE_NO_LCORES	0x1u
+/** Loop back only frames for the sending device's own MAC: frames between
+ *  two devices of the process take the wire (tests of the port path). */
+#define UROCE_ENGINE_WIRE_XDEV	0x2u
+
+/** Most engine lcores. */
+#define UROCE_ENGINE_MAX_LCORES	16
+
+/**
+ * Start the engine. If EAL is not running, start it from cfg ([eal] args,
+ * plus --no-pci unless a port is PCI, plus the lcores: the calling thread is
+ * the main lcore and cfg->lcores workers are the engine lcores, floating
+ * over the process's CPUs unless args pin them with -l/-c/--lcores). If EAL
+ * runs already, join it: use up to cfg->lcores idle worker lcores, or run
+ * with native progress only if there is none. Then open every port with one
+ * queue per engine lcore, one device per port, and launch the lcores.
+ *
+ * cfg must stay valid until uroce_engine_fini().
+ *
+ * @param flags  UROCE_ENGINE_*
+ * @param err    on failure one line (no newline) naming what failed; may
+ *   be NULL
+ * @return 0; -EALREADY (an engine runs); -ENOTSUP (an engine that
+ *   started EAL has been finished: DPDK cannot start twice in a process);
+ *   -EINVAL (no port, an MTU too small for RoCEv2, bad EAL args), -ENOMEM,
+ *   or the port's error; nothing is left up.
+ */
+int uroce_engine_init(const struct uroce_config *cfg, unsigned int flags,
+		      char *err, size_t err_len);
+
+/**
+ * Stop the lcores, destroy every object left (QPs, AHs, MRs, CQs, PDs),
+ * close the ports, and clean EAL up if uroce_engine_init() started it.
+ * No other engine call may run at the same time. No-op without an engine.
+ */
+void uroce_engine_fini(void);
+
+/** Whether an engine runs. */
+bool uroce_engine_running(void);
+
+/** Background lcores running the stack (0: native progress only). */
+unsigned int uroce_engine_lcores(void);
+
+/**
+ * Native progress: one iteration of the engine loop on the calling thread
+ * (rx, hand-offs, doorbells, timers, tx, control messages). Only one thread
+ * progresses at a time: a concurrent call returns 0 at once.
+ * @return work done (frames, QPs served, timers), 0 when idle, or when
+ *   background lcores run the stack; -ENODEV without an engine.
+ */
+int uroce_engine_poll(void);
+
+/** Counters of one engine lcore (native: index 0). */
+struct uroce_lcore_stats {
+	uint64_t loops;			/**< iterations */
+	uint64_t idle_loops;		/**< iterations that found nothing */
+	uint64_t sleeps;		/**< back-off sleeps */
+	uint64_t ctrl_msgs;		/**< control messages executed */
+	uint64_t doorbells;		/**< doorbells from other threads */
+	uint64_t timers;		/**< timer expiries */
+};
+
+/** @return 0, or -EINVAL for an index >= max(1, uroce_engine_lcores()). */
+int uroce_engine_lcore_stats(unsigned int idx, struct uroce_lcore_stats *st);
+
+/* ------------------------------------------------------------------------
+ * Devices: uroce<i> for port i of the config.
+ */
+struct uroce_dev;
+struct uroce_pd;
+
+/** Device limits, beyond env->lim and env->max_* (ibv_query_device). */
+struct uroce_dev_caps {
+	uint32_t max_qp;
+	uint32_t max_cq;
+	uint32_t max_cqe;
+	uint32_t max_mr;
+	uint32_t max_pd;
+	uint32_t max_ah;
+	uint64_t max_mr_size;
+};
+
+/** Counters of one device (summed over the lcores). */
+struct uroce_dev_stats {
+	uint64_t rx_pkts;		/**< frames from the port */
+	uint64_t tx_pkts;		/**< frames handed to the port */
+	uint64_t loop_pkts;		/**< frames looped back to a local device */
+	uint64_t loop_drops;		/**< loopback frames lost (queue full) */
+	uint64_t unknown_qpn;		/**< parsed frames for no QP of the device */
+	uint64_t handoffs;		/**< frames passed to their owner lcore */
+	uint64_t handoff_drops;		/**< ... lost because its ring was full */
+	struct uroce_wire_stats wire;	/**< parse verdicts (OK counts good frames) */
+};
+
+/** Events of a device's objects, as the verbs layer wants them. */
+struct uroce_dev_events {
+	/** A CQ's completion channel is to be signalled. Owner lcore. */
+	void (*cq_event)(void *arg, struct uroce_cq *cq);
+	/** An affiliated async event; obj is the struct uroce_qp * or, for
+	 *  IBV_EVENT_CQ_ERR, the struct uroce_cq *. Owner lcore. */
+	void (*async_event)(void *arg, enum ibv_event_type ev, void *obj);
+};
+
+unsigned int uroce_dev_count(void);
+/** Device idx (0 .. count - 1), or NULL. */
+struct uroce_dev *uroce_dev_get(unsigned int idx);
+/** Device by name ("uroce0"), or NULL. */
+struct uroce_dev *uroce_dev_by_name(const char *name);
+const char *uroce_dev_name(const struct uroce_dev *dev);
+unsigned int uroce_dev_index(const struct uroce_dev *dev);
+/** What the device's QPs see: MAC, MTU, GIDs, limits (read-only). */
+const struct uroce_qp_env *uroce_dev_env(const struct uroce_dev *dev);
+struct uroce_port *uroce_dev_port(const struct uroce_dev *dev);
+void uroce_dev_caps(const struct uroce_dev *dev, struct uroce_dev_caps *caps);
+void uroce_dev_stats_get(const struct uroce_dev *dev,
+			 struct uroce_dev_stats *st);
+
+/** Register the event callbacks (NULL members: ignored). Call before
+ *  creating objects; ev is copied. The callbacks run on engine lcores and
+ *  must not call the object functions below (they would wait for the
+ *  lcore that runs them). */
+void uroce_dev_set_events(struct uroce_dev *dev,
+			  const struct uroce_dev_events *ev, void *arg);
+
+/**
+ * The largest IB MTU a RoCEv2 packet fits in at this IP MTU, as RoCE NICs
+ * derive active_mtu: <= mtu - 40 (IP) - 8 (UDP) - 12 (BTH) - 16 (RETH) - 4
+ * (ICRC). 1500 -> IBV_MTU_1024, 9000 -> IBV_MTU_4096. 0 below IBV_MTU_256.
+ */
+enum ibv_mtu uroce_dev_active_mtu(uint16_t ip_mtu);
+
+/**
+ * Deliver a frame to dev's receive path as if the port had received it
+ * (parse, ICRC, QPN lookup, the owner's rx), on an engine lcore soon after.
+ * Takes the mbuf in all cases. @return 0, -ENOBUFS (queue full: freed).
+ */
+int uroce_dev_inject(struct uroce_dev *dev, struct rte_mbuf *m);
+
+/* ------------------------------------------------------------------------
+ * Objects. A struct uroce_pd is opaque; a CQ is the transport's
+ * struct uroce_cq (poll it with uroce_cq_poll(), arm it with
+ * uroce_cq_req_notify()); an MR the transport's struct uroce_mr (mr->pd is
+ * the struct uroce_pd *); an AH the transport's struct uroce_ah; a QP the
+ * transport's struct uroce_qp (qp->user is the caller's pointer; post with
+ * uroce_qp_post_send() / uroce_qp_post_recv()).
+ */
+
+/** ibv_alloc_pd(). -ENOMEM. */
+int uroce_pd_alloc(struct uroce_dev *dev, struct uroce_pd **out);
+/** ibv_dealloc_pd(): -EBUSY while an MR, AH or QP uses it. NULL: -EINVAL. */
+int uroce_pd_free(struct uroce_pd *pd);
+struct uroce_dev *uroce_pd_dev(const struct uroce_pd *pd);
+
+/**
+ * ibv_create_cq(): at least cqe entries. Not bound to an lcore until a QP
+ * uses it. @return 0, -EINVAL (cqe 0 or > caps.max_cqe), -ENOMEM.
+ */
+int uroce_dev_cq_create(struct uroce_dev *dev, uint32_t cqe, void *user,
+			struct uroce_cq **out);
+/** ibv_destroy_cq(): -EBUSY while a QP uses it. */
+int uroce_dev_cq_destroy(struct uroce_cq *cq);
+void *uroce_dev_cq_user(const struct uroce_cq *cq);
+/** The CQ's owner lcore index, or -1 while no QP uses it. */
+int uroce_dev_cq_lcore(const struct uroce_cq *cq);
+
+/**
+ * ibv_reg_mr_iova2(): uroce_mr_reg() on the device's key table (see it for
+ * the errors). mr->pd is pd.
+ */
+int uroce_dev_mr_reg(struct uroce_pd *pd, void *addr, size_t len,
+		     uint64_t iova, unsigned int access, struct uroce_mr **out);
+/**
+ * ibv_dereg_mr(): the keys stop working at once; returns once every engine
+ * lcore has passed a quiescent point, so no access through it is under way
+ * and the memory may be freed. -EINVAL for an unknown mr.
+ */
+int uroce_dev_mr_dereg(struct uroce_mr *mr);
+
+/**
+ * ibv_create_ah(): a RoCEv2 destination. attr needs is_global, port_num 1,
+ * a valid sgid_index, and a dgid of the same family as the sgid (-EINVAL).
+ * The next hop's MAC is resolved now (a local port's at once; else ARP,
+ * waiting a bounded time while the engine progresses): -EHOSTUNREACH when
+ * it cannot be, as ibv_create_ah() fails when the kernel cannot resolve.
+ */
+int uroce_dev_ah_create(struct uroce_pd *pd, const struct ibv_ah_attr *attr,
+			struct uroce_ah **out);
+/** ibv_destroy_ah(). */
+int uroce_dev_ah_destroy(struct uroce_ah *ah);
+
+/**
+ * ibv_create_qp(): a QP in RESET with a fresh QPN (24 bits, never 0 or 1),
+ * owned by an engine lcore (round-robin, or the lcore its CQs are bound
+ * to). send_cq and recv_cq must belong to pd's device (-EINVAL) and agree
+ * on the owner (-EINVAL with a log line). Other checks: uroce_qp_create().
+ * init->cap is not written; (*out)->cap holds the created sizes.
+ */
+int uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
+			struct uroce_cq *recv_cq,
+			const struct ibv_qp_init_attr *init, void *user,
+			struct uroce_qp **out);
+/** ibv_modify_qp() on the owner: uroce_qp_modify() (-EINVAL changes
+ *  nothing). */
+int uroce_dev_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr,
+			int mask);
+/** ibv_query_qp() on the owner. */
+int uroce_dev_qp_query(struct uroce_qp *qp, struct ibv_qp_attr *attr,
+		       struct ibv_qp_init_attr *init);
+/** ibv_destroy_qp(): frames for it are dropped from now on; outstanding
+ *  WQEs go without completions. */
+int uroce_dev_qp_destroy(struct uroce_qp *qp);
+/** A QP's counters, read on the owner. */
+int uroce_dev_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UROCE_ENGINE_H */
