@@ -1,0 +1,135 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The uroce authors
+#
+# Two peer processes (peer.c) over memif: the server (memif server side)
+# and the client, each with one engine lcore, configs written here.
+#
+#	run_peer.sh PEER_EXE SCENARIO
+#
+#	mix    clean link: random opcode mix, then UC and UD
+#	fault  faults on both ports (drop 1%, reorder 1%, dup 0.1%, corrupt
+#	       0.1%, fixed seeds): byte-exact, retransmits moved
+#	gone   the server is killed after the mix: RETRY_EXC_ERR, then
+#	       WR_FLUSH_ERR, within the bound (timeout 10, retry_cnt 3)
+#	rnr    the server posts its receives only after an RNR NAK
+#
+# Kills only the processes it started; removes its temp dir (configs,
+# memif socket, outputs) and the EAL runtime dirs of its file prefixes.
+set -u
+peer=$1
+scen=$2
+
+case $scen in
+mix)	args="--mode mix --seed 1 --ops 20000"; fault_a=; fault_b= ;;
+fault)	args="--mode fault --seed 2 --ops 20000"
+	fault_a="fault = drop=1%,reorder=1%,dup=0.1%,corrupt=0.1%,seed=11"
+	fault_b="fault = drop=1%,reorder=1%,dup=0.1%,corrupt=0.1%,seed=12" ;;
+gone)	args="--mode gone --seed 3 --ops 2000 --timeout 10 --retry 3"
+	fault_a=; fault_b= ;;
+rnr)	args="--mode rnr --seed 4 --ops 5000"; fault_a=; fault_b= ;;
+*)	echo "run_peer: unknown scenario $scen" >&2; exit 2 ;;
+esac
+
+tmp=$(mktemp -d /tmp/uroce-peer.XXXXXX) || exit 1
+prefix=uroce-peer-$$
+spid=
+cpid=
+
+cleanup() {
+	for pid in $cpid $spid; do
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	rm -rf "$tmp" "/var/run/dpdk/$prefix-a" "/var/run/dpdk/$prefix-b"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# No bsize here on purpose: pmd_glue gives memif buffers that hold a whole
+# frame (glue.c, probe_memif), which the 4096-byte MTU of these runs needs.
+# $1 side, $2 role, $3 own IP, $4 peer IP, $5 own MAC, $6 peer MAC, $7 fault
+write_conf() {
+	cat > "$tmp/$1.conf" <<EOF
+[port]
+dev  = net_memif0,role=$2,id=0,socket=$tmp/memif.sock,socket-abstract=no,mac=$5
+ip   = $3/24
+mtu  = 4096
+$7
+[eal]
+lcores = 1
+args   = --no-huge -m 256 --file-prefix=$prefix-$1 --log-level=*:warning
+[neigh]
+$4 = $6
+EOF
+}
+write_conf a server 192.168.77.1 192.168.77.2 02:00:00:00:77:01 \
+	02:00:00:00:77:02 "$fault_a"
+write_conf b client 192.168.77.2 192.168.77.1 02:00:00:00:77:02 \
+	02:00:00:00:77:01 "$fault_b"
+
+# Wait (at most $3 s, while process $4 lives) for a line matching $2 in
+# file $1; print it.
+wait_line() {
+	local i
+	for i in $(seq 1 $(($3 * 10))); do
+		if grep -m1 "$2" "$1" 2>/dev/null; then
+			return 0
+		fi
+		kill -0 "$4" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+show() {
+	echo "--- server stdout"; cat "$tmp/server.out"
+	echo "--- server stderr"; cat "$tmp/server.err"
+	echo "--- client stdout"; cat "$tmp/client.out"
+	echo "--- client stderr"; cat "$tmp/client.err"
+}
+
+"$peer" --role server --config "$tmp/a.conf" >"$tmp/server.out" \
+	2>"$tmp/server.err" &
+spid=$!
+line=$(wait_line "$tmp/server.out" '^PEER-LISTEN ' 60 "$spid")
+if [ -z "$line" ]; then
+	echo "run_peer $scen: the server did not start"
+	show
+	exit 1
+fi
+port=${line#PEER-LISTEN }
+
+# shellcheck disable=SC2086
+"$peer" --role client --config "$tmp/b.conf" --tcp "$port" $args \
+	>"$tmp/client.out" 2>"$tmp/client.err" &
+cpid=$!
+
+killed=0
+if [ "$scen" = gone ]; then
+	if wait_line "$tmp/client.out" '^PEER-GONE-READY' 120 "$cpid" \
+		>/dev/null; then
+		kill -KILL "$spid"
+		killed=1
+		# Reap it here, where the shell's "Killed" notice goes nowhere.
+		wait "$spid" 2>/dev/null
+		src=$?
+		spid=
+	fi
+fi
+wait "$cpid"
+crc=$?
+cpid=
+if [ -n "$spid" ]; then
+	wait "$spid"
+	src=$?
+	spid=
+fi
+show
+echo "run_peer $scen: client exit $crc, server exit $src"
+if [ "$scen" = gone ]; then
+	# The server must have died by our SIGKILL (128 + 9).
+	[ "$crc" -eq 0 ] && [ "$killed" -eq 1 ] && [ "$src" -eq 137 ]
+else
+	[ "$crc" -eq 0 ] && [ "$src" -eq 0 ]
+fi
