@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
+#include <sys/queue.h>
 #include <sys/types.h>
 
 #include <infiniband/verbs.h>
@@ -71,6 +73,156 @@ uroce_verbs_device_of(struct ibv_device *ibdev)
 
 void uroce_verbs_device_get(struct uroce_verbs_device *dev);
 void uroce_verbs_device_put(struct uroce_verbs_device *dev);
+
+/* ---- the objects (verbs_context.c, verbs_pd.c ... verbs_qp.c) ----
+ *
+ * Each verbs object is the public struct the application sees, first (so
+ * that the two pointers are one), followed by the engine object behind it
+ * (lib/engine/uroce_engine.h). Inside lib/ errors are negative errno; each
+ * verb converts them to its own convention (man page) at its return.
+ */
+struct uroce_dev;
+struct uroce_pd;
+struct uroce_cq;
+struct uroce_mr;
+struct uroce_ah;
+struct uroce_qp;
+
+/** Async events a context keeps until ibv_get_async_event() reads them. */
+#define UROCE_VERBS_ASYNC_QUEUE	256
+
+struct uroce_vctx {
+	struct verbs_context vctx;	/**< vctx.context is what apps get */
+	struct uroce_verbs_device *vdev;	/**< reference held */
+	struct uroce_dev *dev;
+	pthread_mutex_t ev_lock;	/**< the async queue */
+	unsigned int ev_head, ev_cnt;
+	unsigned int ev_skip;		/**< eventfd counts of dropped events */
+	uint64_t ev_lost;		/**< events dropped: queue full */
+	struct ibv_async_event ev_q[UROCE_VERBS_ASYNC_QUEUE];
+};
+
+struct uroce_vpd {
+	struct ibv_pd pd;
+	struct uroce_pd *upd;
+};
+
+struct uroce_vmr {
+	struct ibv_mr mr;
+	struct uroce_mr *umr;
+};
+
+struct uroce_vcq;
+TAILQ_HEAD(uroce_vcq_list, uroce_vcq);
+
+/* A completion channel: an eventfd in semaphore mode counts the events
+ * queued (one read, one event); the queue says which CQ each is for. */
+struct uroce_vchannel {
+	struct ibv_comp_channel ch;
+	pthread_mutex_t lock;
+	struct uroce_vcq_list pending;	/**< CQs with events to read */
+	unsigned int skip;		/**< eventfd counts of dropped events */
+};
+
+struct uroce_vcq {
+	struct ibv_cq cq;
+	struct uroce_cq *ucq;
+	/* Channel side, under the channel's lock. */
+	uint32_t ev_pending;		/**< queued, not read yet */
+	bool ev_queued;			/**< on the channel's pending list */
+	TAILQ_ENTRY(uroce_vcq) ev_link;
+	/* Reported to the application, under cq.mutex: ibv_destroy_cq()
+	 * waits until every one is acknowledged (ibv_ack_cq_events(3)). */
+	uint32_t comp_reported;
+	uint32_t async_reported;
+};
+
+/* A QP: ibv_qp, or ibv_qp_ex when created with send_ops_flags
+ * (ibv_qp_to_qp_ex() then returns the ex view). */
+struct uroce_vwr;			/* verbs_qp_ex.c's batch */
+struct uroce_vqp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qpx;
+	};
+	struct uroce_qp *uqp;
+	bool is_ex;			/**< created with send_ops_flags */
+	uint32_t async_reported;	/**< under qp.mutex, as for CQs */
+	struct uroce_vwr *wr;		/**< the ibv_wr_* batch, is_ex only */
+};
+
+struct uroce_vah {
+	struct ibv_ah ah;
+	struct uroce_ah *uah;
+};
+
+static inline struct uroce_vctx *
+uroce_vctx_of(struct ibv_context *ctx)
+{
+	return (struct uroce_vctx *)((char *)ctx -
+		offsetof(struct uroce_vctx, vctx.context));
+}
+
+/* ---- verbs_engine.c ---- */
+
+/**
+ * The engine for an ibv_open_device(): started at the first call
+ * (configuration from UROCE_CONFIG), then shared by every context of the
+ * process. @return 0, or a positive errno with one line on stderr.
+ */
+int uroce_verbs_engine_get(void);
+
+/* ---- verbs_async.c ---- */
+
+/** Add one event to an eventfd in semaphore mode. */
+void uroce_verbs_efd_signal(int fd);
+/** Take one: 0, or -1 with errno (EAGAIN on an O_NONBLOCK fd). */
+int uroce_verbs_efd_wait(int fd);
+
+/** Set up / tear down a context's async queue and its eventfd. */
+int uroce_verbs_async_init(struct uroce_vctx *c);
+void uroce_verbs_async_fini(struct uroce_vctx *c);
+/** Queue an event (any thread, engine lcores included). */
+void uroce_verbs_async_post(struct uroce_vctx *c,
+			    const struct ibv_async_event *ev);
+/** Drop the queued events of a destroyed object. */
+void uroce_verbs_async_forget(struct uroce_vctx *c, const void *obj);
+/** Engine callback: an affiliated event of a QP or (CQ_ERR) a CQ. */
+void uroce_verbs_async_event(void *arg, enum ibv_event_type ev, void *obj);
+
+/* ---- verbs_cq.c ---- */
+
+/** Engine callback: signal the CQ's completion channel. */
+void uroce_verbs_cq_event(void *arg, struct uroce_cq *cq);
+int uroce_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int uroce_verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* ---- verbs_qp.c, verbs_qp_ex.c ---- */
+
+int uroce_verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr);
+int uroce_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr);
+struct ibv_qp *uroce_verbs_create_qp_ex(struct ibv_context *context,
+					struct ibv_qp_init_attr_ex *attr);
+/** Set up the ibv_wr_* API of a QP created with send_ops_flags. */
+int uroce_verbs_qpx_init(struct uroce_vqp *q, uint64_t send_ops_flags);
+void uroce_verbs_qpx_fini(struct uroce_vqp *q);
+/** Send ops the ibv_wr_* API offers (IBV_QP_EX_WITH_*). */
+#define UROCE_VERBS_QPX_OPS						\
+	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
+	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
+	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+
+/* ---- verbs_context.c ---- */
+
+int uroce_verbs_query_device_ex(struct ibv_context *context,
+				const struct ibv_query_device_ex_input *input,
+				struct ibv_device_attr_ex *attr,
+				size_t attr_size);
+int uroce_verbs_query_port(struct ibv_context *context, uint8_t port_num,
+			   struct ibv_port_attr *attr, size_t attr_len);
 
 /* ---- exported, not declared by <infiniband/verbs.h> ---- */
 

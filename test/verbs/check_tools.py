@@ -28,13 +28,30 @@ LOADER_ERRORS = ('symbol lookup error', 'undefined symbol',
                  "version '")
 
 # (program and arguments, text its output must contain, with a config?)
+# ibv_devinfo -v opens the device: the stack starts (EAL, the memif
+# server port, whose link stays down with no client) and the tool reads
+# the device, port and GID attributes.
 TOOLS = [
     (['ibv_devices'], 'uroce0', True),
     (['ibv_devinfo'], 'No IB devices found', False),
-    (['ibv_devinfo', '-d', 'uroce0'], 'Failed to open device', True),
+    (['ibv_devinfo', '-v', '-d', 'uroce0'],
+     'GID[  0]:\t\t::ffff:192.168.77.1, RoCE v2', True),
+    (['ibv_devinfo', '-d', 'uroce0'], 'link_layer:\t\tEthernet', True),
+    (['ibv_devinfo', '-d', 'uroce0'], 'vendor_id:\t\t\t0x27572', True),
     (['ibv_rc_pingpong', '--help'], 'Usage:', False),
     (['ib_write_bw', '--help'], 'Usage:', False),
 ]
+
+
+def private_run(env):
+    """A device open starts the stack: give it an EAL file prefix and a
+    memif socket of its own, so that it meets no other run."""
+    tag = 'uroce-tools-%d' % os.getpid()
+    env['UROCE_EAL_ARGS'] = ('--no-pci --no-huge -m 256 --file-prefix=%s '
+                             '--log-level=*:warning' % tag)
+    env['UROCE_PORT_DEV'] = ('net_memif0,role=server,id=0,socket=/run/'
+                             'uroce/%s.sock' % tag)
+    return '/var/run/dpdk/' + tag
 
 
 def tool_env(libdir, config):
@@ -74,8 +91,11 @@ def run_tool(cmd, expect, config, libdir):
     if not ours:
         return ['%s: libibverbs.so.1 resolves to %s, not %s' %
                 (cmd[0], got, libdir)]
+    rundir = private_run(env) if config else None
     p = subprocess.run([path] + cmd[1:], env=env, capture_output=True,
                        text=True, timeout=60, stdin=subprocess.DEVNULL)
+    if rundir:
+        shutil.rmtree(rundir, ignore_errors=True)
     out = p.stdout + p.stderr
     errs = ['%s: loader error: %s' % (' '.join(cmd), line.strip())
             for line in out.splitlines()

@@ -353,33 +353,39 @@ test_device_list(void)
 	ibv_free_device_list(NULL);
 }
 
-/* ---- what is not built yet ---- */
+/* ---- NULL objects and what is not built ---- */
 
+/*
+ * Verbs given NULL fail in their own convention without touching it
+ * (opening a device would start the engine: test/conformance does that);
+ * the absent features fail as rdma-core reports them.
+ */
 static void
-test_absent(void)
+test_null_and_absent(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	uint8_t mac[6];
 	uint16_t vid;
 
-	if (UT_CHECK(list != NULL && list[0] != NULL)) {
-		errno = 0;
-		UT_CHECK(ibv_open_device(list[0]) == NULL);
-		UT_CHECK_EQ(errno, ENOSYS);
-	}
-	ibv_free_device_list(list);
 	errno = 0;
-	UT_CHECK(ibv_alloc_pd(NULL) == NULL && errno == EOPNOTSUPP);
+	UT_CHECK(ibv_open_device(NULL) == NULL && errno == EINVAL);
 	errno = 0;
-	UT_CHECK(ibv_create_comp_channel(NULL) == NULL && errno == EOPNOTSUPP);
-	UT_CHECK_EQ(ibv_modify_qp(NULL, NULL, 0), EOPNOTSUPP);
-	UT_CHECK_EQ(ibv_dealloc_pd(NULL), EOPNOTSUPP);
+	UT_CHECK(ibv_alloc_pd(NULL) == NULL && errno == EINVAL);
+	errno = 0;
+	UT_CHECK(ibv_create_comp_channel(NULL) == NULL && errno == EINVAL);
+	UT_CHECK_EQ(ibv_modify_qp(NULL, NULL, 0), EINVAL);
+	UT_CHECK_EQ(ibv_dealloc_pd(NULL), EINVAL);
+	UT_CHECK_EQ(ibv_destroy_cq(NULL), EINVAL);
 	UT_CHECK_EQ(ibv_query_gid(NULL, 1, 0, NULL), -1);
 	UT_CHECK_EQ(ibv_close_device(NULL), -1);
 	UT_CHECK_EQ(ibv_get_cq_event(NULL, NULL, NULL), -1);
+	UT_CHECK_EQ(ibv_get_async_event(NULL, NULL), -1);
+	UT_CHECK_EQ(_ibv_query_gid_table(NULL, NULL, 0, 0, 0), -EINVAL);
+	UT_CHECK(ibv_qp_to_qp_ex(NULL) == NULL);
+	errno = 0;
+	UT_CHECK(ibv_create_srq(NULL, NULL) == NULL && errno == EOPNOTSUPP);
+	UT_CHECK_EQ(ibv_resize_cq(NULL, 1), EOPNOTSUPP);
 	UT_CHECK_EQ(ibv_rereg_mr(NULL, 0, NULL, NULL, 0, 0),
 		    IBV_REREG_MR_ERR_INPUT);
-	UT_CHECK_EQ(_ibv_query_gid_table(NULL, NULL, 0, 0, 0), -EOPNOTSUPP);
 	UT_CHECK_EQ(ibv_query_qp_data_in_order(NULL, IBV_WR_SEND, 0), 0);
 	UT_CHECK_EQ(ibv_resolve_eth_l2_from_gid(NULL, NULL, mac, &vid),
 		    EOPNOTSUPP);
@@ -422,7 +428,7 @@ main(int argc, char **argv)
 	test_sysfs();
 	test_config_errors();
 	test_device_list();
-	test_absent();
+	test_null_and_absent();
 	if (real != NULL)
 		dlclose(real);
 	unsetenv("UROCE_CONFIG");

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+
+/*
+ * Queue pairs: create (ibv_create_qp, ibv_create_qp_ex), modify, query,
+ * destroy, and the post ops of ctx->ops. The engine runs the control
+ * verbs on the QP's owner lcore; posting goes straight into the QP's
+ * rings (uroce_qp_post_send()).
+ *
+ * qp->state follows every successful ibv_modify_qp() and ibv_query_qp()
+ * with IBV_QP_STATE, as in rdma-core: applications read it directly.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "uroce_engine.h"
+#include "verbs_priv.h"
+
+/* The init attributes of ibv_create_qp_ex() we take. */
+#define QP_INIT_MASK_SUPPORTED						\
+	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |	\
+	 IBV_QP_INIT_ATTR_CREATE_FLAGS)
+
+static struct uroce_vqp *
+vqp_of(struct ibv_qp *qp)
+{
+	return (struct uroce_vqp *)qp;
+}
+
+static void
+cap_out(const struct uroce_qp *uqp, struct ibv_qp_cap *cap)
+{
+	cap->max_send_wr = uqp->cap.max_send_wr;
+	cap->max_recv_wr = uqp->cap.max_recv_wr;
+	cap->max_send_sge = uqp->cap.max_send_sge;
+	cap->max_recv_sge = uqp->cap.max_recv_sge;
+	cap->max_inline_data = uqp->cap.max_inline_data;
+}
+
+/* Create the engine QP behind a new uroce_vqp. @return 0 or an errno. */
+static int
+qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *init,
+       struct uroce_vqp **out)
+{
+	struct uroce_vqp *q;
+	struct ibv_qp *qp;
+	int ret;
+
+	if (pd == NULL || init == NULL || init->send_cq == NULL ||
+	    init->recv_cq == NULL)
+		return EINVAL;
+	if (init->srq != NULL)
+		return EOPNOTSUPP;	/* no SRQs yet */
+	q = calloc(1, sizeof(*q));
+	if (q == NULL)
+		return ENOMEM;
+	ret = uroce_dev_qp_create(((struct uroce_vpd *)pd)->upd,
+				  ((struct uroce_vcq *)init->send_cq)->ucq,
+				  ((struct uroce_vcq *)init->recv_cq)->ucq,
+				  init, q, &q->uqp);
+	if (ret < 0) {
+		free(q);
+		return -ret;
+	}
+	qp = &q->qp;
+	qp->context = pd->context;
+	qp->qp_context = init->qp_context;
+	qp->pd = pd;
+	qp->send_cq = init->send_cq;
+	qp->recv_cq = init->recv_cq;
+	qp->srq = NULL;
+	qp->handle = q->uqp->qpn;
+	qp->qp_num = q->uqp->qpn;
+	qp->state = IBV_QPS_RESET;
+	qp->qp_type = init->qp_type;
+	pthread_mutex_init(&qp->mutex, NULL);
+	pthread_cond_init(&qp->cond, NULL);
+	/* ibv_create_qp(3): cap returns the sizes actually created. */
+	cap_out(q->uqp, &init->cap);
+	*out = q;
+	return 0;
+}
+
+static void
+qp_free(struct uroce_vqp *q)
+{
+	pthread_cond_destroy(&q->qp.cond);
+	pthread_mutex_destroy(&q->qp.mutex);
+	free(q);
+}
+
+struct ibv_qp *
+ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct uroce_vqp *q;
+	int ret = qp_new(pd, qp_init_attr, &q);
+
+	if (ret != 0)
+		return uroce_verbs_null(ret);
+	return &q->qp;
+}
+
+/* verbs_context.create_qp_ex: the ibv_wr_* API with send_ops_flags. */
+struct ibv_qp *
+uroce_verbs_create_qp_ex(struct ibv_context *context,
+			 struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp_init_attr init;
+	struct uroce_vqp *q;
+	uint64_t ops = 0;
+	int ret;
+
+	if (attr == NULL || !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
+	    attr->pd == NULL || attr->pd->context != context)
+		return uroce_verbs_null(EINVAL);
+	if ((attr->comp_mask & ~QP_INIT_MASK_SUPPORTED) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags != 0))
+		return uroce_verbs_null(EOPNOTSUPP);
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ops = attr->send_ops_flags;
+		if (ops == 0 || (ops & ~(uint64_t)UROCE_VERBS_QPX_OPS))
+			return uroce_verbs_null(EOPNOTSUPP);
+	}
+	/* The leading members of the two init structs are the same. */
+	memset(&init, 0, sizeof(init));
+	init.qp_context = attr->qp_context;
+	init.send_cq = attr->send_cq;
+	init.recv_cq = attr->recv_cq;
+	init.srq = attr->srq;
+	init.cap = attr->cap;
+	init.qp_type = attr->qp_type;
+	init.sq_sig_all = attr->sq_sig_all;
+	ret = qp_new(attr->pd, &init, &q);
+	if (ret == 0 && ops != 0) {
+		ret = uroce_verbs_qpx_init(q, ops);
+		if (ret != 0) {
+			uroce_dev_qp_destroy(q->uqp);
+			qp_free(q);
+		}
+	}
+	if (ret != 0)
+		return uroce_verbs_null(ret);
+	attr->cap = init.cap;
+	return &q->qp;
+}
+
+/* The ex view only for QPs created with send_ops_flags (rdma-core). */
+struct ibv_qp_ex *
+ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	return qp != NULL && vqp_of(qp)->is_ex ? &vqp_of(qp)->qpx : NULL;
+}
+
+/* "0 on success, or the value of errno"; a failure changes nothing. */
+int
+ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	int ret;
+
+	if (qp == NULL || attr == NULL)
+		return EINVAL;
+	ret = uroce_dev_qp_modify(vqp_of(qp)->uqp, attr, attr_mask);
+	if (ret < 0)
+		return -ret;
+	if (attr_mask & IBV_QP_STATE)
+		qp->state = attr->qp_state;
+	return 0;
+}
+
+int
+ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+	     struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_qp_init_attr init;
+	int ret;
+
+	if (qp == NULL || attr == NULL)
+		return EINVAL;
+	memset(&init, 0, sizeof(init));
+	ret = uroce_dev_qp_query(vqp_of(qp)->uqp, attr, &init);
+	if (ret < 0)
+		return -ret;
+	init.qp_context = qp->qp_context;
+	init.send_cq = qp->send_cq;
+	init.recv_cq = qp->recv_cq;
+	init.srq = qp->srq;
+	init.qp_type = qp->qp_type;
+	cap_out(vqp_of(qp)->uqp, &init.cap);
+	if (init_attr != NULL)
+		*init_attr = init;
+	/* The engine may have moved the QP (to ERR, SQE) on its own. */
+	if (attr_mask & IBV_QP_STATE)
+		qp->state = attr->qp_state;
+	return 0;
+}
+
+/* Waits, as rdma-core, until the QP's async events were acknowledged. */
+int
+ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct uroce_vqp *q = vqp_of(qp);
+	int ret;
+
+	if (qp == NULL)
+		return EINVAL;
+	ret = uroce_dev_qp_destroy(q->uqp);
+	if (ret < 0)
+		return -ret;
+	uroce_verbs_async_forget(uroce_vctx_of(qp->context), qp);
+	pthread_mutex_lock(&qp->mutex);
+	while (qp->events_completed != q->async_reported)
+		pthread_cond_wait(&qp->cond, &qp->mutex);
+	pthread_mutex_unlock(&qp->mutex);
+	if (q->is_ex)
+		uroce_verbs_qpx_fini(q);
+	qp_free(q);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Posting (ctx->ops): "0 on success, or the value of errno", *bad_wr the
+ * first WR not posted.
+ */
+
+/*
+ * UD: the transport takes the engine's address handle, the application
+ * gives ours. Each WR is posted from a copy that names the engine's, so
+ * that the application's list is never written to.
+ */
+static int
+post_send_ud(struct uroce_qp *uqp, struct ibv_send_wr *wr,
+	     struct ibv_send_wr **bad_wr)
+{
+	struct ibv_send_wr one, *bad;
+	int ret;
+
+	for (; wr != NULL; wr = wr->next) {
+		one = *wr;
+		one.next = NULL;
+		if (wr->wr.ud.ah != NULL)
+			one.wr.ud.ah = (struct ibv_ah *)
+				((struct uroce_vah *)wr->wr.ud.ah)->uah;
+		ret = uroce_qp_post_send(uqp, &one, &bad);
+		if (ret < 0) {
+			*bad_wr = wr;
+			return -ret;
+		}
+	}
+	return 0;
+}
+
+int
+uroce_verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr)
+{
+	struct ibv_send_wr *bad = NULL;
+	int ret;
+
+	if (qp->qp_type == IBV_QPT_UD)
+		return post_send_ud(vqp_of(qp)->uqp, wr,
+				    bad_wr != NULL ? bad_wr : &bad);
+	ret = uroce_qp_post_send(vqp_of(qp)->uqp, wr, bad_wr);
+	return -ret;
+}
+
+int
+uroce_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr)
+{
+	return -uroce_qp_post_recv(vqp_of(qp)->uqp, wr, bad_wr);
+}

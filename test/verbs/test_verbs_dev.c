@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+
+/*
+ * The device verbs through our libibverbs.so.1, in one process: the
+ * engine starts at ibv_open_device() (a memif server port nobody joins:
+ * its link stays down, and the device loops frames for its own MAC back,
+ * as an RDMA NIC does). Attributes, the documented errors, completion
+ * channels, and two RC QPs of the device exchanging a message.
+ */
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "uroce_test.h"
+#include "verbs_priv.h"
+
+static char conf[64];
+static char rundir[96];
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	remove(path);
+	return 0;
+}
+
+/* At exit, after the engine (registered later, so stopped earlier). */
+static void
+remove_rundir(void)
+{
+	nftw(rundir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static int
+write_config(void)
+{
+	int pid = (int)getpid();
+	FILE *f;
+
+	snprintf(conf, sizeof(conf), "/tmp/uroce-verbs-dev.%d.conf", pid);
+	snprintf(rundir, sizeof(rundir), "/var/run/dpdk/uroce-vdev-%d", pid);
+	f = fopen(conf, "w");
+	if (f == NULL)
+		return -1;
+	fprintf(f, "[port]\n"
+		"dev = net_memif0,role=server,id=0,socket=/run/uroce/vdev-%d.sock,"
+		"mac=02:00:00:00:79:01\n"
+		"ip = 192.168.79.1/24\nmtu = 4096\n"
+		"[eal]\nlcores = 1\n"
+		"args = --no-pci --no-huge -m 256 --file-prefix=uroce-vdev-%d "
+		"--log-level=*:warning\n", pid, pid);
+	fclose(f);
+	setenv("UROCE_CONFIG", conf, 1);
+	return 0;
+}
+
+static void
+test_attributes(struct ibv_context *ctx, struct ibv_device *dev)
+{
+	struct ibv_device_attr da;
+	struct ibv_device_attr_ex dx;
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry ge;
+	enum ibv_gid_type_sysfs gt;
+	union ibv_gid gid;
+	uint8_t big[sizeof(pa) + 16];
+	struct verbs_context *vctx;
+	__be16 pkey;
+
+	UT_CHECK_EQ(ibv_query_device(ctx, &da), 0);
+	UT_CHECK(da.vendor_id != 0 && da.vendor_id != 0x02c9);
+	UT_CHECK_EQ(da.node_guid, ibv_get_device_guid(dev));
+	UT_CHECK_EQ(da.atomic_cap, IBV_ATOMIC_HCA);
+	UT_CHECK_EQ(da.phys_port_cnt, 1);
+	UT_CHECK(da.max_qp > 0 && da.max_cqe > 0 && da.max_pkeys == 1);
+	UT_CHECK_EQ(da.device_cap_flags & IBV_DEVICE_RESIZE_MAX_WR, 0);
+	UT_CHECK_EQ(ibv_query_device_ex(ctx, NULL, &dx), 0);
+	UT_CHECK_EQ(dx.orig_attr.max_qp, da.max_qp);
+	UT_CHECK_EQ(ibv_query_port(ctx, 1, &pa), 0);
+	UT_CHECK_EQ(pa.link_layer, IBV_LINK_LAYER_ETHERNET);
+	UT_CHECK_EQ(pa.lid, 0);
+	UT_CHECK_EQ(pa.max_mtu, IBV_MTU_4096);
+	UT_CHECK(pa.port_cap_flags & IBV_PORT_CM_SUP);
+	UT_CHECK_EQ(pa.pkey_tbl_len, 1);
+	UT_CHECK_EQ(ibv_query_port(ctx, 2, &pa), EINVAL);
+	/* The size argument: nothing written past it, the rest zeroed. */
+	vctx = verbs_get_ctx_op(ctx, query_port);
+	if (UT_CHECK(vctx != NULL && vctx->sz == sizeof(*vctx))) {
+		memset(big, 0xa5, sizeof(big));
+		UT_CHECK_EQ(vctx->query_port(ctx, 1,
+			(struct ibv_port_attr *)big, 8), 0);
+		UT_CHECK_EQ(big[8], 0xa5);
+		UT_CHECK_EQ(vctx->query_port(ctx, 1,
+			(struct ibv_port_attr *)big, sizeof(big)), 0);
+		UT_CHECK_EQ(big[sizeof(big) - 1], 0);
+	}
+	/* GID 0 is ::ffff:192.168.79.1, RoCE v2; 1 is empty; 16 is out. */
+	UT_CHECK_EQ(ibv_query_gid(ctx, 1, 0, &gid), 0);
+	UT_CHECK_EQ(gid.raw[10], 0xff);
+	UT_CHECK_EQ(gid.raw[12], 192);
+	UT_CHECK_EQ(gid.raw[15], 1);
+	UT_CHECK_EQ(ibv_query_gid_type(ctx, 1, 0, &gt), 0);
+	UT_CHECK_EQ(gt, IBV_GID_TYPE_SYSFS_ROCE_V2);
+	UT_CHECK_EQ(ibv_query_gid_ex(ctx, 1, 0, &ge, 0), 0);
+	UT_CHECK_EQ(ge.gid_type, IBV_GID_TYPE_ROCE_V2);
+	UT_CHECK_EQ(ibv_query_gid_ex(ctx, 1, 1, &ge, 0), ENODATA);
+	UT_CHECK_EQ(ibv_query_gid(ctx, 1, 1, &gid), 0);
+	UT_CHECK_EQ(gid.global.interface_id, 0);
+	UT_CHECK_EQ(ibv_query_gid(ctx, 1, pa.gid_tbl_len, &gid), -1);
+	UT_CHECK_EQ(ibv_query_pkey(ctx, 1, 0, &pkey), 0);
+	UT_CHECK_EQ(pkey, htobe16(0xffff));
+	UT_CHECK_EQ(ibv_get_pkey_index(ctx, 1, htobe16(0xffff)), 0);
+	UT_CHECK_EQ(ibv_query_pkey(ctx, 1, 1, &pkey), -1);
+}
+
+/* Two RC QPs of one device, connected to each other. */
+static void
+connect_qp(struct ibv_qp *qp, uint32_t dest, uint8_t port)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = port;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+	UT_CHECK_EQ(qp->state, IBV_QPS_INIT);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest;
+	a.rq_psn = 7;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = port;
+	a.ah_attr.grh.hop_limit = 1;
+	UT_CHECK_EQ(ibv_query_gid(qp->context, port, 0, &a.ah_attr.grh.dgid),
+		    0);
+	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 7;
+	a.max_rd_atomic = 1;
+	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	UT_CHECK_EQ(qp->state, IBV_QPS_RTS);
+}
+
+/* Wait for one completion through the channel (bounded by poll()). */
+static int
+wait_wc(struct ibv_comp_channel *ch, struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	int n, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n != 0)
+			return n;
+		if (!UT_CHECK(poll(&pfd, 1, 5000) == 1))
+			return 0;
+		UT_CHECK_EQ(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+		UT_CHECK(ev_cq == cq && ev_ctx == (void *)cq->cq_context);
+		ibv_ack_cq_events(ev_cq, 1);
+		UT_CHECK_EQ(ibv_req_notify_cq(cq, 0), 0);
+	}
+	return ibv_poll_cq(cq, 1, wc);
+}
+
+static void
+test_objects(struct ibv_context *ctx, int max_cqe)
+{
+	static char src[4096], dst[4096];
+	struct ibv_qp_init_attr init;
+	struct ibv_comp_channel *ch;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_recv_wr rwr, *bad_r;
+	struct ibv_qp *qa, *qb;
+	struct ibv_cq *cq;
+	struct ibv_mr *ms, *md;
+	struct ibv_sge ss, ds;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	int flags;
+
+	pd = ibv_alloc_pd(ctx);
+	ch = ibv_create_comp_channel(ctx);
+	if (!UT_CHECK(pd != NULL && ch != NULL))
+		return;
+	/* ibv_create_cq(3): cqe above max_cqe, a bad comp_vector: EINVAL. */
+	errno = 0;
+	UT_CHECK(ibv_create_cq(ctx, max_cqe + 1, NULL, ch, 0) == NULL &&
+		 errno == EINVAL);
+	errno = 0;
+	UT_CHECK(ibv_create_cq(ctx, 16, NULL, ch, 1) == NULL && errno == EINVAL);
+	/* ibv_reg_mr(3): remote write needs local write: EINVAL. */
+	errno = 0;
+	UT_CHECK(ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_REMOTE_WRITE) ==
+		 NULL && errno == EINVAL);
+	cq = ibv_create_cq(ctx, 16, &init, ch, 0);
+	ms = ibv_reg_mr(pd, src, sizeof(src), 0);
+	md = ibv_reg_mr(pd, dst, sizeof(dst), IBV_ACCESS_LOCAL_WRITE);
+	if (!UT_CHECK(cq != NULL && ms != NULL && md != NULL))
+		return;
+	UT_CHECK(cq->cqe >= 16);
+	UT_CHECK_EQ(ibv_destroy_comp_channel(ch), EBUSY);
+	memset(&init, 0, sizeof(init));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 4;
+	init.cap.max_recv_wr = 4;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	qa = ibv_create_qp(pd, &init);
+	qb = ibv_create_qp(pd, &init);
+	if (!UT_CHECK(qa != NULL && qb != NULL))
+		return;
+	UT_CHECK(init.cap.max_send_wr >= 4);
+	UT_CHECK_EQ(qa->state, IBV_QPS_RESET);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);
+	UT_CHECK_EQ(ibv_destroy_cq(cq), EBUSY);
+	UT_CHECK(ibv_qp_to_qp_ex(qa) == NULL);
+	connect_qp(qa, qb->qp_num, 1);
+	connect_qp(qb, qa->qp_num, 1);
+
+	/* A message from qa to qb, seen through the channel, bytes intact. */
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (char)ut_rand();
+	flags = fcntl(ch->fd, F_GETFL);
+	UT_CHECK(fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) == 0);
+	UT_CHECK_EQ(ibv_req_notify_cq(cq, 0), 0);
+	ds = (struct ibv_sge){ (uintptr_t)dst, sizeof(dst), md->lkey };
+	memset(&rwr, 0, sizeof(rwr));
+	rwr.wr_id = 2;
+	rwr.sg_list = &ds;
+	rwr.num_sge = 1;
+	UT_CHECK_EQ(ibv_post_recv(qb, &rwr, &bad_r), 0);
+	ss = (struct ibv_sge){ (uintptr_t)src, sizeof(src), ms->lkey };
+	memset(&swr, 0, sizeof(swr));
+	swr.wr_id = 1;
+	swr.sg_list = &ss;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	UT_CHECK_EQ(ibv_post_send(qa, &swr, &bad_s), 0);
+	for (int got = 0, n = 0; got < 2 && n < 4; n++) {
+		if (wait_wc(ch, cq, &wc) != 1)
+			continue;
+		got++;
+		UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		if (wc.wr_id == 2) {
+			UT_CHECK_EQ(wc.byte_len, sizeof(src));
+			UT_CHECK_EQ(wc.qp_num, qb->qp_num);
+			UT_CHECK_MEM(dst, src, sizeof(src));
+		}
+		UT_NOTE("completion wr_id %llu", (unsigned long long)wc.wr_id);
+	}
+	/* A send in RESET is refused (ibv_post_send(3)). */
+	UT_CHECK_EQ(ibv_modify_qp(qa, &(struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RESET }, IBV_QP_STATE), 0);
+	UT_CHECK_EQ(qa->state, IBV_QPS_RESET);
+	UT_CHECK_EQ(ibv_post_send(qa, &swr, &bad_s), EINVAL);
+	UT_CHECK(bad_s == &swr);
+
+	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
+	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(ms), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(md), 0);
+	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	UT_CHECK_EQ(ibv_destroy_comp_channel(ch), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
+int
+main(void)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	int num = 0;
+
+	ut_srand(6);
+	if (write_config() != 0) {
+		perror("config");
+		return 1;
+	}
+	atexit(remove_rundir);
+	list = ibv_get_device_list(&num);
+	if (UT_CHECK(list != NULL && num == 1)) {
+		ctx = ibv_open_device(list[0]);
+		if (UT_CHECK(ctx != NULL)) {
+			UT_CHECK(ctx->async_fd >= 0);
+			struct ibv_device_attr da;
+
+			test_attributes(ctx, list[0]);
+			UT_CHECK_EQ(ibv_query_device(ctx, &da), 0);
+			test_objects(ctx, da.max_cqe);
+			UT_CHECK_EQ(ibv_close_device(ctx), 0);
+		}
+		ibv_free_device_list(list);
+	}
+	unlink(conf);
+	unsetenv("UROCE_CONFIG");
+	return ut_summary();
+}
