@@ -1,0 +1,335 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The uroce authors
+"""Unmodified verbs programs, two processes on a link pair.
+
+Each case runs a server under `uroce-run -c A.conf` and, once the server
+listens on its TCP port, a client under `uroce-run -c B.conf` that
+connects to it, as the tools exchange their addresses. Two links:
+
+  --link memif  the memif pair (config/memif-*.conf), TCP over loopback;
+  --link afp    af_packet ports on a veth pair between two network
+                namespaces created here (config/af_packet-*.conf, root
+                only, else skipped), TCP between the veths' kernel
+                addresses.
+
+perftest runs on afp only: it gives up unless the port is ACTIVE when it
+starts, and a memif server's link is down until its client (the other
+perftest process, started after the server listens) connects.
+A case passes when both exit 0 and their output has what the tool prints
+after a completed run (the pingpongs' "iters in", perftest's result
+table).
+
+Every run is bounded: each process has a deadline and is killed by its
+PID when it passes it. Each run gets its own memif socket name (abstract,
+no file) and its own EAL file prefix, given as environment overrides of
+the configuration (UROCE_PORT_DEV, UROCE_EAL_ARGS), and the prefix's
+runtime directory is removed afterwards. Cases run one after the other:
+two processes with one engine lcore each at a time (a 2-core machine).
+
+Tools that are not installed are skipped with a message (apt-get install
+ibverbs-utils perftest); with none of them the script exits 77 (skip).
+
+UROCE_TEST_PRELOAD (sanitizer builds): the runtime our library needs
+inside the uninstrumented tools, preloaded into them.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+PORT_BASE = 18600
+MAC_A = '02:00:00:00:77:01'
+MAC_B = '02:00:00:00:77:02'
+
+# (name, tool, server args, client args (before the server's host),
+#  what a finished run prints)
+PINGPONG_DONE = r'\d+ iters in [0-9.]+ seconds'
+PERF_DONE = r'^\s*\d+\s+\d+\s+[0-9.]+\s+[0-9.]+'   # a result row
+LAT_DONE = r'^\s*\d+\s+\d+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+'
+
+
+def pingpong(tool, extra, name=None):
+    args = ['-g', '0', '-d', 'uroce0'] + extra
+    return (name or '%s %s' % (tool, ' '.join(extra)), tool, args, args,
+            PINGPONG_DONE)
+
+
+def perftest(tool, extra, done=PERF_DONE):
+    args = ['-d', 'uroce0', '-x', '0', '-F'] + extra
+    return ('%s %s' % (tool, ' '.join(extra)), tool, args, args, done)
+
+
+CASES = {
+    'rc': [
+        pingpong('ibv_rc_pingpong', ['-n', '200']),
+        pingpong('ibv_rc_pingpong', ['-s', '1', '-n', '200']),
+        pingpong('ibv_rc_pingpong', ['-s', '4096', '-n', '100']),
+        pingpong('ibv_rc_pingpong', ['-s', '65536', '-n', '50']),
+        pingpong('ibv_rc_pingpong', ['-s', '4096', '-n', '100', '-e']),
+        pingpong('ibv_rc_pingpong', ['-s', '65536', '-n', '20', '-c']),
+        pingpong('ibv_rc_pingpong', ['-s', '4096', '-n', '100', '-N']),
+        pingpong('ibv_rc_pingpong', ['-s', '4096', '-n', '50', '-m', '1024']),
+    ],
+    # Under the port's fault injection: RC retransmits, buffers checked.
+    'rc-check': [
+        pingpong('ibv_rc_pingpong', ['-s', '1', '-n', '200', '-c']),
+        pingpong('ibv_rc_pingpong', ['-s', '4096', '-n', '200', '-c']),
+        pingpong('ibv_rc_pingpong', ['-s', '65536', '-n', '50', '-c']),
+        pingpong('ibv_rc_pingpong', ['-s', '4096', '-n', '100', '-c',
+                                     '-e']),
+    ],
+    'uc': [
+        pingpong('ibv_uc_pingpong', ['-n', '200']),
+        pingpong('ibv_uc_pingpong', ['-s', '1', '-n', '200']),
+        pingpong('ibv_uc_pingpong', ['-s', '65536', '-n', '50']),
+        pingpong('ibv_uc_pingpong', ['-s', '4096', '-n', '100', '-e']),
+    ],
+    'ud': [
+        pingpong('ibv_ud_pingpong', ['-s', '1', '-n', '200']),
+        pingpong('ibv_ud_pingpong', ['-s', '1024', '-n', '200']),
+        pingpong('ibv_ud_pingpong', ['-s', '1024', '-n', '100', '-e']),
+    ],
+    'perf': [
+        perftest('ib_send_bw', ['-n', '200', '-s', '4096']),
+        perftest('ib_write_bw', ['-n', '200', '-s', '65536']),
+        perftest('ib_read_bw', ['-n', '200', '-s', '65536']),
+        perftest('ib_send_lat', ['-n', '200', '-s', '64'], LAT_DONE),
+        perftest('ib_write_lat', ['-n', '200', '-s', '64'], LAT_DONE),
+        perftest('ib_read_lat', ['-n', '200', '-s', '64'], LAT_DONE),
+        perftest('ib_atomic_bw', ['-n', '200']),
+        perftest('ib_atomic_lat', ['-n', '200'], LAT_DONE),
+    ],
+}
+
+
+def tool_cmd(tool):
+    pre = os.environ.get('UROCE_TEST_PRELOAD')
+    if pre:
+        return ['env', 'LD_PRELOAD=' + pre, 'ASAN_OPTIONS=detect_leaks=0',
+                tool]
+    return [tool]
+
+
+def listening(port):
+    """Whether a TCP socket listens on port (from /proc, without
+    connecting: the tools accept exactly one connection)."""
+    for f in ('/proc/net/tcp', '/proc/net/tcp6'):
+        try:
+            with open(f) as fh:
+                next(fh)
+                for line in fh:
+                    col = line.split()
+                    if col[3] == '0A' and \
+                            int(col[1].rsplit(':', 1)[1], 16) == port:
+                        return True
+        except OSError:
+            pass
+    return False
+
+
+class Pair:
+    def __init__(self, args, tag, veth):
+        self.a = args
+        self.tag = tag
+        self.veth = veth
+        self.prefix = {'a': 'uroce-conf-a-%s' % tag,
+                       'b': 'uroce-conf-b-%s' % tag}
+
+    def env(self, side, conf):
+        e = dict(os.environ)
+        role = 'server' if side == 'a' else 'client'
+        mac = MAC_A if side == 'a' else MAC_B
+        if self.veth:
+            e['UROCE_PORT_DEV'] = ('net_af_packet0,iface=%s,qdisc_bypass=1'
+                                   % self.veth.ifname[side])
+        else:
+            e['UROCE_PORT_DEV'] = ('net_memif0,role=%s,id=0,socket='
+                                   '/run/uroce/conf-%s.sock,mac=%s'
+                                   % (role, self.tag, mac))
+        e['UROCE_EAL_ARGS'] = ('--no-pci --no-huge -m 256 --file-prefix=%s '
+                               '--log-level=*:warning' % self.prefix[side])
+        if self.a.fault:
+            e['UROCE_PORT_FAULT'] = self.a.fault
+        return e
+
+    def start(self, side, tool, targs):
+        conf = self.a.conf_a if side == 'a' else self.a.conf_b
+        cmd = [self.a.run, '-c', conf, '--'] + tool_cmd(tool) + targs
+        if self.veth:
+            cmd = ['ip', 'netns', 'exec', self.veth.ns[side]] + cmd
+        out = tempfile.TemporaryFile(mode='w+')
+        p = subprocess.Popen(cmd, env=self.env(side, conf), stdout=out,
+                             stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL)
+        return p, out
+
+    def cleanup(self):
+        for pfx in self.prefix.values():
+            shutil.rmtree(os.path.join('/var/run/dpdk', pfx),
+                          ignore_errors=True)
+
+
+class Veth:
+    """Two namespaces joined by a veth pair, removed by close(). The MACs
+    are the ones config/af_packet-*.conf name in [neigh]; the kernel
+    addresses carry the tools' TCP exchange."""
+    MACS = {'a': '02:00:00:00:78:01', 'b': '02:00:00:00:78:02'}
+    KADDR = {'a': '10.78.0.1', 'b': '10.78.0.2'}
+
+    def __init__(self):
+        tag = 'uc%d' % os.getpid()
+        self.ns = {'a': tag + '-a', 'b': tag + '-b'}
+        self.ifname = {'a': tag + 'a', 'b': tag + 'b'}
+        self.server = self.KADDR['a']
+
+    def ip(self, *args):
+        subprocess.run(['ip'] + list(args), check=True, timeout=30,
+                       stdout=subprocess.DEVNULL)
+
+    def open(self):
+        for s in 'ab':
+            self.ip('netns', 'add', self.ns[s])
+        self.ip('-n', self.ns['a'], 'link', 'add', self.ifname['a'],
+                'address', self.MACS['a'], 'type', 'veth', 'peer', 'name',
+                self.ifname['b'], 'netns', self.ns['b'], 'address',
+                self.MACS['b'])
+        for s in 'ab':
+            subprocess.run(['ip', 'netns', 'exec', self.ns[s], 'sysctl',
+                            '-qw', 'net.ipv6.conf.all.disable_ipv6=1'],
+                           timeout=30)
+            self.ip('-n', self.ns[s], 'link', 'set', 'lo', 'up')
+            self.ip('-n', self.ns[s], 'link', 'set', self.ifname[s], 'up')
+            self.ip('-n', self.ns[s], 'addr', 'add', self.KADDR[s] + '/24',
+                    'dev', self.ifname[s])
+
+    def close(self):
+        for s in 'ab':
+            subprocess.run(['ip', 'netns', 'del', self.ns[s]], timeout=30,
+                           stderr=subprocess.DEVNULL)
+
+    def listening(self, port):
+        out = subprocess.run(['ip', 'netns', 'exec', self.ns['a'], 'cat',
+                              '/proc/net/tcp'], capture_output=True,
+                             text=True, timeout=30).stdout
+        for line in out.splitlines()[1:]:
+            col = line.split()
+            if col[3] == '0A' and int(col[1].rsplit(':', 1)[1], 16) == port:
+                return True
+        return False
+
+
+def finish(p, deadline):
+    """Wait for p until deadline; past it, kill it by its PID."""
+    try:
+        return p.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        return 'timeout'
+
+
+def output(f):
+    f.seek(0)
+    return f.read()
+
+
+def run_case(a, idx, case, veth):
+    name, tool, sargs, cargs, done = case
+    if shutil.which(tool) is None:
+        print('SKIP %s: %s not installed' % (name, tool))
+        return None
+    port = PORT_BASE + idx
+    pair = Pair(a, '%d-%d' % (os.getpid(), idx), veth)
+    listens = veth.listening if veth else listening
+    deadline = time.monotonic() + a.timeout
+    srv, sout = pair.start('a', tool, sargs + ['-p', str(port)])
+    cli = cout = None
+    try:
+        while not listens(port) and srv.poll() is None and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        if listens(port):
+            cli, cout = pair.start('b', tool, cargs + [
+                '-p', str(port), veth.server if veth else '127.0.0.1'])
+            crc = finish(cli, deadline)
+        else:
+            crc = 'not started (server never listened)'
+        src = finish(srv, deadline if crc == 0 else time.monotonic() + 2)
+    finally:
+        for p in (srv, cli):
+            if p is not None and p.poll() is None:
+                os.kill(p.pid, signal.SIGKILL)
+                p.wait()
+        pair.cleanup()
+    so = output(sout)
+    co = output(cout) if cout else ''
+    # perftest's latency servers print no result table: only the client.
+    ok = src == 0 and crc == 0 and re.search(done, co, re.M) and \
+        (re.search(done, so, re.M) or '_lat' in tool)
+    print('%s %s (server %s, client %s)' % ('ok  ' if ok else 'FAIL', name,
+                                            src, crc))
+    if not ok or a.verbose:
+        print('---- server: %s\n%s---- client:\n%s----' %
+              (' '.join(sargs), so, co))
+    return bool(ok)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--run', required=True, help='the uroce-run executable')
+    ap.add_argument('--link', choices=('memif', 'afp'), default='memif')
+    ap.add_argument('--conf-a', required=True,
+                    help='config/memif-a.conf or af_packet-a.conf')
+    ap.add_argument('--conf-b', required=True,
+                    help='config/memif-b.conf or af_packet-b.conf')
+    ap.add_argument('--group', action='append', choices=sorted(CASES),
+                    help='case groups to run (default: all)')
+    ap.add_argument('--only', help='run the cases whose name matches')
+    ap.add_argument('--fault', help='UROCE_PORT_FAULT for both sides')
+    ap.add_argument('--timeout', type=float, default=60,
+                    help='seconds per case')
+    ap.add_argument('-v', '--verbose', action='store_true')
+    a = ap.parse_args()
+    a.run = os.path.abspath(a.run)
+    a.conf_a = os.path.abspath(a.conf_a)
+    a.conf_b = os.path.abspath(a.conf_b)
+    veth = None
+    if a.link == 'afp':
+        if os.geteuid() != 0 or shutil.which('ip') is None:
+            print('SKIP: af_packet pair needs root and ip(8) for its '
+                  'network namespaces')
+            return SKIP
+        veth = Veth()
+    results = []
+    idx = 0
+    try:
+        if veth:
+            veth.open()
+        for g in a.group or sorted(CASES):
+            for case in CASES[g]:
+                idx += 1
+                if a.only and not re.search(a.only, case[0]):
+                    continue
+                results.append(run_case(a, idx, case, veth))
+    finally:
+        if veth:
+            veth.close()
+    ran = [r for r in results if r is not None]
+    failed = ran.count(False)
+    print('%d passed, %d failed, %d skipped' %
+          (ran.count(True), failed, len(results) - len(ran)))
+    if not ran:
+        return SKIP
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
