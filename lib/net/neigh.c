@@ -31,10 +31,17 @@ static const char *const neigh_state_names[] = {
 /* ---------------------------------------------------------------------------
  * The table.
  */
+/* Word by word: a GID is only 4-byte aligned, and rte_hash_crc() reads
+ * 8-byte words (UBSan: misaligned load). */
 static uint32_t
 slot_hash(const union uroce_gid *key)
 {
-	return rte_hash_crc(key->raw, sizeof(key->raw), 0);
+	uint32_t h = 0;
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(key->dw); i++)
+		h = rte_hash_crc_4byte(key->dw[i], h);
+	return h;
 }
 
 /* The slot holding key, or NULL. Lock-free. */
