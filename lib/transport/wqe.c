@@ -5,6 +5,8 @@
  * building: the pieces the requester, completer, responder and UD share.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <rte_mbuf.h>
@@ -14,19 +16,21 @@
 /* ---------------------------------------------------------------------------
  * Gather (send WQEs) and scatter (receive WQEs, READ responses).
  */
-int
-uroce_wqe_gather(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
-		 uint32_t off, void *dst, uint32_t len)
+/*
+ * Copy len bytes between buf and the memory the SGE list names, starting
+ * off bytes into the list: into the SGEs (scatter, which needs
+ * LOCAL_WRITE) or out of them (gather: local read is always allowed,
+ * ibv_reg_mr(3)). -EMSGSIZE when the list is shorter than off + len.
+ */
+static int
+sge_copy(const struct uroce_qp *qp, const struct ibv_sge *sge,
+	 uint32_t num_sge, uint32_t off, void *buf, uint32_t len, bool to_sge)
 {
-	const struct ibv_sge *sge = (const struct ibv_sge *)w->data;
-	uint8_t *d = dst;
+	unsigned int need = to_sge ? IBV_ACCESS_LOCAL_WRITE : 0;
+	uint8_t *b = buf;
 	unsigned int i;
 
-	if (w->send_flags & IBV_SEND_INLINE) {
-		memcpy(dst, w->data + off, len);
-		return 0;
-	}
-	for (i = 0; i < w->num_sge && len > 0; i++) {
+	for (i = 0; i < num_sge && len > 0; i++) {
 		uint32_t n;
 		void *host;
 		int ret;
@@ -36,17 +40,39 @@ uroce_wqe_gather(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 			continue;
 		}
 		n = RTE_MIN(sge[i].length - off, len);
-		/* Local read is always allowed (ibv_reg_mr(3)): need 0. */
 		ret = uroce_mr_check_local(qp->env->mrs, qp->pd, sge[i].lkey,
-					   sge[i].addr + off, n, 0, &host);
+					   sge[i].addr + off, n, need, &host);
 		if (ret < 0)
 			return ret;
-		memcpy(d, host, n);
-		d += n;
+		if (to_sge)
+			memcpy(host, b, n);
+		else
+			memcpy(b, host, n);
+		b += n;
 		len -= n;
 		off = 0;
 	}
 	return len == 0 ? 0 : -EMSGSIZE;
+}
+
+int
+uroce_wqe_gather(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		 uint32_t off, void *dst, uint32_t len)
+{
+	if (w->send_flags & IBV_SEND_INLINE) {
+		memcpy(dst, w->data + off, len);
+		return 0;
+	}
+	return sge_copy(qp, (const struct ibv_sge *)w->data, w->num_sge, off,
+			dst, len, false);
+}
+
+int
+uroce_sge_scatter(const struct uroce_qp *qp, const struct ibv_sge *sge,
+		  uint32_t num_sge, uint32_t off, const void *src, uint32_t len)
+{
+	return sge_copy(qp, sge, num_sge, off, (void *)(uintptr_t)src, len,
+			true);
 }
 
 int
@@ -69,36 +95,6 @@ uroce_wqe_check(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
 			return ret;
 	}
 	return 0;
-}
-
-int
-uroce_sge_scatter(const struct uroce_qp *qp, const struct ibv_sge *sge,
-		  uint32_t num_sge, uint32_t off, const void *src, uint32_t len)
-{
-	const uint8_t *s = src;
-	unsigned int i;
-
-	for (i = 0; i < num_sge && len > 0; i++) {
-		uint32_t n;
-		void *host;
-		int ret;
-
-		if (off >= sge[i].length) {
-			off -= sge[i].length;
-			continue;
-		}
-		n = RTE_MIN(sge[i].length - off, len);
-		ret = uroce_mr_check_local(qp->env->mrs, qp->pd, sge[i].lkey,
-					   sge[i].addr + off, n,
-					   IBV_ACCESS_LOCAL_WRITE, &host);
-		if (ret < 0)
-			return ret;
-		memcpy(host, s, n);
-		s += n;
-		len -= n;
-		off = 0;
-	}
-	return len == 0 ? 0 : -EMSGSIZE;
 }
 
 /* ---------------------------------------------------------------------------
