@@ -77,6 +77,10 @@ usage(FILE *f)
 "\n"
 "Example:\n"
 "  uroce-run -c config/memif-a.conf -- ibv_rc_pingpong -g 0 -d uroce0\n"
+"\n""Live counters: while the program runs, DPDK's telemetry socket answers\n"
+"/uroce/info, /uroce/ports, /uroce/qps and /uroce/qp,QPN at\n"
+"/var/run/dpdk/PREFIX/dpdk_telemetry.v2 (PREFIX: the --file-prefix of\n"
+"[eal] args, \"rte\" without one), e.g. dpdk-telemetry.py -f PREFIX.\n"
 "\n"
 "A missing configuration file, program or library is reported in one\n"
 "line, with exit status 2.\n");

@@ -150,6 +150,7 @@ ctrl_detach(struct eng_lcore *lc, void *arg)
 	if (uroce_wheel_armed(&eq->tmo))
 		uroce_wheel_del(&lc->wheel, &eq->tmo);
 	TAILQ_REMOVE(&lc->owned, eq, owned_link);
+	eng_stats_retire(eq);
 	uroce_qp_destroy(eq->qp);
 	eq->qp = NULL;
 	return 0;

@@ -166,6 +166,7 @@ eng_teardown(struct eng *e, bool launched)
 {
 	unsigned int i;
 
+	eng_telemetry_detach();		/* no telemetry reader from here */
 	if (launched)
 		eng_stop_lcores(e);
 	/* Queued frames go back to the ports' pools before the ports close. */
@@ -332,6 +333,7 @@ uroce_engine_init(const struct uroce_config *cfg, unsigned int flags,
 			snprintf(err, err_len, "%s", msg);
 		return ret;
 	}
+	eng_telemetry_attach();
 	ENG_LOG(INFO, "%u devices, %u engine lcores%s\n", e->ndev, e->nb_bg,
 		e->nb_bg ? "" : " (native progress)");
 	return 0;

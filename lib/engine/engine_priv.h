@@ -118,6 +118,9 @@ struct uroce_dev {
 	TAILQ_HEAD(, eng_cq) cqs;
 	TAILQ_HEAD(, eng_ah) ahs;
 	struct eng_qp_list qps;
+	/* Counters of the destroyed QPs (stats.c; written by the owner with
+	 * the engine lock held by the destroyer). */
+	struct uroce_qp_stats qp_retired;
 };
 
 struct eng {
@@ -180,5 +183,12 @@ int eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 void eng_dev_close(struct uroce_dev *dev);
 struct eng_qp *eng_qpn_lookup(uint32_t qpn);
 struct uroce_dev *eng_dev_by_mac(const uint8_t *mac);
+
+/* stats.c */
+void eng_stats_retire(struct eng_qp *eq);
+
+/* telemetry.c */
+void eng_telemetry_attach(void);
+void eng_telemetry_detach(void);
 
 #endif /* UROCE_ENGINE_PRIV_H */

@@ -121,6 +121,7 @@ rx_rnr(struct uroce_qp *qp, uint32_t psn, uint8_t code, uint64_t now)
 	if (qp->attr.rnr_retry != UROCE_RNR_RETRY_INF)
 		req->rnr_left--;
 	uroce_req_rewind(qp, psn);
+	qp->stats.rnr_retries++;
 	req->rnr_at = now + uroce_qp_us_to_cycles(qp, rnr_timer_us[code & 31]);
 	QP_LOG(DEBUG, qp, "RNR NAK PSN %u, wait %u us", psn, rnr_timer_us[code & 31]);
 }
@@ -182,6 +183,7 @@ response_wqe(struct uroce_qp *qp, uint32_t psn, uint64_t now, uint32_t *idx)
 
 	if (!psn_outstanding(req, psn)) {
 		qp->stats.drops++;	/* duplicate or never asked for */
+		qp->stats.dup_resps++;
 		return false;
 	}
 	ack_upto(qp, psn_add(psn, UROCE_PSN_MASK), now);

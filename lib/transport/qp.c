@@ -623,6 +623,27 @@ pkey_ok(uint16_t pkey)
 	return (pkey & 0x7fff) == 0x7fff;
 }
 
+/* Whether the QP takes the frame at all; a drop is counted by reason. */
+static bool
+rx_admit(struct uroce_qp *qp, const struct uroce_pkt *pkt)
+{
+	uint64_t *why = NULL;
+
+	if ((unsigned int)qp->state > IBV_QPS_ERR || !rx_state_ok[qp->state])
+		why = &qp->stats.drop_state;
+	else if ((unsigned int)qp->type >= RTE_DIM(type_transport) ||
+		 type_wr_ops(qp->type) == 0 ||
+		 pkt->op->transport != type_transport[qp->type])
+		why = &qp->stats.drop_opcode;
+	else if (!pkey_ok(pkt->bth.pkey))
+		why = &qp->stats.drop_pkey;
+	if (why == NULL)
+		return true;
+	(*why)++;
+	qp->stats.drops++;
+	return false;
+}
+
 void
 uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	    struct rte_mbuf *m, uint64_t now, struct uroce_txb *txb)
@@ -632,13 +653,8 @@ uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	(void)m;
 	qp->stats.rx_pkts++;
 	qp->stats.rx_bytes += pkt->frame_len;
-	if ((unsigned int)qp->state > IBV_QPS_ERR || !rx_state_ok[qp->state] ||
-	    (unsigned int)qp->type >= RTE_DIM(type_transport) ||
-	    type_wr_ops(qp->type) == 0 ||
-	    op->transport != type_transport[qp->type] || !pkey_ok(pkt->bth.pkey)) {
-		qp->stats.drops++;
+	if (!rx_admit(qp, pkt))
 		return;
-	}
 	if (qp->type == IBV_QPT_UD) {
 		uroce_ud_rx(qp, pkt, now);
 		return;
@@ -646,6 +662,10 @@ uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	if (op->flags & UROCE_OPF_RESP) {
 		if (qp->type != IBV_QPT_RC || qp->state == IBV_QPS_RTR) {
 			qp->stats.drops++;
+			if (qp->type != IBV_QPT_RC)
+				qp->stats.drop_opcode++;
+			else
+				qp->stats.drop_state++;
 			return;
 		}
 		uroce_comp_rx(qp, pkt, now);

@@ -185,6 +185,10 @@ uroce_ud_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 	if (ext.deth.qkey != qp->attr.qkey ||
 	    uroce_ring_cons_avail(&qp->rq, 1) == 0) {
 		qp->stats.drops++;
+		if (ext.deth.qkey != qp->attr.qkey)
+			qp->stats.drop_qkey++;
+		else
+			qp->stats.drop_no_rwqe++;
 		return;
 	}
 	rw = uroce_rq_wqe(qp, qp->rq.tail);

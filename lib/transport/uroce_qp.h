@@ -186,7 +186,10 @@ struct uroce_ah {
 };
 
 /* ------------------------------------------------------------------------
- * Counters of one QP (telemetry /uroce/qp,<n>). Owner lcore writes them.
+ * Counters of one QP (telemetry /uroce/qp,<n>). Owner lcore writes them
+ * with plain adds; other threads may read them (aligned 64-bit loads are
+ * not torn on x86-64) and get a value that is at most a little stale.
+ * Every member is a uint64_t (lib/engine/stats.c sums them as an array).
  */
 struct uroce_qp_stats {
 	uint64_t tx_pkts, tx_bytes;	/**< frames built, frame bytes */
@@ -202,6 +205,15 @@ struct uroce_qp_stats {
 	uint64_t drops;			/**< packets the QP dropped (bad P_Key/Q_Key,
 					 *   wrong state, UC gap ...) */
 	uint64_t pace_wait_cycles;	/**< time spent waiting for tokens */
+	/* Breakdowns (telemetry; issue 8). drops stays the total. */
+	uint64_t rnr_retries;		/**< RNR NAKs answered by a resend after the wait */
+	uint64_t dup_resps;		/**< responses for no outstanding PSN (dropped) */
+	uint64_t drop_state;		/**< frames in a state that takes none, or a
+					 *   response in RTR */
+	uint64_t drop_opcode;		/**< opcode of another transport or QP type */
+	uint64_t drop_pkey;		/**< P_Key mismatch (IBTA 10.9) */
+	uint64_t drop_qkey;		/**< UD Q_Key mismatch (IBTA 10.2.4) */
+	uint64_t drop_no_rwqe;		/**< UD frame without a receive WQE */
 };
 
 /* ------------------------------------------------------------------------
