@@ -63,6 +63,8 @@ uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
 
 	if (env->lim.rate_limit_max == 0)
 		return -EOPNOTSUPP;
+	if (a->comp_mask != 0)		/* no extension is known */
+		return -EINVAL;
 	if (!pace_type_ok(qp->type) && a->rate_limit != 0)
 		return -EINVAL;
 	if (a->rate_limit != 0 && (a->rate_limit < env->lim.rate_limit_min ||
