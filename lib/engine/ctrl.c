@@ -190,6 +190,30 @@ eng_qp_modify(struct eng_qp *eq, struct ibv_qp_attr *attr, int mask)
 	return eng_ctrl_run(eq->qp->lcore, ctrl_modify, &a);
 }
 
+struct rate_args {
+	struct eng_qp *eq;
+	const struct ibv_qp_rate_limit_attr *attr;
+};
+
+static int
+ctrl_rate_limit(struct eng_lcore *lc, void *arg)
+{
+	struct rate_args *a = arg;
+	int ret;
+
+	ret = uroce_qp_set_rate_limit(a->eq->qp, a->attr, rte_get_tsc_cycles());
+	eng_qp_rearm(lc, a->eq);
+	return ret;
+}
+
+int
+eng_qp_rate_limit(struct eng_qp *eq, const struct ibv_qp_rate_limit_attr *attr)
+{
+	struct rate_args a = { .eq = eq, .attr = attr };
+
+	return eng_ctrl_run(eq->qp->lcore, ctrl_rate_limit, &a);
+}
+
 struct query_args {
 	struct eng_qp *eq;
 	struct ibv_qp_attr *attr;

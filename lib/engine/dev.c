@@ -816,6 +816,15 @@ uroce_dev_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask)
 }
 
 int
+uroce_dev_qp_rate_limit(struct uroce_qp *qp,
+			const struct ibv_qp_rate_limit_attr *attr)
+{
+	if (qp == NULL || qp->engine == NULL || attr == NULL)
+		return -EINVAL;
+	return eng_qp_rate_limit(qp->engine, attr);
+}
+
+int
 uroce_dev_qp_query(struct uroce_qp *qp, struct ibv_qp_attr *attr,
 		   struct ibv_qp_init_attr *init)
 {

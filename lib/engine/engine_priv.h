@@ -173,6 +173,8 @@ void eng_sync(void);
 int eng_qp_attach(struct eng_qp *eq);
 int eng_qp_detach(struct eng_qp *eq);
 int eng_qp_modify(struct eng_qp *eq, struct ibv_qp_attr *attr, int mask);
+int eng_qp_rate_limit(struct eng_qp *eq,
+		      const struct ibv_qp_rate_limit_attr *attr);
 int eng_qp_query(struct eng_qp *eq, struct ibv_qp_attr *attr,
 		 struct ibv_qp_init_attr *init);
 int eng_qp_stats(struct eng_qp *eq, struct uroce_qp_stats *st);

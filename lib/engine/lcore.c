@@ -457,10 +457,30 @@ eng_iterate(struct eng_lcore *lc)
 	return work;
 }
 
+/* Nanoseconds until the wheel's next timer may be due (a lower bound). A
+ * sleep must not pass it: a paced QP would lose the tokens of the delay
+ * beyond its burst (qp_pace.c). */
+static uint64_t
+eng_until_timer_ns(const struct eng_lcore *lc)
+{
+	uint64_t due = uroce_wheel_next_due(&lc->wheel);
+	uint64_t now = rte_get_tsc_cycles();
+
+	if (due == UINT64_MAX)
+		return UINT64_MAX;
+	if (due <= now)
+		return 0;
+	due -= now;
+	if (due >= eng_g->tsc_hz)
+		return UINT64_MAX;	/* over a second: no bound needed */
+	return due * 1000000000 / eng_g->tsc_hz;
+}
+
 static void
 eng_backoff(struct eng_lcore *lc, unsigned int work)
 {
 	struct timespec ts;
+	uint64_t ns;
 
 	if (work != 0) {
 		lc->idle = 0;
@@ -473,8 +493,13 @@ eng_backoff(struct eng_lcore *lc, unsigned int work)
 	}
 	lc->sleep_ns = lc->sleep_ns == 0 ? ENG_SLEEP_MIN_NS :
 		RTE_MIN(lc->sleep_ns * 2, (uint64_t)ENG_SLEEP_MAX_NS);
+	ns = eng_until_timer_ns(lc);
+	if (ns < ENG_SLEEP_MIN_NS) {
+		rte_pause();	/* a timer (a paced QP) is due: stay awake */
+		return;
+	}
 	ts.tv_sec = 0;
-	ts.tv_nsec = (long)lc->sleep_ns;
+	ts.tv_nsec = (long)RTE_MIN(lc->sleep_ns, ns);
 	/* Offline while asleep: a synchronize does not wait for the sleep. */
 	rte_rcu_qsbr_thread_offline(eng_g->qsv, lc->idx);
 	nanosleep(&ts, NULL);

@@ -264,6 +264,10 @@ int uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
  *  nothing). */
 int uroce_dev_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr,
 			int mask);
+/** ibv_modify_qp_rate_limit() on the owner: uroce_qp_set_rate_limit()
+ *  (a failure changes nothing). */
+int uroce_dev_qp_rate_limit(struct uroce_qp *qp,
+			    const struct ibv_qp_rate_limit_attr *attr);
 /** ibv_query_qp() on the owner. */
 int uroce_dev_qp_query(struct uroce_qp *qp, struct ibv_qp_attr *attr,
 		       struct ibv_qp_init_attr *init);

@@ -352,3 +352,23 @@ uroce_wheel_expire(struct uroce_wheel *w, uint64_t now,
 	}
 	return n;
 }
+
+uint64_t
+uroce_wheel_next_due(const struct uroce_wheel *w)
+{
+	uint64_t slot;
+	uint32_t i;
+
+	if (w->count == 0)
+		return UINT64_MAX;
+	/* Level-1 slots before the cursor are empty; later levels hold
+	 * only later blocks. */
+	i = bm_next(w, 0, (uint32_t)(w->cur & wheel_mask(w)));
+	if (i < wheel_n(w))
+		slot = (w->cur & ~wheel_mask(w)) | i;
+	else
+		slot = ((w->cur >> w->order) + 1) << w->order;
+	if (slot > (UINT64_MAX >> w->slot_shift))
+		return UINT64_MAX;
+	return slot << w->slot_shift;
+}

@@ -230,6 +230,14 @@ unsigned int uroce_wheel_expire(struct uroce_wheel *w, uint64_t now,
 				struct uroce_wheel_entry **out,
 				unsigned int max);
 
+/**
+ * A time at or before the earliest armed deadline's slot (UINT64_MAX when
+ * nothing is armed): exact when that slot is in the cursor's block, else
+ * the start of the next block. O(1); for an idle loop that must not sleep
+ * past its next timer.
+ */
+uint64_t uroce_wheel_next_due(const struct uroce_wheel *w);
+
 static inline uint32_t
 uroce_wheel_count(const struct uroce_wheel *w)
 {

@@ -439,7 +439,9 @@ uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
 	    uroce_tb_consume(&qp->pace_tb, &qp->pace_prof, now, bytes))
 		return true;
 	ready = uroce_tb_ready_at(&qp->pace_tb, &qp->pace_prof, now, bytes);
-	qp->stats.pace_wait_cycles += ready - now;
+	/* Count a wait once, not again when asked during it. */
+	if (*wait_at == UROCE_TIME_OFF || *wait_at <= now)
+		qp->stats.pace_wait_cycles += ready - now;
 	*wait_at = ready;
 	return false;
 }
@@ -533,11 +535,21 @@ uroce_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask,
 	struct ibv_qp_attr tmp = qp->attr;
 	struct uroce_l2l3 path;
 	bool new_path = false, resolved = false;
+	bool pace = (mask & IBV_QP_RATE_LIMIT) != 0;
+	struct uroce_tb_profile prof = { 0 };
 	int ret;
 
 	ret = uroce_qp_modify_check(&qp->env->lim, qp->type, cur, attr, mask);
 	if (ret < 0)
 		return ret;
+	if (pace && attr->rate_limit != 0) {
+		/* Default burst and typical size, as for the rate-limit verb. */
+		struct ibv_qp_rate_limit_attr rl = { .rate_limit = attr->rate_limit };
+
+		ret = uroce_qp_rate_limit_prepare(qp, &rl, &prof);
+		if (ret < 0)
+			return ret;
+	}
 	next = cur;
 	uroce_qp_modify_apply(&tmp, &next, attr, mask);
 	if (type_connected(qp->type) && state_has_path(next) &&
@@ -553,8 +565,9 @@ uroce_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask,
 		new_path = true;
 		resolved = ret == 0;
 	}
-	(void)now;
 	qp->attr = tmp;
+	if (pace)
+		uroce_qp_rate_limit_apply(qp, attr->rate_limit, &prof, now);
 	qp->attr.cap.max_send_wr = qp->cap.max_send_wr;
 	qp->attr.cap.max_recv_wr = qp->cap.max_recv_wr;
 	qp->attr.cap.max_send_sge = qp->cap.max_send_sge;

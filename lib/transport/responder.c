@@ -247,6 +247,10 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 			return true;
 		}
 	}
+	/* READ and atomic responses are data the QP sends: paced (qp_pace.c). */
+	if (!uroce_qp_pace(qp, now, uroce_frame_len(&qp->path, bth.opcode, plen),
+			   &qp->req->wait_at))
+		return false;
 	m = uroce_frame_alloc(qp, &qp->path, bth.opcode, plen, &payload);
 	if (m == NULL) {
 		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);

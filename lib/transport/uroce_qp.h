@@ -348,6 +348,38 @@ void uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
 /** Earliest TSC at which uroce_qp_timer() must run; UINT64_MAX for none. */
 uint64_t uroce_qp_deadline(const struct uroce_qp *qp);
 
+/* ------------------------------------------------------------------------
+ * Packet pacing (qp_pace.c; what counts and the default burst are
+ * explained there).
+ */
+/** Default burst: at least the bytes of this long at the rate. */
+#define UROCE_PACE_DEFAULT_BURST_US	50
+/** Largest max_burst_sz accepted (bytes). */
+#define UROCE_PACE_BURST_MAX		(UINT32_C(1) << 24)
+
+/**
+ * ibv_modify_qp_rate_limit() on the owner, O(1). rate_limit 0 removes the
+ * limit; max_burst_sz / typical_pkt_sz 0 pick the defaults. Only in RTS
+ * and for RC, UC and UD QPs. Errors (nothing changed): -EINVAL (state,
+ * type, rate outside [rate_limit_min, rate_limit_max], typical_pkt_sz
+ * larger than a frame, max_burst_sz below typical_pkt_sz or above
+ * UROCE_PACE_BURST_MAX), -EOPNOTSUPP (the device does not pace).
+ */
+int uroce_qp_set_rate_limit(struct uroce_qp *qp,
+			    const struct ibv_qp_rate_limit_attr *attr,
+			    uint64_t now);
+
+/** Validate a limit and compute its profile (*prof untouched for rate 0).
+ *  Changes nothing. uroce_qp_modify() uses it for IBV_QP_RATE_LIMIT. */
+int uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
+				const struct ibv_qp_rate_limit_attr *attr,
+				struct uroce_tb_profile *prof);
+
+/** Apply a prepared limit (cannot fail). */
+void uroce_qp_rate_limit_apply(struct uroce_qp *qp, uint32_t rate_kbps,
+			       const struct uroce_tb_profile *prof,
+			       uint64_t now);
+
 #ifdef __cplusplus
 }
 #endif

@@ -215,6 +215,11 @@ void uroce_verbs_qpx_fini(struct uroce_vqp *q);
 	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
 	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
+/* ---- verbs_pace.c ---- */
+
+int uroce_verbs_modify_qp_rate_limit(struct ibv_qp *qp,
+				     struct ibv_qp_rate_limit_attr *attr);
+
 /* ---- verbs_context.c ---- */
 
 int uroce_verbs_query_device_ex(struct ibv_context *context,

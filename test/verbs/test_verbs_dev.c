@@ -83,6 +83,11 @@ test_attributes(struct ibv_context *ctx, struct ibv_device *dev)
 	UT_CHECK_EQ(da.device_cap_flags & IBV_DEVICE_RESIZE_MAX_WR, 0);
 	UT_CHECK_EQ(ibv_query_device_ex(ctx, NULL, &dx), 0);
 	UT_CHECK_EQ(dx.orig_attr.max_qp, da.max_qp);
+	/* Packet pacing (issue 6): RC, UC and UD, 1 kbit/s to 100 Gbit/s. */
+	UT_CHECK_EQ(dx.packet_pacing_caps.qp_rate_limit_min, 1);
+	UT_CHECK_EQ(dx.packet_pacing_caps.qp_rate_limit_max, 100000000);
+	UT_CHECK_EQ(dx.packet_pacing_caps.supported_qpts,
+		    1u << IBV_QPT_RC | 1u << IBV_QPT_UC | 1u << IBV_QPT_UD);
 	UT_CHECK_EQ(ibv_query_port(ctx, 1, &pa), 0);
 	UT_CHECK_EQ(pa.link_layer, IBV_LINK_LAYER_ETHERNET);
 	UT_CHECK_EQ(pa.lid, 0);
@@ -274,12 +279,33 @@ test_objects(struct ibv_context *ctx, int max_cqe)
 		}
 		UT_NOTE("completion wr_id %llu", (unsigned long long)wc.wr_id);
 	}
+	/* ibv_modify_qp_rate_limit(3) in RTS; query shows it; a bad rate
+	 * changes nothing. */
+	{
+		struct ibv_qp_rate_limit_attr rl = { .rate_limit = 5000 };
+		struct ibv_qp_init_attr qi;
+		struct ibv_qp_attr qa_attr;
+
+		UT_CHECK_EQ(ibv_modify_qp_rate_limit(qa, &rl), 0);
+		UT_CHECK_EQ(ibv_query_qp(qa, &qa_attr, IBV_QP_RATE_LIMIT, &qi), 0);
+		UT_CHECK_EQ(qa_attr.rate_limit, 5000);
+		rl.rate_limit = 100000001;
+		UT_CHECK_EQ(ibv_modify_qp_rate_limit(qa, &rl), EINVAL);
+		UT_CHECK_EQ(ibv_query_qp(qa, &qa_attr, IBV_QP_RATE_LIMIT, &qi), 0);
+		UT_CHECK_EQ(qa_attr.rate_limit, 5000);
+		rl.rate_limit = 0;
+		UT_CHECK_EQ(ibv_modify_qp_rate_limit(qa, &rl), 0);
+		UT_CHECK_EQ(ibv_query_qp(qa, &qa_attr, IBV_QP_RATE_LIMIT, &qi), 0);
+		UT_CHECK_EQ(qa_attr.rate_limit, 0);
+	}
 	/* A send in RESET is refused (ibv_post_send(3)). */
 	UT_CHECK_EQ(ibv_modify_qp(qa, &(struct ibv_qp_attr){
 		.qp_state = IBV_QPS_RESET }, IBV_QP_STATE), 0);
 	UT_CHECK_EQ(qa->state, IBV_QPS_RESET);
 	UT_CHECK_EQ(ibv_post_send(qa, &swr, &bad_s), EINVAL);
 	UT_CHECK(bad_s == &swr);
+	UT_CHECK_EQ(ibv_modify_qp_rate_limit(qa, &(struct ibv_qp_rate_limit_attr){
+		.rate_limit = 5000 }), EINVAL);
 
 	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
 	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);

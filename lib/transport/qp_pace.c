@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * Per-QP packet pacing (ibv_modify_qp_rate_limit(3), IBV_QP_RATE_LIMIT in
+ * ibv_modify_qp(3)): validating a limit, turning it into a token-bucket
+ * profile (lib/pace) and applying it in O(1) on the owner lcore.
+ *
+ * What counts against the rate: every frame the QP's send side puts on the
+ * wire - first transmissions, go-back-N retransmissions (requester.c), UD
+ * datagrams (ud.c), and the responder's RDMA READ response and atomic
+ * response packets (responder.c), which are data the QP sends. ACKs and
+ * NAKs are neither delayed nor charged: RoCE NICs pace the send queue, and
+ * holding back an acknowledgement would only make the peer retransmit; an
+ * ACK is 62 bytes per up to 32 data packets.
+ *
+ * Burst. The bucket holds at most max_burst_sz bytes, so no more than that
+ * leaves back to back (a frame longer than the burst goes alone, from a
+ * full bucket, see uroce_pace.h). max_burst_sz 0 picks the default
+ * max(2 * typical_pkt_sz, the bytes of UROCE_PACE_DEFAULT_BURST_US at the
+ * rate): two typical packets let the next packet wait in the bucket while
+ * the engine wakes up late (wheel slots of about 1 us, idle sleeps), and at
+ * high rates the time term keeps the achieved rate exact despite that
+ * jitter. typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu);
+ * it only sizes that default, since the bucket charges each frame's real
+ * length.
+ */
+#include <errno.h>
+
+#include <rte_common.h>
+
+#include "qp_priv.h"
+
+/* Ethernet header, 802.1Q tag and FCS around the IP MTU: a frame's bytes. */
+#define PACE_L2_MAX	(14 + 4 + 4)
+
+/* Bytes per second in one kbit/s. */
+#define PACE_BYTES_PER_KBIT	125u
+
+static bool
+pace_type_ok(enum ibv_qp_type type)
+{
+	/* The types whose send side exists; RAW_PACKET and XRC have none. */
+	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
+}
+
+static uint32_t
+pace_default_burst(uint32_t rate_kbps, uint32_t typical)
+{
+	uint64_t t = (uint64_t)rate_kbps * PACE_BYTES_PER_KBIT *
+		     UROCE_PACE_DEFAULT_BURST_US / 1000000;
+
+	t = RTE_MAX(t, 2 * (uint64_t)typical);
+	return (uint32_t)RTE_MIN(t, (uint64_t)UROCE_PACE_BURST_MAX);
+}
+
+int
+uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
+			    const struct ibv_qp_rate_limit_attr *a,
+			    struct uroce_tb_profile *prof)
+{
+	const struct uroce_qp_env *env = qp->env;
+	uint32_t typical = a->typical_pkt_sz, burst = a->max_burst_sz;
+
+	if (env->lim.rate_limit_max == 0)
+		return -EOPNOTSUPP;
+	if (a->comp_mask != 0)		/* no extension is known */
+		return -EINVAL;
+	if (!pace_type_ok(qp->type) && a->rate_limit != 0)
+		return -EINVAL;
+	if (a->rate_limit != 0 && (a->rate_limit < env->lim.rate_limit_min ||
+				   a->rate_limit > env->lim.rate_limit_max))
+		return -EINVAL;
+	if (typical == 0)
+		typical = uroce_mtu_bytes(env->lim.active_mtu);
+	/* Sizes that make no sense: a typical packet no frame can have, a
+	 * burst smaller than it, or a burst beyond what we hold. */
+	if (typical > (uint32_t)env->mtu + PACE_L2_MAX ||
+	    (burst != 0 && (burst < typical || burst > UROCE_PACE_BURST_MAX)))
+		return -EINVAL;
+	if (a->rate_limit == 0)
+		return 0;
+	if (burst == 0)
+		burst = pace_default_burst(a->rate_limit, typical);
+	return uroce_tb_profile_init(prof, env->tsc_hz, a->rate_limit, burst);
+}
+
+void
+uroce_qp_rate_limit_apply(struct uroce_qp *qp, uint32_t rate_kbps,
+			  const struct uroce_tb_profile *prof, uint64_t now)
+{
+	qp->attr.rate_limit = rate_kbps;
+	if (rate_kbps == 0) {
+		qp->pace_on = false;
+	} else if (!qp->pace_on) {
+		/* Off -> on: a full bucket, as after creation. */
+		qp->pace_prof = *prof;
+		uroce_tb_init(&qp->pace_tb, &qp->pace_prof, now);
+		qp->pace_on = true;
+	} else {
+		/* O(1): earned tokens are kept, capped at the new burst. */
+		uroce_tb_set_profile(&qp->pace_tb, &qp->pace_prof, prof, now);
+		qp->pace_prof = *prof;
+	}
+	/* A wait computed at the old rate may be too long (a higher rate, or
+	 * none): try again now; a pacing wait that still holds is recomputed
+	 * at the new rate by the next uroce_qp_pace(). */
+	if (qp->req != NULL)
+		qp->req->wait_at = UROCE_TIME_OFF;
+	uroce_qp_kick(qp);
+}
+
+int
+uroce_qp_set_rate_limit(struct uroce_qp *qp,
+			const struct ibv_qp_rate_limit_attr *attr, uint64_t now)
+{
+	struct uroce_tb_profile prof;
+	int ret;
+
+	if (qp == NULL || attr == NULL)
+		return -EINVAL;
+	/* As ibv_modify_qp(RTS -> RTS, IBV_QP_RATE_LIMIT), which is what
+	 * rdma-core's providers do for this verb: only in RTS. */
+	if (qp->state != IBV_QPS_RTS)
+		return -EINVAL;
+	ret = uroce_qp_rate_limit_prepare(qp, attr, &prof);
+	if (ret < 0)
+		return ret;
+	uroce_qp_rate_limit_apply(qp, attr->rate_limit, &prof, now);
+	return 0;
+}

@@ -1,0 +1,716 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * Per-QP pacing through the QP verbs (lib/transport/qp_pace.c):
+ *  - the matrix of uroce_qp_set_rate_limit() (ibv_modify_qp_rate_limit) and
+ *    modify_qp(IBV_QP_RATE_LIMIT) calls in every state and QP type, valid
+ *    and invalid, with query and the bucket proving a failure changed
+ *    nothing;
+ *  - paced QPs over the in-memory link on its fake clock, where time only
+ *    jumps to deadlines, so the bucket's arithmetic is checked exactly:
+ *    every frame the paced side sends (first transmissions,
+ *    retransmissions, READ responses) conforms to burst + rate * time, and
+ *    a backlogged sender is exactly on the rate (the last frame leaves in
+ *    the cycle its tokens are there); a rate change takes effect at once;
+ *    two QPs at one rate get the same bytes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uroce_test.h"
+#include "uroce_test_eal.h"
+#include "uroce_test_link.h"
+
+#define RATE_MIN	1000u
+#define RATE_MAX	100000000u
+#define MAX_FRAMES	16384
+#define BUF_LEN		(2u << 20)
+#define ACCESS_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+static int
+link_up(struct ut_link *l, uint64_t seed)
+{
+	int s, ret = ut_link_init(l, seed, IBV_MTU_1024);
+
+	for (s = 0; ret == 0 && s < 2; s++) {
+		l->node[s].env.lim.rate_limit_min = RATE_MIN;
+		l->node[s].env.lim.rate_limit_max = RATE_MAX;
+	}
+	return ret;
+}
+
+/* ---------------------------------------------------------------------------
+ * The matrix.
+ */
+
+/* One step towards target along RESET-INIT-RTR-RTS(-SQD|ERR). */
+static int
+step_to(struct ut_link *l, struct uroce_qp *qp, enum ibv_qp_state next)
+{
+	struct ibv_qp_attr a;
+	int mask = IBV_QP_STATE;
+	bool conn = qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = next;
+	if (next == IBV_QPS_INIT) {
+		a.port_num = 1;
+		mask |= IBV_QP_PORT;
+		if (qp->type != IBV_QPT_RAW_PACKET) {
+			mask |= IBV_QP_PKEY_INDEX;
+			mask |= conn ? IBV_QP_ACCESS_FLAGS : IBV_QP_QKEY;
+			a.qkey = 0x11111111;
+		}
+	} else if (next == IBV_QPS_RTR && conn) {
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = 0x99;
+		a.ah_attr.is_global = 1;
+		a.ah_attr.port_num = 1;
+		a.ah_attr.grh.hop_limit = 64;
+		memcpy(a.ah_attr.grh.dgid.raw, l->node[1].env.gid[0].raw, 16);
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		if (qp->type == IBV_QPT_RC) {
+			a.max_dest_rd_atomic = 1;
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		}
+	} else if (next == IBV_QPS_RTS && qp->type != IBV_QPT_RAW_PACKET) {
+		mask |= IBV_QP_SQ_PSN;
+		if (qp->type == IBV_QPT_RC) {
+			a.timeout = 14;
+			a.retry_cnt = 7;
+			a.rnr_retry = 7;
+			a.max_rd_atomic = 1;
+			mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				IBV_QP_MAX_QP_RD_ATOMIC;
+		}
+	}
+	return uroce_qp_modify(qp, &a, mask, l->now);
+}
+
+static const enum ibv_qp_state path[] = {
+	IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS,
+};
+
+/* Bring a fresh QP of type to state (SQD and ERR from RTS). */
+static struct uroce_qp *
+qp_in(struct ut_link *l, enum ibv_qp_type type, enum ibv_qp_state st,
+      uint32_t qpn)
+{
+	struct ut_qp_opts o;
+	struct uroce_qp *qp = NULL;
+	unsigned int i;
+
+	ut_qp_opts_default(&o, type);
+	if (ut_node_qp(&l->node[0], &o, qpn, &qp) != 0)
+		return NULL;
+	for (i = 1; i < RTE_DIM(path); i++) {
+		if (qp->state == st)
+			return qp;
+		if (step_to(l, qp, path[i]) != 0)
+			return NULL;
+	}
+	if (st != IBV_QPS_RTS && step_to(l, qp, st) != 0)
+		return NULL;
+	return qp->state == st ? qp : NULL;
+}
+
+struct snap {
+	struct ibv_qp_attr attr;
+	bool on;
+	struct uroce_tb_profile prof;
+	struct uroce_tb tb;
+};
+
+static void
+snap_take(const struct uroce_qp *qp, struct snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	uroce_qp_query(qp, &s->attr, NULL);
+	s->on = qp->pace_on;
+	s->prof = qp->pace_prof;
+	s->tb = qp->pace_tb;
+}
+
+static bool
+snap_same(const struct uroce_qp *qp, const struct snap *s)
+{
+	struct snap now;
+
+	snap_take(qp, &now);
+	return memcmp(&now, s, sizeof(now)) == 0;
+}
+
+static bool
+type_paced(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC || t == IBV_QPT_UC || t == IBV_QPT_UD;
+}
+
+/* ibv_modify_qp_rate_limit in every type and state: only RTS of a paced
+ * type accepts it; a failure changes nothing. */
+static void
+test_verb_matrix(void)
+{
+	static const enum ibv_qp_type types[] = {
+		IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD, IBV_QPT_RAW_PACKET,
+	};
+	static const enum ibv_qp_state states[] = {
+		IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS,
+		IBV_QPS_SQD, IBV_QPS_ERR,
+	};
+	struct ut_link l;
+	unsigned int t, s;
+	uint32_t qpn = 0x100;
+
+	if (!UT_CHECK_EQ(link_up(&l, 7), 0))
+		return;
+	for (t = 0; t < RTE_DIM(types); t++) {
+		for (s = 0; s < RTE_DIM(states); s++) {
+			struct ibv_qp_rate_limit_attr rl = { .rate_limit = 5000 };
+			struct uroce_qp *qp = qp_in(&l, types[t], states[s], qpn++);
+			bool ok = states[s] == IBV_QPS_RTS && type_paced(types[t]);
+			struct snap before;
+			int ret;
+
+			if (!UT_CHECK(qp != NULL)) {
+				UT_NOTE("type %d state %d", types[t], states[s]);
+				continue;
+			}
+			snap_take(qp, &before);
+			ret = uroce_qp_set_rate_limit(qp, &rl, l.now);
+			UT_CHECK_EQ(ret, ok ? 0 : -EINVAL);
+			if (ok) {
+				struct ibv_qp_attr a;
+
+				uroce_qp_query(qp, &a, NULL);
+				UT_CHECK_EQ(a.rate_limit, 5000);
+				UT_CHECK(qp->pace_on);
+				UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
+				/* Default burst: 2 * port MTU (1024) here. */
+				UT_CHECK_EQ(qp->pace_prof.burst_bytes, 2048);
+			} else {
+				UT_CHECK(snap_same(qp, &before));
+			}
+			/* Rate 0 applies where the verb does. */
+			rl.rate_limit = 0;
+			ret = uroce_qp_set_rate_limit(qp, &rl, l.now);
+			UT_CHECK_EQ(ret, states[s] == IBV_QPS_RTS ? 0 : -EINVAL);
+			if (ok)
+				UT_CHECK(!qp->pace_on);
+			UT_NOTE("type %d state %d", types[t], states[s]);
+		}
+	}
+	ut_link_fini(&l);
+}
+
+/* Bad values in RTS: EINVAL and nothing changed, with pacing on before. */
+static void
+test_verb_invalid(void)
+{
+	static const struct {
+		const char *what;
+		struct ibv_qp_rate_limit_attr a;
+	} bad[] = {
+		{ "rate below min", { RATE_MIN - 1, 0, 0, 0 } },
+		{ "rate above max", { RATE_MAX + 1, 0, 0, 0 } },
+		{ "rate way above", { UINT32_MAX, 0, 0, 0 } },
+		{ "typical above a frame", { 10000, 0, 9000, 0 } },
+		{ "burst below typical", { 10000, 500, 1000, 0 } },
+		{ "burst below default typical", { 10000, 1023, 0, 0 } },
+		{ "burst too big", { 10000, UROCE_PACE_BURST_MAX + 1, 0, 0 } },
+		{ "unknown comp_mask", { 10000, 0, 0, 1 } },
+	};
+	struct ibv_qp_rate_limit_attr good = { 20000, 8192, 1024, 0 };
+	struct ut_link l;
+	struct uroce_qp *qp;
+	struct snap before;
+	unsigned int i;
+
+	if (!UT_CHECK_EQ(link_up(&l, 8), 0))
+		return;
+	qp = qp_in(&l, IBV_QPT_RC, IBV_QPS_RTS, 0x200);
+	if (!UT_CHECK(qp != NULL))
+		goto out;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 8192);
+	l.now += ut_link_us(3);
+	snap_take(qp, &before);
+	for (i = 0; i < RTE_DIM(bad); i++) {
+		UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &bad[i].a, l.now), -EINVAL);
+		UT_CHECK(snap_same(qp, &before));
+		UT_NOTE("%s", bad[i].what);
+	}
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(NULL, &good, l.now), -EINVAL);
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, NULL, l.now), -EINVAL);
+	/* Boundaries are accepted. */
+	good.rate_limit = RATE_MIN;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
+	good.rate_limit = RATE_MAX;
+	good.max_burst_sz = UROCE_PACE_BURST_MAX;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes, UROCE_PACE_BURST_MAX);
+	/* Default burst at a high rate: 50 us of it. */
+	good.max_burst_sz = 0;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 625000);
+	/* A device that does not pace. */
+	l.node[0].env.lim.rate_limit_max = 0;
+	snap_take(qp, &before);
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), -EOPNOTSUPP);
+	UT_CHECK(snap_same(qp, &before));
+	l.node[0].env.lim.rate_limit_max = RATE_MAX;
+out:
+	ut_link_fini(&l);
+}
+
+/* modify_qp(IBV_QP_RATE_LIMIT): applied on the ways into RTS and RTS->RTS,
+ * rejected elsewhere and for bad rates, with nothing changed. */
+static void
+test_modify(void)
+{
+	struct ut_link l;
+	struct uroce_qp *qp;
+	struct ibv_qp_attr a, q;
+	struct snap before;
+
+	if (!UT_CHECK_EQ(link_up(&l, 9), 0))
+		return;
+	qp = qp_in(&l, IBV_QPT_UC, IBV_QPS_RTS, 0x300);
+	if (!UT_CHECK(qp != NULL))
+		goto out;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.rate_limit = 7000;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l.now), 0);
+	uroce_qp_query(qp, &q, NULL);
+	UT_CHECK_EQ(q.rate_limit, 7000);
+	UT_CHECK(qp->pace_on);
+	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 7000);
+	/* Bad rates: nothing changes. */
+	snap_take(qp, &before);
+	a.rate_limit = RATE_MAX + 1;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l.now), -EINVAL);
+	UT_CHECK(snap_same(qp, &before));
+	a.rate_limit = RATE_MIN - 1;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_RATE_LIMIT, l.now), -EINVAL);
+	UT_CHECK(snap_same(qp, &before));
+	/* RTS->SQD does not take it. */
+	a.qp_state = IBV_QPS_SQD;
+	a.rate_limit = 9000;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l.now), -EINVAL);
+	UT_CHECK(snap_same(qp, &before));
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE, l.now), 0);
+	/* SQD->RTS does, and 0 turns pacing off. */
+	a.qp_state = IBV_QPS_RTS;
+	a.rate_limit = 0;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l.now), 0);
+	uroce_qp_query(qp, &q, NULL);
+	UT_CHECK_EQ(q.rate_limit, 0);
+	UT_CHECK(!qp->pace_on);
+	/* RTR->RTS with a rate. */
+	qp = qp_in(&l, IBV_QPT_RC, IBV_QPS_RTR, 0x301);
+	if (!UT_CHECK(qp != NULL))
+		goto out;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	a.rate_limit = 100000;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				    IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RATE_LIMIT, l.now), 0);
+	UT_CHECK(qp->pace_on);
+	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 100000);
+	/* RAW_PACKET: its table takes the bit, but only rate 0 applies. */
+	qp = qp_in(&l, IBV_QPT_RAW_PACKET, IBV_QPS_RTS, 0x302);
+	if (!UT_CHECK(qp != NULL))
+		goto out;
+	snap_take(qp, &before);
+	a.qp_state = IBV_QPS_RTS;
+	a.rate_limit = 5000;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l.now), -EINVAL);
+	UT_CHECK(snap_same(qp, &before));
+out:
+	ut_link_fini(&l);
+}
+
+/* ---------------------------------------------------------------------------
+ * Traffic on the fake clock.
+ */
+
+struct frame_log {
+	int side;			/* record frames of this node */
+	uint32_t qpn;			/* ... sent by this QP (dest = peer) */
+	uint32_t dqpn;
+	uint32_t drop_every;		/* drop each Nth first transmission */
+	uint32_t n, seen;
+	uint64_t t[MAX_FRAMES];
+	uint32_t len[MAX_FRAMES];
+	uint32_t psn[MAX_FRAMES];
+};
+
+static bool
+tap_log(struct ut_link *l, int from, const struct uroce_pkt *pkt, void *ctx)
+{
+	struct frame_log *fl = ctx;
+
+	/* ACKs and NAKs are not paced (qp_pace.c). */
+	if (from != fl->side || pkt->bth.dqpn != fl->dqpn ||
+	    pkt->bth.opcode == UROCE_OPC_RC_ACK)
+		return true;
+	if (fl->n < MAX_FRAMES) {
+		fl->t[fl->n] = l->now;
+		fl->len[fl->n] = pkt->frame_len;
+		fl->psn[fl->n] = pkt->bth.psn;
+		fl->n++;
+	}
+	fl->seen++;
+	return !(fl->drop_every != 0 && fl->seen % fl->drop_every == 0);
+}
+
+/* Token-bucket conformance of frames [from, n) from time t0 with a bucket
+ * holding b0 bytes then: in units of 1/hz byte, tokens never below zero.
+ * Every window [i, j] must also fit burst + rate * (t_j - t_i).
+ * @return the tokens left after the last frame. */
+static int64_t
+check_conform(const struct frame_log *fl, uint32_t from, uint64_t t0,
+	      int64_t b0, const struct uroce_tb_profile *p)
+{
+	int64_t hz = (int64_t)p->tsc_hz, tok = 0;
+	uint32_t i, j;
+	bool ok = true;
+
+	for (i = from; i < fl->n; i++) {
+		int64_t sent = 0;
+
+		for (j = from; j <= i; j++)
+			sent += fl->len[j];
+		tok = b0 * hz + (int64_t)(fl->t[i] - t0) * (int64_t)p->refill -
+		      sent * hz;
+		ok = ok && tok >= 0;
+	}
+	UT_CHECK(ok);
+	/* Any window: bytes(i..j) <= burst + rate * (t_j - t_i). */
+	ok = true;
+	for (i = from; i < fl->n; i++) {
+		int64_t sent = 0;
+
+		for (j = i; j < fl->n; j++) {
+			sent += fl->len[j];
+			ok = ok && sent * hz <= (int64_t)p->burst_bytes * hz +
+			     (int64_t)(fl->t[j] - fl->t[i]) * (int64_t)p->refill;
+		}
+	}
+	UT_CHECK(ok);
+	return tok;
+}
+
+struct stream {
+	struct ut_link l;
+	struct uroce_qp *qa, *qb;
+	uint8_t *la, *rb;
+	struct uroce_mr *mla, *mrb;
+	struct frame_log *fl;
+};
+
+static int
+stream_init(struct stream *s, uint64_t seed, uint32_t qpn_a, uint32_t qpn_b)
+{
+	struct ut_qp_opts o;
+
+	memset(s, 0, sizeof(*s));
+	if (link_up(&s->l, seed) != 0)
+		return -ENOMEM;
+	ut_qp_opts_default(&o, IBV_QPT_RC);
+	s->la = aligned_alloc(4096, BUF_LEN);
+	s->rb = aligned_alloc(4096, BUF_LEN);
+	s->fl = calloc(1, sizeof(*s->fl));
+	if (s->la == NULL || s->rb == NULL || s->fl == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < BUF_LEN; i++)
+		s->la[i] = (uint8_t)(i * 7 + 3);
+	memset(s->rb, 0, BUF_LEN);
+	s->mla = ut_node_reg(&s->l.node[0], s->la, BUF_LEN, ACCESS_ALL);
+	s->mrb = ut_node_reg(&s->l.node[1], s->rb, BUF_LEN, ACCESS_ALL);
+	if (s->mla == NULL || s->mrb == NULL)
+		return -EINVAL;
+	return ut_link_pair(&s->l, &o, qpn_a, qpn_b, &s->qa, &s->qb);
+}
+
+static void
+stream_fini(struct stream *s)
+{
+	ut_link_fini(&s->l);
+	free(s->la);
+	free(s->rb);
+	free(s->fl);
+}
+
+/* Post n WRITEs (or READs) of len from A at off; the last one signaled. */
+static int
+post_ops(struct stream *s, struct uroce_qp *qp, enum ibv_wr_opcode op,
+	 unsigned int n, uint32_t len, uint32_t off)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)s->la + off + i * len,
+			.length = len, .lkey = s->mla->lkey,
+		};
+		struct ibv_send_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = op,
+			.send_flags = i + 1 == n ? IBV_SEND_SIGNALED : 0,
+		}, *bad;
+
+		wr.wr.rdma.remote_addr = (uintptr_t)s->rb + off + i * len;
+		wr.wr.rdma.rkey = s->mrb->rkey;
+		if (uroce_qp_post_send(qp, &wr, &bad) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct want {
+	struct uroce_cq *cq;
+	int got;
+	struct ibv_wc wc[4];
+};
+
+static bool
+got_one(struct ut_link *l, void *ctx)
+{
+	struct want *w = ctx;
+	int n;
+
+	(void)l;
+	n = uroce_cq_poll(w->cq, 1, &w->wc[w->got]);
+	if (n > 0)
+		w->got += n;
+	return w->got > 0;
+}
+
+/* One RC WRITE stream, paced at rate_kbps; frames dropped if drop_every. */
+static void
+test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
+{
+	struct ibv_qp_rate_limit_attr rl = { rate_kbps, burst, 0, 0 };
+	struct stream *s = calloc(1, sizeof(*s));
+	struct want w = { 0 };
+	uint64_t t0;
+	int64_t left;
+
+	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 11, 0x10, 0x20), 0))
+		goto out;
+	s->fl->side = 0;
+	s->fl->dqpn = 0x20;
+	s->fl->drop_every = drop_every;
+	s->l.tap = tap_log;
+	s->l.tap_ctx = s->fl;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
+	t0 = s->l.now;
+	/* 64 x 16 KiB = 1 MiB, 1024 frames of 1 KiB payload. */
+	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 64, 16384, 0), 0);
+	w.cq = s->l.node[0].scq;
+	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 2000000));
+	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
+	UT_CHECK_MEM(s->la, s->rb, 64 * 16384);
+	UT_CHECK(s->fl->n >= 1024 && s->fl->n < MAX_FRAMES);
+	left = check_conform(s->fl, 0, t0, s->qa->pace_prof.burst_bytes,
+			     &s->qa->pace_prof);
+	if (drop_every == 0) {
+		/* Backlogged all along: the last frame left in the very cycle
+		 * its tokens were there - the rate is exact. */
+		UT_CHECK(left < (int64_t)s->qa->pace_prof.refill);
+		UT_CHECK_EQ(s->fl->n, 1024);
+	} else {
+		UT_CHECK(s->qa->stats.retransmits > 0);
+		UT_CHECK(s->fl->n > 1024);
+	}
+	UT_CHECK(s->qa->stats.pace_wait_cycles > 0);
+	UT_NOTE("write stream %u kbit/s burst %u drop 1/%u", rate_kbps, burst,
+		drop_every);
+out:
+	if (s != NULL)
+		stream_fini(s);
+	free(s);
+}
+
+/* READ responses from a paced B. */
+static void
+test_read_stream(void)
+{
+	struct ibv_qp_rate_limit_attr rl = { 200000, 0, 0, 0 };
+	struct stream *s = calloc(1, sizeof(*s));
+	struct want w = { 0 };
+	uint64_t t0;
+	int64_t left;
+
+	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 12, 0x10, 0x20), 0))
+		goto out;
+	s->fl->side = 1;
+	s->fl->dqpn = 0x10;
+	s->l.tap = tap_log;
+	s->l.tap_ctx = s->fl;
+	memcpy(s->rb, s->la, BUF_LEN);
+	memset(s->la, 0, BUF_LEN);
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qb, &rl, s->l.now), 0);
+	t0 = s->l.now;
+	/* One READ of 512 KiB: 512 response frames from B. */
+	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_READ, 1, 512 * 1024, 0), 0);
+	w.cq = s->l.node[0].scq;
+	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 2000000));
+	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
+	UT_CHECK_MEM(s->la, s->rb, 512 * 1024);
+	UT_CHECK_EQ(s->fl->n, 512);
+	left = check_conform(s->fl, 0, t0, s->qb->pace_prof.burst_bytes,
+			     &s->qb->pace_prof);
+	UT_CHECK(left < (int64_t)s->qb->pace_prof.refill);
+	UT_NOTE("read responses");
+out:
+	if (s != NULL)
+		stream_fini(s);
+	free(s);
+}
+
+/* A rate change in the middle of a stream holds from the next frame on. */
+static bool
+half_sent(struct ut_link *l, void *ctx)
+{
+	const struct frame_log *fl = ctx;
+
+	(void)l;
+	return fl->n >= 300;
+}
+
+static void
+test_rate_change(void)
+{
+	struct ibv_qp_rate_limit_attr rl = { 1000000, 0, 0, 0 };
+	struct stream *s = calloc(1, sizeof(*s));
+	struct uroce_tb_profile p1;
+	struct want w = { 0 };
+	uint64_t tc;
+	uint32_t from;
+	int64_t left, b0;
+
+	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 13, 0x10, 0x20), 0))
+		goto out;
+	s->fl->side = 0;
+	s->fl->dqpn = 0x20;
+	s->l.tap = tap_log;
+	s->l.tap_ctx = s->fl;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
+	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 64, 16384, 0), 0);
+	UT_CHECK(ut_link_run(&s->l, half_sent, s->fl, ut_link_us(1000000), 2000000));
+	/* Slower, then check everything after the change against it. Tokens
+	 * at the change are kept, capped at the new burst. */
+	tc = s->l.now;
+	from = s->fl->n;
+	p1 = s->qa->pace_prof;
+	b0 = uroce_tb_tokens(&s->qa->pace_tb, &p1, tc);
+	rl.rate_limit = 100000;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, tc), 0);
+	b0 = RTE_MIN(b0, (int64_t)s->qa->pace_prof.burst_bytes);
+	UT_CHECK(b0 >= 0);
+	w.cq = s->l.node[0].scq;
+	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 2000000));
+	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
+	left = check_conform(s->fl, from, tc, b0 + 1, &s->qa->pace_prof);
+	UT_CHECK(left < (int64_t)s->qa->pace_prof.refill + (int64_t)p1.tsc_hz);
+	UT_CHECK_EQ(s->fl->n, 1024);
+	/* And faster again: the wait computed at the slow rate is dropped. */
+	UT_NOTE("rate change");
+out:
+	if (s != NULL)
+		stream_fini(s);
+	free(s);
+}
+
+/* Two QP pairs at one rate, both backlogged: the same bytes in the same
+ * time (within one frame). */
+struct two_log {
+	struct frame_log *fl[2];
+};
+
+static bool
+tap_two(struct ut_link *l, int from, const struct uroce_pkt *pkt, void *ctx)
+{
+	struct two_log *tl = ctx;
+
+	tap_log(l, from, pkt, tl->fl[0]);
+	return tap_log(l, from, pkt, tl->fl[1]);
+}
+
+static void
+test_two_fair(void)
+{
+	struct ibv_qp_rate_limit_attr rl = { 500000, 0, 0, 0 };
+	struct stream *s = calloc(1, sizeof(*s));
+	struct frame_log *f2 = calloc(1, sizeof(*f2));
+	struct uroce_qp *qa2 = NULL, *qb2 = NULL;
+	struct two_log tl;
+	struct ut_qp_opts o;
+	struct want w = { 0 };
+	uint64_t t_end, b[2] = { 0, 0 };
+	uint32_t i, k;
+
+	if (!UT_CHECK(s != NULL && f2 != NULL) ||
+	    !UT_CHECK_EQ(stream_init(s, 14, 0x10, 0x20), 0))
+		goto out;
+	ut_qp_opts_default(&o, IBV_QPT_RC);
+	if (!UT_CHECK_EQ(ut_link_pair(&s->l, &o, 0x11, 0x21, &qa2, &qb2), 0))
+		goto out;
+	s->fl->dqpn = 0x20;
+	f2->dqpn = 0x21;
+	tl.fl[0] = s->fl;
+	tl.fl[1] = f2;
+	s->l.tap = tap_two;
+	s->l.tap_ctx = &tl;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qa2, &rl, s->l.now), 0);
+	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 32, 16384, 0), 0);
+	UT_CHECK_EQ(post_ops(s, qa2, IBV_WR_RDMA_WRITE, 64, 16384, 0), 0);
+	w.cq = s->l.node[0].scq;
+	/* The first (shorter) stream ends; compare up to its last frame. */
+	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 2000000));
+	t_end = s->fl->t[s->fl->n - 1];
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < tl.fl[k]->n; i++)
+			if (tl.fl[k]->t[i] <= t_end)
+				b[k] += tl.fl[k]->len[i];
+	UT_CHECK_EQ(s->fl->n, 512);
+	UT_CHECK(b[0] + 1100 >= b[1] && b[1] + 1100 >= b[0]);
+	UT_NOTE("fair: %lu vs %lu bytes", (unsigned long)b[0], (unsigned long)b[1]);
+out:
+	if (s != NULL)
+		stream_fini(s);
+	free(s);
+	free(f2);
+}
+
+int
+main(int argc, char **argv)
+{
+	(void)argc;
+	if (ut_eal_init(argv[0], NULL) < 0) {
+		fprintf(stderr, "EAL init failed\n");
+		return 1;
+	}
+	test_verb_matrix();
+	test_verb_invalid();
+	test_modify();
+	test_write_stream(10000, 0, 0);		/* 10 Mbit/s */
+	test_write_stream(1000000, 0, 0);	/* 1 Gbit/s */
+	test_write_stream(40000000, 0, 0);	/* 40 Gbit/s */
+	test_write_stream(300000, 4096, 0);	/* explicit burst */
+	test_write_stream(300000, 0, 50);	/* loss: retransmissions */
+	test_read_stream();
+	test_rate_change();
+	test_two_fair();
+	return ut_summary();
+}
