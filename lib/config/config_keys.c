@@ -146,6 +146,20 @@ set_fault(void *obj, const char *val, char *why, size_t whylen)
 	return cfg_parse_fault(val, &p->fault, &p->has_fault, why, whylen);
 }
 
+/* zero_copy = on|off (README, zero-copy transmit); on by default. */
+static int
+set_zero_copy(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+
+	if (strcmp(val, "on") == 0 || strcmp(val, "off") == 0) {
+		p->zero_copy_off = strcmp(val, "off") == 0;
+		return 0;
+	}
+	snprintf(why, whylen, "on or off");
+	return -EINVAL;
+}
+
 /* One main lcore besides the engine lcores. */
 #define LCORES_MAX (RTE_MAX_LCORE - 1)
 
@@ -187,6 +201,7 @@ static const struct cfg_key port_keys[] = {
 	{ "vlan", set_vlan },
 	{ "pcap", set_pcap },
 	{ "fault", set_fault },
+	{ "zero_copy", set_zero_copy },
 };
 
 static const struct cfg_key eal_keys[] = {

@@ -18,6 +18,7 @@
  *	vlan   = 77           ; optional, 0..4094
  *	pcap   = /tmp/port0.pcap                ; optional capture file
  *	fault  = drop=0.01,reorder=1%,dup=0,corrupt=0.001,seed=7
+ *	zero_copy = on        ; on|off: large RC sends straight from the MR
  *	[port1]               ; port 1, device uroce1; ports are numbered 0..7
  *	...                   ; without gaps
  *	[eal]
@@ -105,6 +106,7 @@ struct uroce_config_port {
 	uint16_t vlan;			/**< 0..4094 (0: priority tagged) */
 	bool has_fault;
 	struct uroce_config_fault fault;
+	bool zero_copy_off;		/**< zero_copy = off (default on) */
 };
 
 struct uroce_config_neigh {

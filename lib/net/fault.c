@@ -18,7 +18,11 @@
  *   dup      a deep copy goes out right after the frame (skipped when
  *            the burst array has no room left);
  *   reorder  the frame is held and goes out right after the next frame
- *            that goes out on that queue and direction (one at a time).
+ *            that goes out on that queue and direction (one at a time);
+ *            a held frame with shared or external buffers is copied
+ *            first: a zero-copy frame may not outlive the tx burst
+ *            (lib/transport/zcopy.c, rule 1), and the copy never writes
+ *            into application memory.
  */
 
 #include <errno.h>
@@ -110,7 +114,7 @@ fault_apply(struct net_fault_q *fq, struct rte_mbuf **pkts, uint16_t nb,
 	    uint16_t cap)
 {
 	const struct uroce_config_fault *cfg = fq->cfg;
-	struct rte_mbuf *m, *dup;
+	struct rte_mbuf *m, *dup, *own;
 	struct net_frame f;
 	uint16_t i, out = 0;
 	bool drop, corrupt, dupe, hold;
@@ -142,8 +146,9 @@ fault_apply(struct net_fault_q *fq, struct rte_mbuf **pkts, uint16_t nb,
 			if (dup != NULL)
 				net_ctr_add(&fq->st->fault_dup, 1);
 		}
-		if (hold && fq->held == NULL) {
-			fq->held = m;
+		own = hold && fq->held == NULL ? fault_own(fq, m) : NULL;
+		if (own != NULL) {	/* NULL: no copy, not held */
+			fq->held = own;
 			net_ctr_add(&fq->st->fault_reorder, 1);
 			if (dup != NULL)
 				pkts[out++] = dup;

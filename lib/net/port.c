@@ -362,6 +362,30 @@ port_alloc(const struct uroce_config *cfg, unsigned int idx,
 	return 0;
 }
 
+/*
+ * Whether a frame may point into application memory (zero-copy transmit,
+ * lib/transport/zcopy.c rule 1): only where tx_burst is done with the
+ * bytes when it returns. DPDK 22.11: memif in copy mode copies each
+ * segment into its ring (with zero-copy=yes it hands over the mbuf and
+ * needs memif's own pool); af_packet copies the chain into its mmap ring;
+ * tap writev()s the segments. net_ring and ringlinks pass the mbuf itself
+ * to the peer, which reads it later; a NIC reads at DMA time and needs
+ * IOVA-mapped buffers; other vdevs are unknown: all copy.
+ */
+static bool
+tx_extbuf_safe(const struct uroce_port *p)
+{
+	switch (p->link.kind) {
+	case UROCE_GLUE_MEMIF:
+		return strstr(p->cfg->dev, "zero-copy=yes") == NULL;
+	case UROCE_GLUE_AF_PACKET:
+	case UROCE_GLUE_TAP:
+		return true;
+	default:
+		return false;
+	}
+}
+
 int
 uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		uint16_t nb_queues, struct uroce_port **out, char *err,
@@ -388,9 +412,7 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		goto fail;
 	}
 	p->port_id = p->link.port_id;
-	/* Software links copy frames or pass pointers, so external buffers
-	 * go as they are; a NIC needs them IOVA-mapped (not yet). */
-	p->tx_extbuf = p->link.kind != UROCE_GLUE_PCI;
+	p->tx_extbuf = !p->cfg->zero_copy_off && tx_extbuf_safe(p);
 	ret = net_neigh_init(p, cfg);
 	if (ret != 0) {
 		open_err(err, err_len, p->cfg, "dev", ret, "neighbour table");

@@ -97,8 +97,9 @@ uint16_t uroce_port_mtu(const struct uroce_port *p);
 struct rte_mempool *uroce_port_pool(const struct uroce_port *p);
 /** VLAN of the port: true and *vid when [port] vlan is set. */
 bool uroce_port_vlan(const struct uroce_port *p, uint16_t *vid);
-/** Whether tx accepts mbufs with external buffers (zero-copy tx): every
- *  software link; not PCI NICs yet. */
+/** Whether frames may point into application memory (zero-copy tx):
+ *  links whose tx_burst is done with the bytes when it returns (memif in
+ *  copy mode, af_packet, tap), unless [port] zero_copy = off. */
 bool uroce_port_tx_extbuf(const struct uroce_port *p);
 /** Whether the ethdev reports its link up now (memif: the peer is there). */
 bool uroce_port_link_up(const struct uroce_port *p);

@@ -12,6 +12,7 @@
 #include <rte_common.h>
 
 #include "qp_priv.h"
+#include "zcopy_priv.h"
 
 /* ---------------------------------------------------------------------------
  * Create and destroy.
@@ -156,6 +157,8 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	ret = alloc_queues(qp, &init->cap);
 	if (ret == 0)
 		ret = alloc_transport(qp);
+	if (ret == 0)
+		ret = uroce_zc_qp_init(qp);
 	if (ret < 0) {
 		uroce_qp_destroy(qp);
 		return ret;
@@ -183,6 +186,7 @@ uroce_qp_destroy(struct uroce_qp *qp)
 {
 	if (qp == NULL)
 		return;
+	uroce_zc_qp_fini(qp);
 	if (qp->resp != NULL) {
 		free(qp->resp->res);
 		free(qp->resp->replay);

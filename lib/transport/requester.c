@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 
 #include "qp_priv.h"
+#include "zcopy_priv.h"
 
 /* Packet positions within a message, the column of req_opcode[]. */
 enum pos { POS_ONLY, POS_FIRST, POS_MIDDLE, POS_LAST, POS_COUNT };
@@ -364,31 +365,55 @@ advance(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	}
 }
 
-/* Send one packet of the WQE at tx_idx. @return 1 sent, 0 must wait. */
+/* The packet with its payload copied into one mbuf (inline data, small
+ * payloads, ports without zero-copy). -ENOMEM: no mbuf. */
+static int
+build_copy(struct uroce_qp *qp, const struct uroce_send_wqe *w,
+	   const struct req_pkt *p, struct uroce_txb *txb)
+{
+	struct rte_mbuf *m;
+	uint8_t *payload;
+	int ret;
+
+	m = uroce_frame_alloc(qp, &qp->path, p->opcode, p->plen, &payload);
+	if (m == NULL)
+		return -ENOMEM;
+	if (p->plen > 0) {
+		ret = uroce_wqe_gather(qp, w, p->off, payload, p->plen);
+		if (ret < 0) {
+			rte_pktmbuf_free(m);
+			return ret == -ENOMEM ? -EFAULT : ret;
+		}
+	}
+	uroce_frame_finish(qp, m, &qp->path, &p->bth, &p->ext, p->plen, txb);
+	return 0;
+}
+
+/* Send one packet of the WQE at tx_idx; large payloads of RC requests go
+ * zero-copy (zcopy.c). @return 1 sent, 0 must wait. */
 static int
 send_pkt(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 {
 	struct uroce_requester *req = qp->req;
 	struct uroce_send_wqe *w = uroce_sq_wqe(qp, req->tx_idx);
-	struct rte_mbuf *m;
 	struct req_pkt p;
-	uint8_t *payload;
+	int ret;
 
 	fill_pkt(qp, w, &p);
 	if (!uroce_qp_pace(qp, now, uroce_frame_len(&qp->path, p.opcode, p.plen),
 			   &req->wait_at))
 		return 0;
-	m = uroce_frame_alloc(qp, &qp->path, p.opcode, p.plen, &payload);
-	if (m == NULL) {
+	ret = uroce_zc_wanted(qp, w, p.plen) ?
+		uroce_zc_send(qp, w, &p.bth, &p.ext, p.off, p.plen, txb) :
+		build_copy(qp, w, &p, txb);
+	if (ret == -ENOMEM) {
 		req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
 		return 0;
 	}
-	if (p.plen > 0 && uroce_wqe_gather(qp, w, p.off, payload, p.plen) < 0) {
-		rte_pktmbuf_free(m);
+	if (ret < 0) {
 		uroce_req_fail(qp, req->tx_idx, IBV_WC_LOC_PROT_ERR);
 		return 0;
 	}
-	uroce_frame_finish(qp, m, &qp->path, &p.bth, &p.ext, p.plen, txb);
 	if (psn_diff(req->tx_psn, req->sent_psn) < 0)
 		qp->stats.retransmits++;
 	advance(qp, w, &p);

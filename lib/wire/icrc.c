@@ -119,8 +119,7 @@ uroce_icrc_hdrs(const uint8_t *l3, uint16_t l3_len)
 static const uint8_t zero_pad[3];
 
 uint32_t
-uroce_wire_icrc(const uint8_t *hdrs, uint32_t hdrs_len,
-		const void *payload, uint32_t payload_len)
+uroce_wire_icrc_begin(const uint8_t *hdrs, uint32_t hdrs_len)
 {
 	uint16_t l3_off = uroce_l3_offset(hdrs);
 	uint16_t l3_len = uroce_l3_len(hdrs + l3_off);
@@ -129,8 +128,22 @@ uroce_wire_icrc(const uint8_t *hdrs, uint32_t hdrs_len,
 	uint32_t crc;
 
 	crc = uroce_icrc_hdrs(hdrs + l3_off, l3_len);
-	crc = uroce_crc32_update(crc, hdrs + ext_off, hdrs_len - ext_off);
-	crc = uroce_crc32_update(crc, payload, payload_len);
+	return uroce_crc32_update(crc, hdrs + ext_off, hdrs_len - ext_off);
+}
+
+uint32_t
+uroce_wire_icrc_end(uint32_t crc, uint32_t payload_len)
+{
 	crc = uroce_crc32_update(crc, zero_pad, -payload_len & 3u);
 	return ~crc;
+}
+
+uint32_t
+uroce_wire_icrc(const uint8_t *hdrs, uint32_t hdrs_len,
+		const void *payload, uint32_t payload_len)
+{
+	uint32_t crc = uroce_wire_icrc_begin(hdrs, hdrs_len);
+
+	crc = uroce_crc32_update(crc, payload, payload_len);
+	return uroce_wire_icrc_end(crc, payload_len);
 }

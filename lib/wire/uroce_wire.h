@@ -428,6 +428,15 @@ uint32_t uroce_wire_build(uint8_t *buf, uint32_t cap,
 uint32_t uroce_wire_icrc(const uint8_t *hdrs, uint32_t hdrs_len,
 			 const void *payload, uint32_t payload_len);
 
+/*
+ * The same in pieces, for a payload that lies in several buffers (a
+ * zero-copy chain): begin over the headers, uroce_crc32_update() over each
+ * piece in order, end with the payload's total length (it adds the pad and
+ * inverts). The result equals uroce_wire_icrc() of the joined payload.
+ */
+uint32_t uroce_wire_icrc_begin(const uint8_t *hdrs, uint32_t hdrs_len);
+uint32_t uroce_wire_icrc_end(uint32_t crc, uint32_t payload_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -77,6 +77,7 @@ struct ut_dir {
 	struct ut_fault f;
 	uint64_t sent, delivered, dropped, reordered, duped, corrupted;
 	uint64_t bad_parse, no_qp, rx_off, overflow;
+	uint64_t chains;		/* zero-copy chains the wire copied */
 };
 
 /* Sees each frame node `from` sends; false drops it. */
@@ -232,6 +233,11 @@ ut_node_init(struct ut_link *l, int side, enum ibv_mtu active_mtu)
 	e->max_sge = 8;
 	e->max_inline = 256;
 	e->max_qp_wr = 4096;
+	/* UT_LINK_ZC_MIN=n: RC payloads of n bytes and more go zero-copy. */
+	if (getenv("UT_LINK_ZC_MIN") != NULL) {
+		e->tx_extbuf = true;
+		e->tx_zc_min = (uint32_t)strtoul(getenv("UT_LINK_ZC_MIN"), NULL, 0);
+	}
 	return 0;
 }
 
@@ -470,10 +476,25 @@ static inline void
 ut_wire_put(struct ut_link *l, int from, struct rte_mbuf *m)
 {
 	struct ut_dir *d = &l->dir[from ^ 1];
-	uint8_t *b = rte_pktmbuf_mtod(m, uint8_t *);
 	struct uroce_pkt pkt;
+	uint8_t *b;
 
 	d->sent++;
+	/* The wire copies a chain into one buffer when it is sent, as memif
+	 * does: a zero-copy frame is not read after this. */
+	if (m->nb_segs > 1 || RTE_MBUF_HAS_EXTBUF(m)) {
+		struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+		rte_pktmbuf_free(m);
+		if (c == NULL || c->nb_segs != 1) {
+			d->overflow++;
+			rte_pktmbuf_free(c);
+			return;
+		}
+		d->chains++;
+		m = c;
+	}
+	b = rte_pktmbuf_mtod(m, uint8_t *);
 	if (l->tap != NULL &&
 	    uroce_wire_parse(b, rte_pktmbuf_data_len(m), 0, &pkt) == UROCE_WIRE_OK &&
 	    !l->tap(l, from, &pkt, l->tap_ctx)) {

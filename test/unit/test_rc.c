@@ -392,6 +392,10 @@ run_mix(const char *name, uint64_t seed, enum ibv_mtu mtu, uint8_t sgid,
 	UT_CHECK(rbuf_guards_ok(&e->rb));
 	UT_CHECK_EQ(e->qa->state, IBV_QPS_RTS);
 	UT_CHECK_EQ(e->qb->state, IBV_QPS_RTS);
+	/* With UT_LINK_ZC_MIN (the rc_zcopy test) chains did go out. */
+	if (getenv("UT_LINK_ZC_MIN") != NULL)
+		UT_CHECK(e->l.dir[1].chains > 0);
+	UT_CHECK_EQ(uroce_qp_zc_inflight(e->qa), 0);
 	if (f->drop || f->dup || f->reorder || f->corrupt) {
 		/* the faults did happen, and were repaired */
 		UT_CHECK(e->l.dir[1].dropped + e->l.dir[0].dropped > 0);
