@@ -68,6 +68,7 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->query_port = uroce_verbs_query_port;
 	v->query_device_ex = uroce_verbs_query_device_ex;
 	v->create_qp_ex = uroce_verbs_create_qp_ex;
+	v->create_cq_ex = uroce_verbs_create_cq_ex;
 }
 
 struct ibv_context *
