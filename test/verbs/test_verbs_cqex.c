@@ -14,7 +14,10 @@
  *    API reads equals ibv_poll_cq()'s, and the data is intact;
  *  - completion events on an ex CQ through its channel (the -e style);
  *  - EBUSY destroying an ex CQ a QP uses, then a clean destroy;
- *  - the verbs of issue 4 that stay absent: honest EOPNOTSUPP.
+ *  - the verbs of issue 4 that stay absent: honest EOPNOTSUPP;
+ *  - bad input across the object verbs (issue 4's audit): objects of
+ *    another device, limits, invalid transitions and attributes give
+ *    EINVAL with nothing changed, objects in use EBUSY, NULL EINVAL.
  */
 
 #include <ftw.h>
@@ -646,6 +649,133 @@ test_absent(struct ibv_context *ctx)
 	UT_CHECK(ibv_open_xrcd(ctx, &xa) == NULL && errno == EOPNOTSUPP);
 }
 
+/* ------------------------------------------------------------------------
+ * Bad input: the documented errors, and nothing changed by a failed verb.
+ */
+static struct ibv_qp *
+rc_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
+      uint32_t max_send_wr)
+{
+	struct ibv_qp_init_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = scq;
+	qa.recv_cq = rcq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = max_send_wr;
+	qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	return ibv_create_qp(pd, &qa);
+}
+
+static void
+check_qp_state(struct ibv_qp *qp, enum ibv_qp_state want)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	UT_CHECK_EQ(qp->state, want);
+	UT_CHECK_EQ(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
+	UT_CHECK_EQ(a.qp_state, want);
+}
+
+static void
+test_bad_qp(struct ibv_context *c0, struct ibv_context *c1,
+	    struct ibv_pd *pd, struct ibv_cq *cq, struct ibv_cq *ocq)
+{
+	struct ibv_device_attr da;
+	struct ibv_qp_attr a;
+	struct ibv_qp *qp;
+
+	UT_CHECK_EQ(ibv_query_device(c0, &da), 0);
+	/* A CQ of another device; more WRs than max_qp_wr; no CQ. */
+	errno = 0;
+	UT_CHECK(rc_qp(pd, cq, ocq, 4) == NULL && errno == EINVAL);
+	errno = 0;
+	UT_CHECK(rc_qp(pd, ocq, cq, 4) == NULL && errno == EINVAL);
+	errno = 0;
+	UT_CHECK(rc_qp(pd, cq, cq, (uint32_t)da.max_qp_wr + 1) == NULL &&
+		 errno == EINVAL);
+	errno = 0;
+	UT_CHECK(rc_qp(pd, NULL, cq, 4) == NULL && errno == EINVAL);
+	/* None of them holds the CQ: it could go (it is reused below). */
+	qp = rc_qp(pd, cq, cq, 4);
+	if (!UT_CHECK(qp != NULL))
+		return;
+	/* RESET -> RTR skips INIT (ibv_modify_qp(3)'s table): EINVAL. */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	check_qp_state(qp, IBV_QPS_RESET);
+	/* RESET -> INIT without its required attributes, or with port 2. */
+	a.qp_state = IBV_QPS_INIT;
+	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	check_qp_state(qp, IBV_QPS_RESET);
+	a.port_num = 2;
+	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), EINVAL);
+	check_qp_state(qp, IBV_QPS_RESET);
+	a.port_num = 1;
+	a.pkey_index = 1;	/* one P_Key: index 0 only */
+	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), EINVAL);
+	check_qp_state(qp, IBV_QPS_RESET);
+	a.pkey_index = 0;
+	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+	check_qp_state(qp, IBV_QPS_INIT);
+	UT_CHECK_EQ(ibv_modify_qp(NULL, &a, IBV_QP_STATE), EINVAL);
+	UT_CHECK_EQ(ibv_modify_qp(qp, NULL, IBV_QP_STATE), EINVAL);
+	UT_CHECK_EQ(ibv_destroy_cq(cq), EBUSY);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);
+	UT_CHECK_EQ(ibv_destroy_qp(qp), 0);
+	(void)c1;
+}
+
+static void
+test_bad_input(struct ibv_context *c0, struct ibv_context *c1)
+{
+	static char buf[4096];
+	struct ibv_pd *pd = ibv_alloc_pd(c0);
+	struct ibv_cq *cq = ibv_create_cq(c0, 8, NULL, NULL, 0);
+	struct ibv_cq *ocq = ibv_create_cq(c1, 8, NULL, NULL, 0);
+	struct ibv_ah_attr ah = { .is_global = 1, .port_num = 2 };
+	struct ibv_mr *mr;
+
+	if (!UT_CHECK(pd != NULL && cq != NULL && ocq != NULL))
+		return;
+	test_bad_qp(c0, c1, pd, cq, ocq);
+	/* An MR holds its PD; unknown access bits are refused. */
+	errno = 0;
+	UT_CHECK(ibv_reg_mr(pd, buf, sizeof(buf), 1 << 30) == NULL &&
+		 errno == EINVAL);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	if (UT_CHECK(mr != NULL)) {
+		UT_CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);
+		UT_CHECK_EQ(ibv_dereg_mr(mr), 0);
+	}
+	/* An AH on a port the device does not have. */
+	errno = 0;
+	UT_CHECK(ibv_create_ah(pd, &ah) == NULL && errno == EINVAL);
+	/* NULL objects: EINVAL, not a crash. */
+	UT_CHECK_EQ(ibv_destroy_qp(NULL), EINVAL);
+	UT_CHECK_EQ(ibv_destroy_cq(NULL), EINVAL);
+	UT_CHECK_EQ(ibv_dealloc_pd(NULL), EINVAL);
+	UT_CHECK_EQ(ibv_dereg_mr(NULL), EINVAL);
+	UT_CHECK_EQ(ibv_destroy_ah(NULL), EINVAL);
+	UT_CHECK_EQ(ibv_destroy_comp_channel(NULL), EINVAL);
+	errno = 0;
+	UT_CHECK(ibv_alloc_pd(NULL) == NULL && errno == EINVAL);
+	errno = 0;
+	UT_CHECK(ibv_reg_mr(NULL, buf, 1, 0) == NULL && errno == EINVAL);
+	UT_CHECK_EQ(ibv_query_device(NULL, NULL), EINVAL);
+	/* Everything above left the objects as they were: they all go. */
+	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	UT_CHECK_EQ(ibv_destroy_cq(ocq), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
 int
 main(void)
 {
@@ -672,6 +802,7 @@ main(void)
 	    UT_CHECK_EQ(ibv_query_device(c0, &da), 0)) {
 		test_absent(c0);
 		test_create_errors(c0, c1, da.max_cqe);
+		test_bad_input(c0, c1);
 		if (side_open(&a, c0, &a) == 0 && side_open(&b, c1, &b) == 0) {
 			side_connect(&a, &b);
 			side_connect(&b, &a);
