@@ -185,10 +185,13 @@ load_file(struct cfg_load *ld)
 	return ret;
 }
 
-/* The name a vdev or PCI device has in DPDK: the text before ','. */
+/* The name a vdev or PCI device has in DPDK: the text before ','. A
+ * ringlink's two sides are two devices (pmd_glue): the whole string. */
 static size_t
 dev_name_len(const char *dev)
 {
+	if (strncmp(dev, "ringlink:", 9) == 0)
+		return strlen(dev);
 	return strcspn(dev, ",");
 }
 

@@ -69,6 +69,7 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->query_device_ex = uroce_verbs_query_device_ex;
 	v->create_qp_ex = uroce_verbs_create_qp_ex;
 	v->modify_qp_rate_limit = uroce_verbs_modify_qp_rate_limit;
+	v->create_cq_ex = uroce_verbs_create_cq_ex;
 }
 
 struct ibv_context *

@@ -155,15 +155,19 @@ ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 /* ------------------------------------------------------------------------
  * CQs.
  */
-struct ibv_cq *
-ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
-	      struct ibv_comp_channel *channel, int comp_vector)
+/*
+ * The CQ behind ibv_create_cq() and ibv_create_cq_ex(): the checks of
+ * ibv_create_cq(3) (cqe in 1..max_cqe, comp_vector below
+ * num_comp_vectors, a channel of this context), then the engine's CQ.
+ * NULL with errno on failure, nothing created.
+ */
+struct uroce_vcq *
+uroce_verbs_cq_new(struct ibv_context *context, int cqe, void *cq_context,
+		   struct ibv_comp_channel *channel, int comp_vector)
 {
 	struct uroce_vcq *cq;
 	int ret;
 
-	/* ibv_create_cq(3): cqe in 1..max_cqe, comp_vector below
-	 * num_comp_vectors; EINVAL otherwise. */
 	if (context == NULL || cqe <= 0 || comp_vector < 0 ||
 	    comp_vector >= context->num_comp_vectors ||
 	    (channel != NULL && channel->context != context))
@@ -190,7 +194,18 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 		channel->refcnt++;
 		pthread_mutex_unlock(&context->mutex);
 	}
-	return &cq->cq;
+	return cq;
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct uroce_vcq *cq;
+
+	cq = uroce_verbs_cq_new(context, cqe, cq_context, channel,
+				comp_vector);
+	return cq != NULL ? &cq->cq : NULL;
 }
 
 /* Drop the events of cq that nobody read; their counts are skipped. */

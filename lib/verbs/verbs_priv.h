@@ -124,9 +124,16 @@ struct uroce_vchannel {
 	unsigned int skip;		/**< eventfd counts of dropped events */
 };
 
+/* A CQ: ibv_cq, or ibv_cq_ex when made by ibv_create_cq_ex() (whose
+ * first members are an ibv_cq's: ibv_cq_ex_to_cq() is a cast). */
 struct uroce_vcq {
-	struct ibv_cq cq;
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cqx;
+	};
 	struct uroce_cq *ucq;
+	/* ibv_start_poll() ... ibv_end_poll(): the current completion. */
+	struct ibv_wc cur;
 	/* Channel side, under the channel's lock. */
 	uint32_t ev_pending;		/**< queued, not read yet */
 	bool ev_queued;			/**< on the channel's pending list */
@@ -192,6 +199,14 @@ void uroce_verbs_async_event(void *arg, enum ibv_event_type ev, void *obj);
 
 /* ---- verbs_cq.c ---- */
 
+/** ibv_create_cq()'s checks and CQ; NULL with errno. */
+struct uroce_vcq *uroce_verbs_cq_new(struct ibv_context *context, int cqe,
+				     void *cq_context,
+				     struct ibv_comp_channel *channel,
+				     int comp_vector);
+/** ctx->create_cq_ex (verbs_cq_ex.c). */
+struct ibv_cq_ex *uroce_verbs_create_cq_ex(struct ibv_context *context,
+					   struct ibv_cq_init_attr_ex *attr);
 /** Engine callback: signal the CQ's completion channel. */
 void uroce_verbs_cq_event(void *arg, struct uroce_cq *cq);
 int uroce_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);

@@ -30,6 +30,13 @@ two processes with one engine lcore each at a time (a 2-core machine).
 Tools that are not installed are skipped with a message (apt-get install
 ibverbs-utils perftest); with none of them the script exits 77 (skip).
 
+--capture: both sides write a pcapng (`[port] pcap`, by UROCE_PORT_PCAP)
+and a case passes only if each capture passes check_capture.py (tshark
+decodes every frame, nothing malformed; every RoCEv2 frame's ICRC
+verifies in scapy) and has RoCEv2 frames both ways, no side having
+received more than the other sent (faults only drop). Without tshark or
+scapy the captures are not checked, with a message.
+
 UROCE_TEST_PRELOAD (sanitizer builds): the runtime our library needs
 inside the uninstrumented tools, preloaded into them.
 """
@@ -142,6 +149,9 @@ class Pair:
         self.veth = veth
         self.prefix = {'a': 'uroce-conf-a-%s' % tag,
                        'b': 'uroce-conf-b-%s' % tag}
+        self.pcap = {s: os.path.join(args.capture_dir, '%s-%s.pcapng' %
+                                     (tag, s))
+                     for s in 'ab'} if args.capture_dir else None
 
     def env(self, side, conf):
         e = dict(os.environ)
@@ -158,6 +168,8 @@ class Pair:
                                '--log-level=*:warning' % self.prefix[side])
         if self.a.fault:
             e['UROCE_PORT_FAULT'] = self.a.fault
+        if self.pcap:
+            e['UROCE_PORT_PCAP'] = self.pcap[side]
         return e
 
     def start(self, side, tool, targs):
@@ -175,6 +187,29 @@ class Pair:
         for pfx in self.prefix.values():
             shutil.rmtree(os.path.join('/var/run/dpdk', pfx),
                           ignore_errors=True)
+
+    def check_captures(self, cap):
+        """(ok, report lines) for the two captures of a finished run."""
+        res = {s: cap.check(self.pcap[s]) for s in 'ab'}
+        lines, ok = [], True
+        for s, peer in (('a', 'b'), ('b', 'a')):
+            r = res[s]
+            lines.append('  capture ' + cap.summary(self.pcap[s], r))
+            probs = list(r['problems'])
+            if r['roce']['out'] == 0 or r['roce']['in'] == 0:
+                probs.append('no RoCEv2 frame one way')
+            if r['roce']['in'] > res[peer]['roce']['out']:
+                probs.append('received %d RoCEv2 frames, the peer sent %d'
+                             % (r['roce']['in'], res[peer]['roce']['out']))
+            lines += ['    ' + p for p in probs]
+            ok = ok and not probs
+        if ok and not self.a.keep_captures:
+            for f in self.pcap.values():
+                os.unlink(f)
+        if not ok:
+            self.a.keep_captures = True
+            lines.append('  captures kept in ' + self.a.capture_dir)
+        return ok, lines
 
 
 class Veth:
@@ -241,7 +276,7 @@ def output(f):
     return f.read()
 
 
-def run_case(a, idx, case, veth):
+def run_case(a, idx, case, veth, cap=None):
     name, tool, sargs, cargs, done = case
     if shutil.which(tool) is None:
         print('SKIP %s: %s not installed' % (name, tool))
@@ -274,12 +309,30 @@ def run_case(a, idx, case, veth):
     # perftest's latency servers print no result table: only the client.
     ok = src == 0 and crc == 0 and re.search(done, co, re.M) and \
         (re.search(done, so, re.M) or '_lat' in tool)
+    cap_lines = []
+    if ok and cap is not None:
+        ok, cap_lines = pair.check_captures(cap)
     print('%s %s (server %s, client %s)' % ('ok  ' if ok else 'FAIL', name,
                                             src, crc))
+    if cap_lines and (not ok or a.verbose):
+        print('\n'.join(cap_lines))
     if not ok or a.verbose:
         print('---- server: %s\n%s---- client:\n%s----' %
               (' '.join(sargs), so, co))
     return bool(ok)
+
+
+def load_capture_checker():
+    """check_capture.py, or None (with a message) without tshark/scapy."""
+    try:
+        import check_capture
+    except SystemExit:          # crosscheck_scapy: no scapy
+        print('SKIP capture checks: scapy is not available')
+        return None
+    if not check_capture.tools_present():
+        print('SKIP capture checks: tshark is not installed')
+        return None
+    return check_capture
 
 
 def main():
@@ -296,11 +349,19 @@ def main():
     ap.add_argument('--fault', help='UROCE_PORT_FAULT for both sides')
     ap.add_argument('--timeout', type=float, default=60,
                     help='seconds per case')
+    ap.add_argument('--capture', action='store_true',
+                    help='capture both ports and check the captures')
+    ap.add_argument('--keep-captures', action='store_true',
+                    help='keep the capture files (printed with -v)')
     ap.add_argument('-v', '--verbose', action='store_true')
     a = ap.parse_args()
     a.run = os.path.abspath(a.run)
     a.conf_a = os.path.abspath(a.conf_a)
     a.conf_b = os.path.abspath(a.conf_b)
+    a.capture_dir = None
+    cap = load_capture_checker() if a.capture else None
+    if cap is not None:
+        a.capture_dir = tempfile.mkdtemp(prefix='uroce-capture-')
     veth = None
     if a.link == 'afp':
         if os.geteuid() != 0 or shutil.which('ip') is None:
@@ -318,10 +379,14 @@ def main():
                 idx += 1
                 if a.only and not re.search(a.only, case[0]):
                     continue
-                results.append(run_case(a, idx, case, veth))
+                results.append(run_case(a, idx, case, veth, cap))
     finally:
         if veth:
             veth.close()
+        if a.capture_dir and not a.keep_captures:
+            shutil.rmtree(a.capture_dir, ignore_errors=True)
+        elif a.capture_dir:
+            print('captures in %s' % a.capture_dir)
     ran = [r for r in results if r is not None]
     failed = ran.count(False)
     print('%d passed, %d failed, %d skipped' %

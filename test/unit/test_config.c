@@ -282,6 +282,15 @@ test_defaults(void)
 	UT_CHECK(strcmp(cfg.port[0].dev, "ringlink:ab,side=1") == 0);
 	UT_CHECK(!cfg.port[0].is_pci);
 	uroce_config_free(&cfg);
+	/* Its two sides are two ports of one process. */
+	ret = uroce_config_load(write_conf("[port0]\ndev = ringlink:ab,side=0\n"
+					   "ip = 10.0.0.1/24\n"
+					   "[port1]\ndev = ringlink:ab,side=1\n"
+					   "ip = 10.0.0.2/24"),
+				&cfg, err, sizeof(err));
+	UT_CHECK_EQ(ret, 0);
+	UT_CHECK_EQ(cfg.port_cnt, 2);
+	uroce_config_free(&cfg);
 	UT_CHECK(is_zero(&cfg));
 }
 
@@ -501,6 +510,8 @@ static const struct bad_case bad_structure[] = {
 	{ BASE "[port2]\ndev = net_null2\nip = 10.0.0.3/24", "[port2]", "port 1 is missing" },
 	{ "[port1]\ndev = net_null2\nip = 10.0.0.3/24", "[port1]", "port 0 is missing" },
 	{ BASE "[port1]\ndev = net_null0,x=1\nip = 10.0.0.3/24", "[port1] dev", "[port]" },
+	{ "[port]\ndev = ringlink:ab,side=0\nip = 10.0.0.1/24\n"
+	  "[port1]\ndev = ringlink:ab,side=0\nip = 10.0.0.3/24", "[port1] dev", "[port]" },
 	{ BASE "[port0]\ndev = net_null1\nip = 10.0.0.3/24", "[port0]", "already [port]" },
 	{ BASE "[port]\nmtu = 1500", "[port]", "already" },
 	{ BASE "[eal]\nlcores = 1\n[eal]\nargs = -x", "[eal]", "twice" },

@@ -39,6 +39,11 @@ TOOLS = [
     (['ibv_devinfo', '-d', 'uroce0'], 'link_layer:\t\tEthernet', True),
     (['ibv_devinfo', '-d', 'uroce0'], 'vendor_id:\t\t\t0x27572', True),
     (['ibv_rc_pingpong', '--help'], 'Usage:', False),
+    # -t asks for completion timestamps (ibv_create_cq_ex): the device has
+    # no clock to report (completion_timestamp_mask 0), and the tool stops
+    # as on any RDMA device without timestamps, before it connects.
+    (['ibv_rc_pingpong', '-t', '-g', '0', '-d', 'uroce0'],
+     "The device isn't completion timestamp capable", True),
     (['ib_write_bw', '--help'], 'Usage:', False),
 ]
 
@@ -100,6 +105,9 @@ def run_tool(cmd, expect, config, libdir):
     errs = ['%s: loader error: %s' % (' '.join(cmd), line.strip())
             for line in out.splitlines()
             if any(e in line for e in LOADER_ERRORS)]
+    if p.returncode < 0:
+        errs.append('%s: killed by signal %d:\n%s' %
+                    (' '.join(cmd), -p.returncode, out))
     if expect not in out:
         errs.append('%s (exit %d): %r not in its output:\n%s' %
                     (' '.join(cmd), p.returncode, expect, out))
