@@ -36,15 +36,17 @@ static const struct spec_desc spec_descs[] = {
 	  sizeof(struct ft), RULE_OFF(v), RULE_OFF(m) }
 	SPEC(IBV_FLOW_SPEC_ETH, UROCE_FLOW_ETH, ibv_flow_spec_eth,
 	     ibv_flow_eth_filter, eth, eth_mask),
+	/* IPV4 is the leading part of IPV4_EXT's filter. */
 	SPEC(IBV_FLOW_SPEC_IPV4, UROCE_FLOW_IPV4, ibv_flow_spec_ipv4,
 	     ibv_flow_ipv4_filter, ip, ip_mask),
+	SPEC(IBV_FLOW_SPEC_IPV4_EXT, UROCE_FLOW_IPV4, ibv_flow_spec_ipv4_ext,
+	     ibv_flow_ipv4_ext_filter, ip, ip_mask),
 	SPEC(IBV_FLOW_SPEC_TCP, UROCE_FLOW_TCP, ibv_flow_spec_tcp_udp,
 	     ibv_flow_tcp_udp_filter, l4, l4_mask),
 	SPEC(IBV_FLOW_SPEC_UDP, UROCE_FLOW_UDP, ibv_flow_spec_tcp_udp,
 	     ibv_flow_tcp_udp_filter, l4, l4_mask),
 	/* Known to rdma-core 44, not built here: -EOPNOTSUPP. */
 	{ .type = IBV_FLOW_SPEC_IPV6 },
-	{ .type = IBV_FLOW_SPEC_IPV4_EXT },
 	{ .type = IBV_FLOW_SPEC_ESP },
 	{ .type = IBV_FLOW_SPEC_VXLAN_TUNNEL },
 	{ .type = IBV_FLOW_SPEC_GRE },
@@ -62,6 +64,12 @@ _Static_assert(offsetof(struct ibv_flow_spec_eth, mask) ==
 _Static_assert(offsetof(struct ibv_flow_spec_ipv4, mask) ==
 	       offsetof(struct ibv_flow_spec_ipv4, val) +
 	       sizeof(struct ibv_flow_ipv4_filter), "ipv4 spec layout");
+_Static_assert(offsetof(struct ibv_flow_spec_ipv4_ext, mask) ==
+	       offsetof(struct ibv_flow_spec_ipv4_ext, val) +
+	       sizeof(struct ibv_flow_ipv4_ext_filter), "ipv4_ext spec layout");
+_Static_assert(offsetof(struct ibv_flow_ipv4_ext_filter, dst_ip) ==
+	       offsetof(struct ibv_flow_ipv4_filter, dst_ip),
+	       "ipv4 filter is ipv4_ext's prefix");
 _Static_assert(offsetof(struct ibv_flow_spec_tcp_udp, mask) ==
 	       offsetof(struct ibv_flow_spec_tcp_udp, val) +
 	       sizeof(struct ibv_flow_tcp_udp_filter), "tcp/udp spec layout");
@@ -217,6 +225,10 @@ key_ip(const uint8_t *d, uint32_t len, uint32_t off, uint16_t et,
 		k->ip_ver = 4;
 		memcpy(&k->ip.src_ip, d + off + 12, 4);
 		memcpy(&k->ip.dst_ip, d + off + 16, 4);
+		k->ip.proto = d[off + 9];
+		k->ip.tos = d[off + 1];
+		k->ip.ttl = d[off + 8];
+		k->ip.flags = d[off + 6] >> 5;
 		k->l4_proto = d[off + 9];
 		/* Only the first fragment has the L4 header. */
 		if (ihl >= 20 && (be16_at(d + off + 6) & 0x1fff) == 0)

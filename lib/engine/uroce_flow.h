@@ -23,7 +23,8 @@
  *    tagged frame), IPV4 (src_ip, dst_ip; the frame must be IPv4), TCP or
  *    UDP (src_port, dst_port; the frame must carry that protocol over IPv4
  *    or IPv6, and for IPv4 be the first fragment). Fields in network
- *    order; a bit counts where the mask has it set (any mask, not only all
+ *    order; IPV4_EXT (IPV4 plus proto, tos, ttl and the 3 flag bits; one
+ *    of IPV4 and IPV4_EXT per rule); a bit counts where the mask has it set (any mask, not only all
  *    or nothing); no spec at all matches every frame.
  *  - IBV_FLOW_ATTR_MC_DEFAULT (multicast frames no NORMAL rule took) and
  *    IBV_FLOW_ATTR_ALL_DEFAULT (any frame no other rule took), no specs.
@@ -36,7 +37,7 @@
  * twice, TCP and UDP together, specs on a DEFAULT rule, unknown type or
  * flags); -EOPNOTSUPP for what is valid but not built: IBV_FLOW_ATTR_SNIFFER,
  * the flags DONT_TRAP and EGRESS, IBV_FLOW_SPEC_INNER and the spec types
- * IPV6, IPV4_EXT, ESP, VXLAN, GRE, MPLS and the action specs.
+ * IPV6, ESP, VXLAN, GRE, MPLS and the action specs.
  */
 
 #include <stdbool.h>
@@ -60,7 +61,7 @@ struct uroce_flow_rule {
 	uint16_t priority;
 	uint32_t specs;			/**< UROCE_FLOW_* given */
 	struct ibv_flow_eth_filter eth, eth_mask;
-	struct ibv_flow_ipv4_filter ip, ip_mask;
+	struct ibv_flow_ipv4_ext_filter ip, ip_mask; /**< IPV4 or IPV4_EXT */
 	struct ibv_flow_tcp_udp_filter l4, l4_mask;
 };
 
@@ -72,7 +73,7 @@ struct uroce_flow_key {
 	bool has_l4;			/**< TCP/UDP ports present */
 	uint8_t l4_proto;		/**< IP protocol / next header */
 	struct ibv_flow_eth_filter e;	/**< vlan_tag: the outer TCI */
-	struct ibv_flow_ipv4_filter ip;
+	struct ibv_flow_ipv4_ext_filter ip;	/**< flags: the 3 flag bits */
 	struct ibv_flow_tcp_udp_filter l4;
 };
 

@@ -223,6 +223,34 @@ check_match(void)
 	UT_CHECK(!takes(&f, &fr));		/* IPv6 is not IPv4 */
 	fr = udp4(mac_b, 0x0a000002, 5000);
 
+	/* IPV4_EXT: protocol and TTL (perftest's raw_ethernet_* use it) */
+	{
+		struct ibv_flow_spec_ipv4_ext x;
+		struct uroce_flow_rule r;
+
+		memset(&x, 0, sizeof(x));
+		x.type = IBV_FLOW_SPEC_IPV4_EXT;
+		x.size = sizeof(x);
+		x.val.dst_ip = htobe32(0x0a000002);
+		x.mask.dst_ip = 0xffffffff;
+		x.val.proto = 17;
+		x.mask.proto = 0xff;
+		x.val.ttl = 64;
+		x.mask.ttl = 0xff;
+		ut_flow_init(&f, IBV_FLOW_ATTR_NORMAL, 0);
+		ut_flow_add(&f, &x, sizeof(x));
+		UT_CHECK(takes(&f, &fr));
+		fr.proto = 6;
+		UT_CHECK(!takes(&f, &fr));
+		fr.proto = 17;
+		x.val.ttl = 63;
+		ut_flow_init(&f, IBV_FLOW_ATTR_NORMAL, 0);
+		ut_flow_add(&f, &x, sizeof(x));
+		UT_CHECK(!takes(&f, &fr));
+		ut_flow_ipv4(&f, 0, 0x0a000002);	/* IPV4 and IPV4_EXT */
+		UT_CHECK_EQ(parse(&f, &r), -EINVAL);
+	}
+
 	/* UDP/TCP ports and protocol */
 	ut_flow_init(&f, IBV_FLOW_ATTR_NORMAL, 0);
 	ut_flow_l4(&f, false, 1234, 5000);
