@@ -187,6 +187,7 @@ eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 	TAILQ_INIT(&dev->cqs);
 	TAILQ_INIT(&dev->ahs);
 	TAILQ_INIT(&dev->qps);
+	TAILQ_INIT(&dev->flows);
 	ret = uroce_port_open(eng_g->cfg, idx, eng_g->nb_ctx, &dev->port,
 			      err, err_len);
 	if (ret == 0)
@@ -195,6 +196,8 @@ eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 		eng_dev_close(dev);
 		return ret;
 	}
+	/* Frames the stack does not take go to the flow rules. */
+	uroce_port_set_raw(dev->port, eng_flow_rx, dev);
 	ENG_LOG(INFO, "%s: mac " RTE_ETHER_ADDR_PRT_FMT " mtu %u active_mtu %u gids %u\n",
 		dev->name, RTE_ETHER_ADDR_BYTES(&dev->mac), dev->env.mtu,
 		uroce_mtu_bytes(dev->env.lim.active_mtu), dev->env.gid_cnt);
@@ -213,6 +216,7 @@ eng_dev_close(struct uroce_dev *dev)
 
 	if (dev == NULL)
 		return;
+	eng_flow_dev_close(dev);
 	while ((eq = TAILQ_FIRST(&dev->qps)) != NULL) {
 		TAILQ_REMOVE(&dev->qps, eq, dev_link);
 		uroce_qp_destroy(eq->qp);
@@ -794,6 +798,10 @@ uroce_dev_qp_destroy(struct uroce_qp *qp)
 	eq = qp->engine;
 	dev = eq->dev;
 	pthread_mutex_lock(&eng_g->lock);
+	if (eq->n_flow > 0) {
+		pthread_mutex_unlock(&eng_g->lock);
+		return -EBUSY;
+	}
 	__atomic_store_n(eng_qpn_slot(qp->qpn), NULL, __ATOMIC_RELEASE);
 	/* No lcore may still hold eq from a lookup when the owner frees it. */
 	eng_sync();

@@ -20,6 +20,7 @@
 #include <rte_spinlock.h>
 
 #include "uroce_engine.h"
+#include "uroce_flow.h"
 #include "uroce_pace.h"
 
 extern int uroce_engine_logtype;
@@ -45,6 +46,15 @@ extern int uroce_engine_logtype;
 struct eng_qp;
 TAILQ_HEAD(eng_qp_list, eng_qp);
 
+/* A device's flow rules as the lcores read them (flow.c): immutable. */
+struct eng_flow_tbl {
+	uint32_t n;
+	struct {
+		struct uroce_flow_rule rule;
+		uint32_t qpn;
+	} ent[];
+};
+
 /* One lcore context: a background lcore, or the native-progress context. */
 struct eng_lcore {
 	unsigned int idx;		/* engine index, the QP's owner number */
@@ -66,6 +76,10 @@ struct eng_lcore {
 	struct uroce_lcore_stats st;
 	struct uroce_dev_stats dst[UROCE_CONFIG_MAX_PORTS];
 	struct uroce_txb txb[UROCE_CONFIG_MAX_PORTS];
+	/* Frames of RAW_PACKET QPs: to the port, never looped back. */
+	struct uroce_txb wire_txb[UROCE_CONFIG_MAX_PORTS];
+	/* Each device's flow rules (flow.c; swapped by control messages). */
+	const struct eng_flow_tbl *flows[UROCE_CONFIG_MAX_PORTS];
 } __rte_cache_aligned;
 
 /* Protection domain. */
@@ -100,6 +114,7 @@ struct eng_qp {
 	struct uroce_wheel_entry tmo;	/* armed at uroce_qp_deadline() */
 	uint32_t db_pending;		/* on the owner's doorbell ring (atomic) */
 	bool active;			/* on the owner's active list */
+	uint32_t n_flow;		/* flow rules steering to it (engine lock) */
 	TAILQ_ENTRY(eng_qp) active_link;	/* owner */
 	TAILQ_ENTRY(eng_qp) owned_link;		/* owner */
 	TAILQ_ENTRY(eng_qp) dev_link;		/* engine lock */
@@ -121,6 +136,11 @@ struct uroce_dev {
 	/* Counters of the destroyed QPs (stats.c; written by the owner with
 	 * the engine lock held by the destroyer). */
 	struct uroce_qp_stats qp_retired;
+	/* Flow steering (flow.c), engine lock. */
+	TAILQ_HEAD(, uroce_flow) flows;	/* in the order rules are tried */
+	uint32_t n_flow;
+	uint64_t flow_seq;
+	struct eng_flow_tbl *flow_tbl;	/* what every lcore reads now */
 };
 
 struct eng {
@@ -178,6 +198,12 @@ int eng_qp_rate_limit(struct eng_qp *eq,
 int eng_qp_query(struct eng_qp *eq, struct ibv_qp_attr *attr,
 		 struct ibv_qp_init_attr *init);
 int eng_qp_stats(struct eng_qp *eq, struct uroce_qp_stats *st);
+
+/* flow.c */
+bool eng_flow_rx(void *arg, uint16_t q, struct rte_mbuf *m);	/* port hook */
+/* A hand-off that is a steered frame: run and free it; else false. */
+bool eng_flow_handoff_rx(struct eng_lcore *lc, struct rte_mbuf *m);
+void eng_flow_dev_close(struct uroce_dev *dev);
 
 /* dev.c */
 int eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,

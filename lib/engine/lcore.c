@@ -70,8 +70,10 @@ eng_lcore_setup(struct eng_lcore *lc, unsigned int idx, unsigned int lcore_id)
 	lc->lcore_id = lcore_id;
 	TAILQ_INIT(&lc->active);
 	TAILQ_INIT(&lc->owned);
-	for (d = 0; d < UROCE_CONFIG_MAX_PORTS; d++)
+	for (d = 0; d < UROCE_CONFIG_MAX_PORTS; d++) {
 		lc->txb[d].cap = UROCE_TXB_MAX;
+		lc->wire_txb[d].cap = UROCE_TXB_MAX;
+	}
 	lc->ctrl = eng_ring("ctl", idx, ENG_RING_SIZE);
 	lc->db = eng_ring("db", idx, ENG_DB_RING_SIZE);
 	lc->lo = eng_ring("lo", idx, ENG_RING_SIZE);
@@ -116,6 +118,8 @@ eng_lcore_drain(struct eng_lcore *lc)
 	for (d = 0; d < UROCE_CONFIG_MAX_PORTS; d++) {
 		rte_pktmbuf_free_bulk(lc->txb[d].pkts, lc->txb[d].n);
 		lc->txb[d].n = 0;
+		rte_pktmbuf_free_bulk(lc->wire_txb[d].pkts, lc->wire_txb[d].n);
+		lc->wire_txb[d].n = 0;
 	}
 }
 
@@ -281,16 +285,18 @@ eng_loop(struct eng_lcore *lc, struct uroce_dev *from, struct uroce_dev *to,
 	ds->loop_pkts++;
 }
 
+/* Send a device's batch: RoCEv2 frames (txb) may loop back to a local
+ * device, raw frames (wire_txb, RAW_PACKET QPs) always take the port. */
 static void
-eng_flush(struct eng_lcore *lc, struct uroce_dev *dev)
+eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
+	      struct uroce_txb *txb, bool loop)
 {
-	struct uroce_txb *txb = &lc->txb[dev->idx];
 	struct rte_mbuf *wire[UROCE_TXB_MAX];
 	struct uroce_dev *to;
 	uint16_t i, nw = 0;
 
 	for (i = 0; i < txb->n; i++) {
-		to = eng_loop_target(dev, txb->pkts[i]);
+		to = loop ? eng_loop_target(dev, txb->pkts[i]) : NULL;
 		if (to != NULL)
 			eng_loop(lc, dev, to, txb->pkts[i]);
 		else
@@ -302,6 +308,12 @@ eng_flush(struct eng_lcore *lc, struct uroce_dev *dev)
 			uroce_port_tx(dev->port, lc->idx, wire, nw);
 }
 
+static void
+eng_flush(struct eng_lcore *lc, struct uroce_dev *dev)
+{
+	eng_flush_txb(lc, dev, &lc->txb[dev->idx], true);
+}
+
 /* The batch a call into a QP of dev may fill: never a full one. */
 static struct uroce_txb *
 eng_txb(struct eng_lcore *lc, struct uroce_dev *dev)
@@ -310,6 +322,19 @@ eng_txb(struct eng_lcore *lc, struct uroce_dev *dev)
 
 	if (uroce_txb_full(txb))
 		eng_flush(lc, dev);
+	return txb;
+}
+
+/* The batch of a QP's transmit call: raw QPs' frames stay on the wire. */
+static struct uroce_txb *
+eng_qp_txb(struct eng_lcore *lc, struct eng_qp *eq)
+{
+	struct uroce_txb *txb = &lc->wire_txb[eq->dev->idx];
+
+	if (eq->qp->type != IBV_QPT_RAW_PACKET)
+		return eng_txb(lc, eq->dev);
+	if (uroce_txb_full(txb))
+		eng_flush_txb(lc, eq->dev, txb, false);
 	return txb;
 }
 
@@ -325,7 +350,7 @@ eng_tx(struct eng_lcore *lc)
 		end = eq == last;
 		TAILQ_REMOVE(&lc->active, eq, active_link);
 		eq->active = false;
-		more = uroce_qp_tx(eq->qp, lc->now, eng_txb(lc, eq->dev));
+		more = uroce_qp_tx(eq->qp, lc->now, eng_qp_txb(lc, eq));
 		eng_qp_rearm(lc, eq);
 		if (more)
 			eng_qp_activate(lc, eq);
@@ -370,6 +395,7 @@ eng_deliver(struct eng_lcore *lc, struct uroce_dev *dev, struct rte_mbuf *m,
 	owner = eq->qp->lcore;
 	if (owner != lc->idx) {
 		m->port = dev->idx;
+		m->ol_flags &= ~(RTE_MBUF_F_RX_FDIR | RTE_MBUF_F_RX_FDIR_ID);
 		if (rte_ring_mp_enqueue(eng_g->lc[owner]->ho, m) != 0) {
 			ds->handoff_drops++;
 			goto drop;
@@ -396,7 +422,8 @@ eng_rx_port(struct eng_lcore *lc, struct uroce_dev *dev)
 	return n;
 }
 
-/* Frames queued for this lcore: loopback (lo) or hand-offs (ho). */
+/* Frames queued for this lcore: loopback (lo) or hand-offs (ho: RoCEv2
+ * frames, and frames flow rules steered to a raw QP of this lcore). */
 static unsigned int
 eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 {
@@ -407,6 +434,8 @@ eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 	n = rte_ring_sc_dequeue_burst(r, objs, RTE_DIM(objs), NULL);
 	for (i = 0; i < n; i++) {
 		m = objs[i];
+		if (counted && eng_flow_handoff_rx(lc, m))
+			continue;
 		eng_deliver(lc, eng_g->dev[m->port], m, counted);
 	}
 	return n;
@@ -422,7 +451,7 @@ eng_timers(struct eng_lcore *lc)
 	n = uroce_wheel_expire(&lc->wheel, lc->now, ents, RTE_DIM(ents));
 	for (i = 0; i < n; i++) {
 		eq = container_of(ents[i], struct eng_qp, tmo);
-		uroce_qp_timer(eq->qp, lc->now, eng_txb(lc, eq->dev));
+		uroce_qp_timer(eq->qp, lc->now, eng_qp_txb(lc, eq));
 		eng_qp_rearm(lc, eq);
 	}
 	lc->st.timers += n;
@@ -449,6 +478,8 @@ eng_iterate(struct eng_lcore *lc)
 	for (d = 0; d < eng_g->ndev; d++) {
 		if (lc->txb[d].n > 0)
 			eng_flush(lc, eng_g->dev[d]);
+		if (lc->wire_txb[d].n > 0)
+			eng_flush_txb(lc, eng_g->dev[d], &lc->wire_txb[d], false);
 		uroce_port_poll_ctrl(eng_g->dev[d]->port, lc->idx, lc->now);
 	}
 	lc->st.loops++;

@@ -272,10 +272,23 @@ int uroce_dev_qp_rate_limit(struct uroce_qp *qp,
 int uroce_dev_qp_query(struct uroce_qp *qp, struct ibv_qp_attr *attr,
 		       struct ibv_qp_init_attr *init);
 /** ibv_destroy_qp(): frames for it are dropped from now on; outstanding
- *  WQEs go without completions. */
+ *  WQEs go without completions. -EBUSY while flow rules steer to it. */
 int uroce_dev_qp_destroy(struct uroce_qp *qp);
 /** A QP's counters, read on the owner. */
 int uroce_dev_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *st);
+
+/**
+ * ibv_create_flow(): steer received frames that match attr (and its specs
+ * after it) to qp, a RAW_PACKET QP (rules and errors: uroce_flow.h; a UD
+ * QP -EOPNOTSUPP, other types -EINVAL; -ENOMEM). Frames reach the QP from
+ * the next engine iteration on; ibv_destroy_qp() fails with -EBUSY while
+ * the QP has rules.
+ */
+struct uroce_flow;
+int uroce_dev_flow_create(struct uroce_qp *qp, const struct ibv_flow_attr *attr,
+			  struct uroce_flow **out);
+/** ibv_destroy_flow(): no frame is steered by it once this returns. */
+int uroce_dev_flow_destroy(struct uroce_flow *flow);
 
 #ifdef __cplusplus
 }

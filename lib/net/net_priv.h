@@ -158,6 +158,8 @@ struct uroce_port {
 	struct net_pcap *pcap;		/* NULL: no capture */
 	struct net_fault *fault;	/* NULL: no injection */
 	struct net_neigh_table *neigh;
+	uroce_port_raw_fn raw_fn;	/* NULL: other frames are dropped */
+	void *raw_arg;
 };
 
 /* neigh.c */

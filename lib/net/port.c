@@ -593,7 +593,7 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 		} else if (f.cls == NET_CLASS_ROCE && vlan_ok(p, &f)) {
 			bytes += rte_pktmbuf_pkt_len(m);
 			pkts[out++] = m;
-		} else {
+		} else if (p->raw_fn == NULL || !p->raw_fn(p->raw_arg, q, m)) {
 			net_ctr_add(&nq->st.non_roce, 1);
 			rte_pktmbuf_free(m);
 		}
@@ -605,6 +605,13 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 	if (p->pcap != NULL)
 		net_pcap_capture(p, q, pkts, out, RTE_PCAPNG_DIRECTION_IN);
 	return out;
+}
+
+void
+uroce_port_set_raw(struct uroce_port *p, uroce_port_raw_fn fn, void *arg)
+{
+	p->raw_arg = arg;
+	p->raw_fn = fn;
 }
 
 /*

@@ -54,7 +54,7 @@ struct uroce_port_stats {
 	uint64_t tx_full;		/**< frames the ethdev did not take (freed) */
 	uint64_t arp_rx, arp_tx;	/**< ARP frames handled, ARP sent */
 	/** Frames neither RoCEv2 (UDP port 4791) nor ARP, or on another
-	 *  VLAN than the port's: dropped. */
+	 *  VLAN than the port's, that the raw hook did not take: dropped. */
 	uint64_t non_roce;
 	/** Fault injection (RoCEv2 frames only), rx and tx together: frames
 	 *  freed, held back for one frame, copied, and given a bad byte. */
@@ -116,13 +116,24 @@ unsigned int uroce_port_gids(const struct uroce_port *p, union uroce_gid *gid,
  * have room for n. ARP is answered (requests for our IP, the reply on queue
  * q) and learnt (requests and replies addressed to us; known entries are
  * refreshed by any ARP) inside; frames that are not RoCEv2 or are not on
- * the port's VLAN (untagged when it has none) are counted (non_roce) and
- * freed. The frames returned are IPv4/IPv6 UDP frames to port 4791 for the
+ * the port's VLAN (untagged when it has none) go to the raw hook
+ * (uroce_port_set_raw()), else are counted (non_roce) and freed. The frames returned are IPv4/IPv6 UDP frames to port 4791 for the
  * transport to parse (the caller frees them); each is one segment (chains
  * are linearized or copied). Captured to pcap when configured.
  */
 uint16_t uroce_port_rx(struct uroce_port *p, uint16_t q,
 		       struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Where the frames go that the stack does not take (not RoCEv2, not ARP,
+ * or not on the port's VLAN): fn(arg, q, m) runs inside uroce_port_rx()
+ * for each, on queue q's lcore, with m one segment; it returns true when
+ * it took m (it frees it), false to have the port count it (non_roce) and
+ * free it. The engine steers them to RAW_PACKET QPs (ibv_create_flow(3)).
+ * Set it before the queues are polled; NULL restores the default (drop).
+ */
+typedef bool (*uroce_port_raw_fn)(void *arg, uint16_t q, struct rte_mbuf *m);
+void uroce_port_set_raw(struct uroce_port *p, uroce_port_raw_fn fn, void *arg);
 
 /**
  * Transmit n frames on queue q (RoCEv2 ones captured first when

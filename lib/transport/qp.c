@@ -35,6 +35,9 @@ type_wr_ops(enum ibv_qp_type type)
 		return WR_SEND_OPS | WR_WRITE_OPS;
 	case IBV_QPT_UD:
 		return WR_SEND_OPS;
+	case IBV_QPT_RAW_PACKET:
+		/* The gathered bytes are the frame: no immediate to carry. */
+		return WR_BIT(IBV_WR_SEND);
 	default:
 		return 0;
 	}
@@ -101,9 +104,8 @@ alloc_transport(struct uroce_qp *qp)
 	struct uroce_responder *resp;
 	uint32_t n;
 
-	if (qp->type == IBV_QPT_RAW_PACKET)
-		return 0;
-	/* UD uses the requester's PSN and wait timer, not its window. */
+	/* UD and RAW_PACKET use the requester's wait timer and SQD drain
+	 * state, not its window. */
 	qp->req = calloc(1, sizeof(*qp->req));
 	if (qp->req == NULL)
 		return -ENOMEM;
@@ -133,7 +135,7 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 
 	if (env == NULL || init == NULL || out == NULL)
 		return -EINVAL;
-	if (type_wr_ops(init->qp_type) == 0 && init->qp_type != IBV_QPT_RAW_PACKET)
+	if (type_wr_ops(init->qp_type) == 0)
 		return -EOPNOTSUPP;
 	if (send_cq == NULL || recv_cq == NULL)
 		return -EINVAL;
@@ -692,15 +694,6 @@ uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	uroce_resp_rx(qp, pkt, now, txb);
 }
 
-/* Weak default until RAW_PACKET QPs exist (raw.c): count and drop. */
-__rte_weak void
-uroce_qp_raw_rx(struct uroce_qp *qp, struct rte_mbuf *m, uint64_t now)
-{
-	(void)m;
-	(void)now;
-	qp->stats.drops++;
-}
-
 bool
 uroce_qp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 {
@@ -732,6 +725,8 @@ uroce_qp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	}
 	if (qp->type == IBV_QPT_UD)
 		return uroce_ud_tx(qp, now, txb);
+	if (qp->type == IBV_QPT_RAW_PACKET)
+		return uroce_raw_tx(qp, now, txb);
 	if (qp->req != NULL && (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD))
 		return uroce_req_tx(qp, now, txb);
 	return false;

@@ -196,6 +196,11 @@ void uroce_ud_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		 uint64_t now);
 
 /* ------------------------------------------------------------------------
+ * RAW_PACKET (raw.c); its receive is uroce_qp_raw_rx() (uroce_qp.h).
+ */
+bool uroce_raw_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
+
+/* ------------------------------------------------------------------------
  * QP-wide helpers (qp.c).
  */
 /* Move to ERR (flushing what is outstanding) or SQE, as an error demands. */

@@ -316,7 +316,8 @@ void uroce_qp_query(const struct uroce_qp *qp, struct ibv_qp_attr *attr,
  * the QP type, num_sge > max_send_sge, inline too long), -ENOMEM (SQ full).
  * Also -EINVAL: IBV_SEND_INLINE on a READ or atomic, an atomic whose gather
  * list is not one SGE of 8 bytes, a message over 2^31 bytes, a UD WR
- * without an AH. In SQD the WR waits for RTS; in SQE and ERR it is
+ * without an AH; on RAW_PACKET any opcode but IBV_WR_SEND. In SQD the
+ * WR waits for RTS; in SQE and ERR it is
  * accepted and flushed (IBV_WC_WR_FLUSH_ERR) by the next uroce_qp_tx().
  * Transport limits (lib/transport/qp_priv.h): at most 256 unacknowledged
  * request PSNs, ACKREQ every 32 packets and on each message's last,
@@ -340,9 +341,11 @@ void uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		 struct rte_mbuf *m, uint64_t now, struct uroce_txb *txb);
 
 /**
- * RAW_PACKET QPs: a frame the engine's flow rules steered to qp.
- * Until raw.c exists, a weak default (qp.c) only counts it in
- * stats.drops; the caller keeps the mbuf.
+ * RAW_PACKET QPs (raw.c): a frame the engine's flow rules steered to qp.
+ * It consumes a receive WQE (the whole frame scattered, byte_len its
+ * length, IBV_WC_RECV) in RTR/RTS/SQD/SQE; with no WQE posted, or in
+ * another state, it is dropped and counted in stats.drops (no RNR for raw
+ * QPs). The caller keeps the mbuf.
  */
 void uroce_qp_raw_rx(struct uroce_qp *qp, struct rte_mbuf *m, uint64_t now);
 

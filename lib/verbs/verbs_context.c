@@ -70,6 +70,8 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->create_qp_ex = uroce_verbs_create_qp_ex;
 	v->modify_qp_rate_limit = uroce_verbs_modify_qp_rate_limit;
 	v->create_cq_ex = uroce_verbs_create_cq_ex;
+	v->ibv_create_flow = uroce_verbs_create_flow;
+	v->ibv_destroy_flow = uroce_verbs_destroy_flow;
 }
 
 struct ibv_context *
@@ -151,10 +153,11 @@ device_attr(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->vendor_part_id = UROCE_VENDOR_PART_ID;
 	a->max_qp = (int)caps.max_qp;
 	a->max_qp_wr = (int)env->max_qp_wr;
-	/* Only what works: RNR NAKs from the responder; no APM, no
+	/* Only what works: RNR NAKs from the responder, flow steering for
+	 * RAW_PACKET QPs (ibv_create_flow(3) asks for it); no APM, no
 	 * resize_cq, no port events, no memory windows. */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
-		IBV_DEVICE_SYS_IMAGE_GUID;
+		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MANAGED_FLOW_STEERING;
 	a->max_sge = (int)env->max_sge;
 	a->max_sge_rd = (int)env->max_sge;
 	a->max_cq = (int)caps.max_cq;

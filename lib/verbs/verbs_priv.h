@@ -220,6 +220,12 @@ int uroce_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr);
 struct ibv_qp *uroce_verbs_create_qp_ex(struct ibv_context *context,
 					struct ibv_qp_init_attr_ex *attr);
+
+/* ---- verbs_flow.c ---- */
+struct ibv_flow *uroce_verbs_create_flow(struct ibv_qp *qp,
+					 struct ibv_flow_attr *attr);
+int uroce_verbs_destroy_flow(struct ibv_flow *flow);
+
 /** Set up the ibv_wr_* API of a QP created with send_ops_flags. */
 int uroce_verbs_qpx_init(struct uroce_vqp *q, uint64_t send_ops_flags);
 void uroce_verbs_qpx_fini(struct uroce_vqp *q);
