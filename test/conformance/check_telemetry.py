@@ -146,6 +146,7 @@ def main():
     a.conf_a = os.path.abspath(a.conf_a)
     a.conf_b = os.path.abspath(a.conf_b)
     a.fault = None
+    a.capture_dir = None    # run_pair.Pair: no capture here
     if shutil.which('ibv_rc_pingpong') is None:
         print('SKIP: ibv_rc_pingpong not installed (ibverbs-utils)')
         return SKIP
