@@ -118,16 +118,18 @@ confs ""
 echo "== uroce-pace-perf: $(date -u +%F), $ncpu CPUs, server on core" \
 	"$core_a, client on core $core_b; windows of ${window} s, $windows" \
 	"per scenario (the first discarded)"
+status=0
 run_pair full --suite full --windows "$windows" --window "$window" \
-	--json "$out/pace.json" || exit 1
+	--json "$out/pace.json" || status=1
+[ -s "$out/pace.json" ] || exit 1
 
 echo
 echo "== captured run: 4 QPs x $pcap_rate kbit/s, max_burst_sz $pcap_burst"
 confs "pcap = $tmp/client.pcapng"
 run_pair pcap --suite one --qps 4 --rate "$pcap_rate" --burst "$pcap_burst" \
-	--windows 3 --window "$window" || exit 1
+	--windows 3 --window "$window" || status=1
 /usr/bin/python3 "$here/burst.py" "$tmp/client.pcapng" "$pcap_rate" \
-	"$pcap_burst" "$out/burst.json" || exit 1
+	"$pcap_burst" "$out/burst.json" || status=1
 
 if command -v gnuplot >/dev/null; then
 	/usr/bin/python3 "$here/plot_data.py" "$out/pace.json" "$tmp/plot.dat" &&
@@ -136,3 +138,4 @@ if command -v gnuplot >/dev/null; then
 else
 	echo "run.sh: no gnuplot: no plot"
 fi
+exit $status
