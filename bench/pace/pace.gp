@@ -10,7 +10,7 @@ set logscale xy
 set xlabel "target (Mbit/s)"
 set ylabel "achieved (Mbit/s)"
 set grid
-set key top left
+set key bottom right
 stats datafile index 1 using 1 nooutput name "C"
 set arrow from graph 0, first C_max to graph 1, first C_max nohead dt 2 lc "gray"
 set label sprintf("unpaced ceiling %.0f Mbit/s", C_max) at graph 0.02, first C_max * 1.15
