@@ -42,7 +42,13 @@ progress(struct uroce_qp *qp, uint32_t una, uint64_t now)
 	uroce_req_retire(qp);
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return;
-	req->rto_at = (qp->sq.tail != req->start_idx && req->rto_cycles != 0) ?
+	/* The timer covers packets on the wire (IBTA 9.7.6.1.3: it runs from
+	 * a request's transmission until its acknowledgement). With all that
+	 * was sent acknowledged it stops, even if WQEs wait - e.g. for pacing
+	 * tokens, which at a low rate can take longer than the timeout; the
+	 * next packet sent arms it again (send_pkt()). */
+	req->rto_at = (qp->sq.tail != req->start_idx && req->rto_cycles != 0 &&
+		       psn_diff(req->sent_psn, una) > 0) ?
 		now + req->rto_cycles : UROCE_TIME_OFF;
 }
 

@@ -540,6 +540,37 @@ out:
 	free(s);
 }
 
+/* A rate so low that one frame's tokens take longer than the ACK timeout
+ * (50 kbit/s: a 1 KiB-payload frame every ~180 ms, timeout 67 ms). Each
+ * frame is acknowledged long before the next one leaves, so the timer must
+ * not run while the QP only waits for tokens: no timeout, no resend. */
+static void
+test_slow_no_timeout(void)
+{
+	struct ibv_qp_rate_limit_attr rl = { 50, 0, 0, 0 };
+	struct stream *s = calloc(1, sizeof(*s));
+	struct want w = { 0 };
+
+	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 12, 0x10, 0x20), 0))
+		goto out;
+	s->l.node[0].env.lim.rate_limit_min = 1;	/* the verb's floor */
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
+	/* 4 x 2 KiB: 8 frames, about 1.4 s on the fake clock. */
+	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 4, 2048, 0), 0);
+	w.cq = s->l.node[0].scq;
+	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(10000000), 2000000));
+	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
+	UT_CHECK_MEM(s->la, s->rb, 4 * 2048);
+	UT_CHECK_EQ(s->qa->stats.timeouts, 0);
+	UT_CHECK_EQ(s->qa->stats.retransmits, 0);
+	UT_CHECK_EQ(s->qa->stats.tx_pkts, 8);
+	UT_CHECK(s->qa->stats.pace_wait_cycles > 0);
+out:
+	if (s != NULL)
+		stream_fini(s);
+	free(s);
+}
+
 /* READ responses from a paced B. */
 static void
 test_read_stream(void)
@@ -709,6 +740,7 @@ main(int argc, char **argv)
 	test_write_stream(40000000, 0, 0);	/* 40 Gbit/s */
 	test_write_stream(300000, 4096, 0);	/* explicit burst */
 	test_write_stream(300000, 0, 50);	/* loss: retransmissions */
+	test_slow_no_timeout();
 	test_read_stream();
 	test_rate_change();
 	test_two_fair();
