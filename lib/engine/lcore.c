@@ -338,6 +338,21 @@ eng_qp_txb(struct eng_lcore *lc, struct eng_qp *eq)
 	return txb;
 }
 
+/*
+ * A QP that would put frames on a port queue that stalls stays active
+ * without building them: they would only wait behind the others
+ * (back-pressure, uroce_port.h). QPs in the other states still run: their
+ * calls flush WQEs into completions (ERR, SQE) and build nothing.
+ */
+static bool
+eng_qp_stalled(const struct eng_lcore *lc, const struct eng_qp *eq)
+{
+	enum ibv_qp_state st = eq->qp->state;
+
+	return (st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD) &&
+	       uroce_port_tx_busy(eq->dev->port, lc->idx);
+}
+
 static unsigned int
 eng_tx(struct eng_lcore *lc)
 {
@@ -350,6 +365,12 @@ eng_tx(struct eng_lcore *lc)
 		end = eq == last;
 		TAILQ_REMOVE(&lc->active, eq, active_link);
 		eq->active = false;
+		if (eng_qp_stalled(lc, eq)) {
+			eng_qp_activate(lc, eq);
+			if (end)
+				break;
+			continue;
+		}
 		more = uroce_qp_tx(eq->qp, lc->now, eng_qp_txb(lc, eq));
 		eng_qp_rearm(lc, eq);
 		if (more)
@@ -474,6 +495,8 @@ eng_iterate(struct eng_lcore *lc)
 	work += eng_rx_ring(lc, lc->ho, true);
 	work += eng_rx_ring(lc, lc->lo, false);
 	work += eng_timers(lc);
+	for (d = 0; d < eng_g->ndev; d++)
+		work += uroce_port_tx_flush(eng_g->dev[d]->port, lc->idx);
 	work += eng_tx(lc);
 	for (d = 0; d < eng_g->ndev; d++) {
 		if (lc->txb[d].n > 0)

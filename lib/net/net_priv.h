@@ -32,6 +32,8 @@ extern int uroce_net_logtype;
 #define NET_POOL_CACHE		256
 #define NET_BURST		32
 #define NET_TX_RETRIES		4
+/* Frames a queue keeps while its ethdev queue is full (back-pressure). */
+#define NET_TX_HOLD		256
 /* Frames with the extra room a VLAN tag and the slack of some PMDs need. */
 #define NET_FRAME_SLACK		(RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + 64)
 #define NET_DATAROOM_MIN	2048
@@ -135,6 +137,10 @@ struct net_pcap;
  */
 struct net_queue {
 	struct uroce_port_stats st;	/* this queue's share */
+	/* Frames the ethdev did not take yet, oldest first; only the queue's
+	 * lcore touches them (port.c, "Back-pressure"). */
+	uint16_t nb_wait;
+	struct rte_mbuf *wait[NET_TX_HOLD];
 } __rte_cache_aligned;
 
 struct uroce_port {

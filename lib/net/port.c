@@ -455,6 +455,18 @@ pool_release(struct rte_mempool *mp)
 		mp->name, used);
 }
 
+/* Frames still waiting when the port closes: nobody will send them. */
+static void
+wait_free(struct uroce_port *p)
+{
+	uint16_t q;
+
+	for (q = 0; q < p->nb_queues; q++) {
+		rte_pktmbuf_free_bulk(p->q[q].wait, p->q[q].nb_wait);
+		p->q[q].nb_wait = 0;
+	}
+}
+
 void
 uroce_port_close(struct uroce_port *p)
 {
@@ -468,6 +480,7 @@ uroce_port_close(struct uroce_port *p)
 			NET_LOG(WARNING, "%s: stop: %s\n", p->cfg->dev,
 				strerror(-ret));
 	}
+	wait_free(p);
 	net_fault_stop(p);
 	net_pcap_close(p);
 	if (p->port_id != RTE_MAX_ETHPORTS)
@@ -615,9 +628,77 @@ uroce_port_set_raw(struct uroce_port *p, uroce_port_raw_fn fn, void *arg)
 }
 
 /*
+ * Back-pressure. A NIC's send queue never drops what its driver gave it:
+ * it stalls. So the frames an ethdev queue does not take now wait, in
+ * order, in the port queue's wait list and go before anything newer;
+ * uroce_port_tx_busy() tells the engine to stop building frames meanwhile.
+ * Only what does not fit in the list is freed (tx_full). The frames in the
+ * list have been through the fault injector already (retries bypass it),
+ * except those queued behind a stalled queue, which skip it.
+ *
+ * A waiting frame must not point into application memory: a zero-copy
+ * chain is done with when the engine pass that built it ends (the rule of
+ * lib/transport/zcopy.c, on which ibv_dereg_mr relies), so it waits as a
+ * copy in pool mbufs.
+ */
+static bool
+has_extbuf(const struct rte_mbuf *m)
+{
+	for (; m != NULL; m = m->next)
+		if (RTE_MBUF_HAS_EXTBUF(m))
+			return true;
+	return false;
+}
+
+/* Queue m behind the waiting frames; false: freed (full, or no copy). */
+static bool
+wait_put(struct uroce_port *p, struct net_queue *nq, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c;
+
+	if (nq->nb_wait == NET_TX_HOLD) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	if (has_extbuf(m)) {
+		c = rte_pktmbuf_copy(m, p->pool, 0, UINT32_MAX);
+		rte_pktmbuf_free(m);
+		if (c == NULL)
+			return false;
+		m = c;
+	}
+	nq->wait[nq->nb_wait++] = m;
+	return true;
+}
+
+/* Send what waits, oldest first, bypassing the fault injector (those
+ * frames met it already). @return the frames the ethdev took. */
+static uint16_t
+wait_flush(struct uroce_port *p, uint16_t q)
+{
+	struct net_fault_q *fq = p->fault ? &p->fault->tx[q] : NULL;
+	struct net_queue *nq = &p->q[q];
+	uint16_t sent;
+
+	if (nq->nb_wait == 0)
+		return 0;
+	if (fq != NULL)
+		fq->bypass = true;
+	sent = rte_eth_tx_burst(p->port_id, q, nq->wait, nq->nb_wait);
+	if (fq != NULL)
+		fq->bypass = false;
+	if (sent > 0 && sent < nq->nb_wait)
+		memmove(nq->wait, nq->wait + sent,
+			(nq->nb_wait - sent) * sizeof(nq->wait[0]));
+	nq->nb_wait -= sent;
+	return sent;
+}
+
+/*
  * One burst of at most NET_BURST frames. arr has room for 2 * NET_BURST:
  * the fault injector may add duplicates, and leaves in fq->out how many
- * frames the array then holds; retries bypass it (no second fault).
+ * frames the array then holds; retries bypass it (no second fault). What
+ * the ethdev does not take waits (see above).
  */
 static uint16_t
 tx_chunk(struct uroce_port *p, uint16_t q, struct rte_mbuf **arr, uint16_t k)
@@ -625,7 +706,7 @@ tx_chunk(struct uroce_port *p, uint16_t q, struct rte_mbuf **arr, uint16_t k)
 	struct net_fault_q *fq = p->fault ? &p->fault->tx[q] : NULL;
 	struct net_queue *nq = &p->q[q];
 	uint64_t bytes = 0, lost_bytes = 0;
-	uint16_t i, sent, left = k, tries;
+	uint16_t i, sent, left = k, tries, lost = 0;
 
 	for (i = 0; i < k; i++)
 		bytes += rte_pktmbuf_pkt_len(arr[i]);
@@ -644,13 +725,40 @@ tx_chunk(struct uroce_port *p, uint16_t q, struct rte_mbuf **arr, uint16_t k)
 	if (fq != NULL)
 		fq->bypass = false;
 	for (i = sent; i < left; i++) {
-		lost_bytes += rte_pktmbuf_pkt_len(arr[i]);
-		rte_pktmbuf_free(arr[i]);
+		uint32_t len = rte_pktmbuf_pkt_len(arr[i]);
+
+		if (!wait_put(p, nq, arr[i])) {
+			lost_bytes += len;
+			lost++;
+		}
 	}
-	net_ctr_add(&nq->st.tx_full, left - sent);
-	k -= RTE_MIN(k, left - sent);
+	net_ctr_add(&nq->st.tx_full, lost);
+	k -= RTE_MIN(k, lost);
 	net_ctr_add(&nq->st.tx_pkts, k);
 	net_ctr_add(&nq->st.tx_bytes, bytes - RTE_MIN(bytes, lost_bytes));
+	return k;
+}
+
+/* New frames behind a queue that still stalls: they wait too. */
+static uint16_t
+tx_behind(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
+	  uint16_t n)
+{
+	struct net_queue *nq = &p->q[q];
+	uint64_t bytes = 0;
+	uint16_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
+
+		if (wait_put(p, nq, pkts[i])) {
+			bytes += len;
+			k++;
+		}
+	}
+	net_ctr_add(&nq->st.tx_full, n - k);
+	net_ctr_add(&nq->st.tx_pkts, k);
+	net_ctr_add(&nq->st.tx_bytes, bytes);
 	return k;
 }
 
@@ -663,12 +771,31 @@ uroce_port_tx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 
 	if (p->pcap != NULL)
 		net_pcap_capture(p, q, pkts, n, RTE_PCAPNG_DIRECTION_OUT);
+	wait_flush(p, q);
+	if (p->q[q].nb_wait > 0)
+		return tx_behind(p, q, pkts, n);
 	for (i = 0; i < n; i += k) {
 		k = RTE_MIN((uint16_t)(n - i), (uint16_t)NET_BURST);
+		if (p->q[q].nb_wait > 0) {
+			done += tx_behind(p, q, pkts + i, n - i);
+			break;
+		}
 		memcpy(arr, pkts + i, k * sizeof(*arr));
 		done += tx_chunk(p, q, arr, k);
 	}
 	return done;
+}
+
+bool
+uroce_port_tx_busy(const struct uroce_port *p, uint16_t q)
+{
+	return p->q[q].nb_wait > 0;
+}
+
+uint16_t
+uroce_port_tx_flush(struct uroce_port *p, uint16_t q)
+{
+	return wait_flush(p, q);
 }
 
 void

@@ -49,9 +49,11 @@ struct uroce_port_stats {
 	/** RoCEv2 frames uroce_port_rx() returned. */
 	uint64_t rx_pkts, rx_bytes;
 	/** Frames of uroce_port_tx() callers that were not freed as tx_full
-	 *  (fault drops included: they were lost "on the wire"). */
+	 *  (fault drops included: they were lost "on the wire"; frames that
+	 *  wait for the ethdev included). */
 	uint64_t tx_pkts, tx_bytes;
-	uint64_t tx_full;		/**< frames the ethdev did not take (freed) */
+	uint64_t tx_full;		/**< frames the ethdev did not take and
+				     *   that could not wait (freed) */
 	uint64_t arp_rx, arp_tx;	/**< ARP frames handled, ARP sent */
 	/** Frames neither RoCEv2 (UDP port 4791) nor ARP, or on another
 	 *  VLAN than the port's, that the raw hook did not take: dropped. */
@@ -138,13 +140,26 @@ void uroce_port_set_raw(struct uroce_port *p, uroce_port_raw_fn fn, void *arg);
 /**
  * Transmit n frames on queue q (RoCEv2 ones captured first when
  * configured); the port owns all n afterwards. Frames the ethdev does not
- * take after a few retries are freed and counted (tx_full). Fault injection
- * (when configured) acts inside the ethdev tx callback, once per frame.
- * @return the number of the caller's frames sent: n minus those freed as
- *   tx_full (a duplicate the fault injector added counts as one of them).
+ * take now wait in order on the queue (up to 256) and go first at the next
+ * call or uroce_port_tx_flush(): a full ethdev queue stalls, as a NIC's
+ * send queue does, and the caller should stop producing while
+ * uroce_port_tx_busy(). Only frames beyond what can wait are freed and
+ * counted (tx_full). Fault injection (when configured) acts inside the
+ * ethdev tx callback, once per frame (frames queued behind a stalled queue
+ * skip it).
+ * @return the number of the caller's frames sent or waiting: n minus those
+ *   freed as tx_full (a duplicate the fault injector added counts as one of
+ *   them).
  */
 uint16_t uroce_port_tx(struct uroce_port *p, uint16_t q,
 		       struct rte_mbuf **pkts, uint16_t n);
+
+/** Whether frames wait on queue q for the ethdev (back-pressure). */
+bool uroce_port_tx_busy(const struct uroce_port *p, uint16_t q);
+
+/** Offer the waiting frames of queue q to the ethdev again.
+ *  @return the frames it took. */
+uint16_t uroce_port_tx_flush(struct uroce_port *p, uint16_t q);
 
 /**
  * The MAC of gid's next hop (the GID's own address: one subnet). 0 and mac;
