@@ -16,6 +16,7 @@
  * --check, the server found the data intact).
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,24 @@
 #include <uroce/uroce.h>
 
 #include "pace_perf.h"
+#include "uroce_engine.h"
+#include "uroce_port.h"
+
+/* Port counters at the end of a run, for the log: frames refused by a full
+ * tx queue (tx_full) or lost by the receiver would explain retransmits. */
+static void
+port_summary(const char *role)
+{
+	struct uroce_dev *dev = uroce_dev_get(0);
+	struct uroce_port_stats ps;
+
+	if (dev == NULL)
+		return;
+	uroce_port_stats_get(uroce_dev_port(dev), &ps);
+	fprintf(stderr, "pace-perf %s port: rx %" PRIu64 " tx %" PRIu64
+		" tx_full %" PRIu64 " rx_err %" PRIu64 "\n", role, ps.rx_pkts,
+		ps.tx_pkts, ps.tx_full, ps.rx_err);
+}
 
 #define PP_SERVER_PSN	0x123456u
 #define PP_SERVER_WAIT	600.0	/* a whole client scenario, and then some */
@@ -218,6 +237,7 @@ main(int argc, char **argv)
 		if (s.fd >= 0)
 			close(s.fd);
 	}
+	port_summary(a.role);
 	uroce_fini();
 	return ret;
 }
