@@ -7,11 +7,12 @@
  *
  * What counts against the rate: every frame the QP's send side puts on the
  * wire - first transmissions, go-back-N retransmissions (requester.c), UD
- * datagrams (ud.c), and the responder's RDMA READ response and atomic
- * response packets (responder.c), which are data the QP sends. ACKs and
- * NAKs are neither delayed nor charged: RoCE NICs pace the send queue, and
- * holding back an acknowledgement would only make the peer retransmit; an
- * ACK is 62 bytes per up to 32 data packets.
+ * datagrams (ud.c), RAW_PACKET frames (raw.c: the gathered bytes are the
+ * frame, charged as they are), and the responder's RDMA READ response
+ * and atomic response packets (responder.c), which are data the QP sends.
+ * ACKs and NAKs are neither delayed nor charged: RoCE NICs pace the send
+ * queue, and holding back an acknowledgement would only make the peer
+ * retransmit; an ACK is 62 bytes per up to 32 data packets.
  *
  * Burst. The bucket holds at most max_burst_sz bytes, so no more than that
  * leaves back to back (a frame longer than the burst goes alone, from a
@@ -39,8 +40,9 @@
 static bool
 pace_type_ok(enum ibv_qp_type type)
 {
-	/* The types whose send side exists; RAW_PACKET and XRC have none. */
-	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
+	/* The types whose send queue the pacer serves; XRC is not paced. */
+	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD ||
+	       type == IBV_QPT_RAW_PACKET;
 }
 
 static uint32_t
