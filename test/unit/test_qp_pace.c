@@ -191,8 +191,11 @@ test_verb_matrix(void)
 				UT_CHECK_EQ(a.rate_limit, 5000);
 				UT_CHECK(qp->pace_on);
 				UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
-				/* Default burst: 2 * port MTU (1024) here. */
-				UT_CHECK_EQ(qp->pace_prof.burst_bytes, 2048);
+				/* Default burst: 2 * port MTU (1024) here;
+				 * 2 * the largest frame for RAW_PACKET. */
+				UT_CHECK_EQ(qp->pace_prof.burst_bytes,
+					    types[t] == IBV_QPT_RAW_PACKET ?
+					    2 * (l.node[0].env.mtu + 14u) : 2048);
 			} else {
 				UT_CHECK(snap_same(qp, &before));
 			}
@@ -295,7 +298,8 @@ test_modify_raw(struct ut_link *l)
 	UT_CHECK_EQ(q.rate_limit, 5000);
 	UT_CHECK(qp->pace_on);
 	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
-	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 2048);
+	/* typical_pkt_sz 0 is the largest untagged frame for RAW_PACKET. */
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 2 * (l->node[0].env.mtu + 14u));
 	/* RTS->RTS: a new rate; bad ones change nothing. */
 	a.rate_limit = 8000;
 	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l->now), 0);
@@ -307,6 +311,19 @@ test_modify_raw(struct ut_link *l)
 	a.rate_limit = RATE_MIN - 1;
 	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_RATE_LIMIT, l->now), -EINVAL);
 	UT_CHECK(snap_same(qp, &before));
+	/* A burst below the default typical size (a whole frame) is EINVAL. */
+	{
+		struct ibv_qp_rate_limit_attr rl = {
+			8000, l->node[0].env.mtu + 13u, 0, 0,
+		};
+
+		UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &rl, l->now), -EINVAL);
+		UT_CHECK(snap_same(qp, &before));
+		rl.max_burst_sz++;
+		UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &rl, l->now), 0);
+		UT_CHECK_EQ(qp->pace_prof.burst_bytes, l->node[0].env.mtu + 14u);
+		snap_take(qp, &before);
+	}
 	/* RTS->SQD does not take it; SQD->RTS does, 0 turns pacing off. */
 	a.qp_state = IBV_QPS_SQD;
 	a.rate_limit = 9000;
@@ -865,6 +882,6 @@ main(int argc, char **argv)
 	test_two_fair();
 	test_raw_stream(10000, 0);		/* 10 Mbit/s, default burst */
 	test_raw_stream(1000000, 0);		/* 1 Gbit/s */
-	test_raw_stream(300000, 4096);		/* explicit burst */
+	test_raw_stream(300000, 9000);		/* explicit burst */
 	return ut_summary();
 }
