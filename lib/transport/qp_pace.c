@@ -7,11 +7,12 @@
  *
  * What counts against the rate: every frame the QP's send side puts on the
  * wire - first transmissions, go-back-N retransmissions (requester.c), UD
- * datagrams (ud.c), and the responder's RDMA READ response and atomic
- * response packets (responder.c), which are data the QP sends. ACKs and
- * NAKs are neither delayed nor charged: RoCE NICs pace the send queue, and
- * holding back an acknowledgement would only make the peer retransmit; an
- * ACK is 62 bytes per up to 32 data packets.
+ * datagrams (ud.c), RAW_PACKET frames (raw.c: the gathered bytes are the
+ * frame, charged as they are), and the responder's RDMA READ response
+ * and atomic response packets (responder.c), which are data the QP sends.
+ * ACKs and NAKs are neither delayed nor charged: RoCE NICs pace the send
+ * queue, and holding back an acknowledgement would only make the peer
+ * retransmit; an ACK is 62 bytes per up to 32 data packets.
  *
  * Burst. The bucket holds at most max_burst_sz bytes, so no more than that
  * leaves back to back (a frame longer than the burst goes alone, from a
@@ -21,8 +22,10 @@
  * the engine wakes up late (wheel slots of about 1 us, idle sleeps), and at
  * high rates the time term keeps the achieved rate exact despite that
  * jitter. typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu);
- * it only sizes that default, since the bucket charges each frame's real
- * length.
+ * for RAW_PACKET, whose frames carry no transport headers and are as long
+ * as the link allows (perftest's raw_ethernet_bw sends MTU + 14), it is
+ * the largest untagged frame. It only sizes that default, since the bucket
+ * charges each frame's real length.
  */
 #include <errno.h>
 
@@ -33,14 +36,18 @@
 /* Ethernet header, 802.1Q tag and FCS around the IP MTU: a frame's bytes. */
 #define PACE_L2_MAX	(14 + 4 + 4)
 
+/* The Ethernet header before the IP MTU of an untagged frame. */
+#define PACE_ETH_HDR	14
+
 /* Bytes per second in one kbit/s. */
 #define PACE_BYTES_PER_KBIT	125u
 
 static bool
 pace_type_ok(enum ibv_qp_type type)
 {
-	/* The types whose send side exists; RAW_PACKET and XRC have none. */
-	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
+	/* The types whose send queue the pacer serves; XRC is not paced. */
+	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD ||
+	       type == IBV_QPT_RAW_PACKET;
 }
 
 static uint32_t
@@ -70,7 +77,9 @@ uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
 	if (a->rate_limit != 0 && (a->rate_limit < env->lim.rate_limit_min ||
 				   a->rate_limit > env->lim.rate_limit_max))
 		return -EINVAL;
-	if (typical == 0)
+	if (typical == 0 && qp->type == IBV_QPT_RAW_PACKET)
+		typical = (uint32_t)env->mtu + PACE_ETH_HDR;
+	else if (typical == 0)
 		typical = uroce_mtu_bytes(env->lim.active_mtu);
 	/* Sizes that make no sense: a typical packet no frame can have, a
 	 * burst smaller than it, or a burst beyond what we hold. */

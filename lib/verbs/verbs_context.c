@@ -209,7 +209,8 @@ uroce_verbs_query_device_ex(struct ibv_context *context,
 	a.packet_pacing_caps.qp_rate_limit_max = env->lim.rate_limit_max;
 	if (env->lim.rate_limit_max != 0)
 		a.packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RC |
-			1u << IBV_QPT_UC | 1u << IBV_QPT_UD;
+			1u << IBV_QPT_UC | 1u << IBV_QPT_UD |
+			1u << IBV_QPT_RAW_PACKET;
 	a.phys_port_cnt_ex = 1;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	if (attr_size > sizeof(a))

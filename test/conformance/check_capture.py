@@ -13,7 +13,9 @@
     the first SCAPY_PER_KIND frames of each opcode and direction: scapy
     rebuilds a frame in ~3 ms, too slow for the 10^5 frames of a suite;
   - the frames it counts: RoCEv2 frames in each direction (the pcapng
-    enhanced packet block's direction flag), by BTH opcode.
+    enhanced packet block's direction flag), by BTH opcode, and the other
+    frames (ARP, RAW_PACKET QPs' frames, the kernel's) in each direction:
+    those are only decoded by tshark, as any frame is.
 
 As a script: check_capture.py FILE... prints a summary per file and exits
 1 on any problem (77 when scapy or tshark is missing). run_pair.py imports
@@ -146,8 +148,9 @@ def tshark_problems(path):
 
 def check(path):
     """Summary of one capture: {'frames', 'roce': {'in', 'out', '?'},
-    'opcodes': Counter, 'problems': [str]}."""
+    'other': {'in', 'out', '?'}, 'opcodes': Counter, 'problems': [str]}."""
     res = {'frames': 0, 'roce': collections.Counter(),
+           'other': collections.Counter(),
            'opcodes': collections.Counter(), 'problems': [], 'scapy': 0}
     kinds = collections.Counter()
     try:
@@ -160,6 +163,7 @@ def check(path):
     for i, (frame, direction) in enumerate(frames, 1):
         r = roce_opcode(frame)
         if r is None:
+            res['other'][direction] += 1
             continue
         res['roce'][direction] += 1
         res['opcodes'][r[0]] += 1
@@ -183,8 +187,10 @@ def check(path):
 def summary(path, res):
     ops = ' '.join('0x%02x:%d' % kv for kv in sorted(res['opcodes'].items()))
     return '%s: %d frames, RoCEv2 out %d in %d (%s), ICRC checked (%d by ' \
-        'scapy)' % (os.path.basename(path), res['frames'], res['roce']['out'],
-                    res['roce']['in'], ops, res['scapy'])
+        'scapy), other out %d in %d' % (
+            os.path.basename(path), res['frames'], res['roce']['out'],
+            res['roce']['in'], ops, res['scapy'], res['other']['out'],
+            res['other']['in'])
 
 
 def tools_present():

@@ -16,6 +16,18 @@ connects to it, as the tools exchange their addresses. Two links:
 perftest runs on afp only: it gives up unless the port is ACTIVE when it
 starts, and a memif server's link is down until its client (the other
 perftest process, started after the server listens) connects.
+
+The raw group (afp) runs perftest's raw_ethernet_* tools on RAW_PACKET QPs
+and ibv_create_flow: no TCP exchange, each side is told both MACs and IPs
+(the uroce addresses of config/af_packet-*.conf, which the kernel does not
+own), so the client starts once the server has attached its flow rules:
+when the server, run with line-buffered stdout (stdbuf -oL), has printed
+its result header, which perftest prints after ibv_create_flow and the
+move to RTR. raw_ethernet_bw runs for a fixed duration (-D), as frames
+the receiver's af_packet ring drops are never sent again; with
+--rate_limit_type=PP (IBV_QP_RATE_LIMIT, N MiB/s) the bandwidth both sides
+report must not be above N MiB/s (+5% for perftest's own rounding: an
+upper bound, not a timing threshold).
 A case passes when both exit 0 and their output has what the tool prints
 after a completed run (the pingpongs' "iters in", perftest's result
 table).
@@ -74,6 +86,24 @@ def perftest(tool, extra, done=PERF_DONE):
     return ('%s %s' % (tool, ' '.join(extra)), tool, args, args, done)
 
 
+# raw_ethernet_*: the uroce addresses of config/af_packet-{a,b}.conf (a is
+# the server) and the veths' MACs (Veth.MACS). -j/-J name the client's and
+# the server's IP on both sides: the server's rule matches them.
+RAW_IP = {'a': '192.168.78.1', 'b': '192.168.78.2'}
+RAW_READY = r'#bytes\s+#iterations'    # printed after the rules attach
+
+
+def raw_perftest(tool, extra, done=PERF_DONE, bw_max=None):
+    mac = {'a': '02:00:00:00:78:01', 'b': '02:00:00:00:78:02'}
+
+    def side(me, peer, role):
+        return ['-d', 'uroce0', '-F', '-B', mac[me], '-E', mac[peer],
+                '-j', RAW_IP['b'], '-J', RAW_IP['a'], role] + extra
+    return ('%s %s' % (tool, ' '.join(extra)), tool,
+            side('a', 'b', '--server'), side('b', 'a', '--client'), done,
+            {'raw': True, 'bw_max': bw_max})
+
+
 CASES = {
     'rc': [
         pingpong('ibv_rc_pingpong', ['-n', '200']),
@@ -114,15 +144,27 @@ CASES = {
         perftest('ib_atomic_bw', ['-n', '200']),
         perftest('ib_atomic_lat', ['-n', '200'], LAT_DONE),
     ],
+    # afp only (no TCP, see above); RAW_PACKET QPs, flow steering, pacing.
+    'raw': [
+        raw_perftest('raw_ethernet_bw', ['-D', '2']),
+        raw_perftest('raw_ethernet_lat', ['-n', '1000'], LAT_DONE),
+        raw_perftest('raw_ethernet_bw', ['-D', '2', '--rate_limit=10',
+                                         '--rate_units=M',
+                                         '--rate_limit_type=PP'],
+                     bw_max=10),
+    ],
 }
+# Groups that need the afp link (no TCP exchange to sync on over memif).
+AFP_ONLY = {'raw'}
 
 
-def tool_cmd(tool):
+def tool_cmd(tool, line_buffered=False):
+    cmd = ['stdbuf', '-oL', tool] if line_buffered else [tool]
     pre = os.environ.get('UROCE_TEST_PRELOAD')
     if pre:
-        return ['env', 'LD_PRELOAD=' + pre, 'ASAN_OPTIONS=detect_leaks=0',
-                tool]
-    return [tool]
+        return ['env', 'LD_PRELOAD=' + pre, 'ASAN_OPTIONS=detect_leaks=0'] \
+            + cmd
+    return cmd
 
 
 def listening(port):
@@ -172,9 +214,10 @@ class Pair:
             e['UROCE_PORT_PCAP'] = self.pcap[side]
         return e
 
-    def start(self, side, tool, targs):
+    def start(self, side, tool, targs, line_buffered=False):
         conf = self.a.conf_a if side == 'a' else self.a.conf_b
-        cmd = [self.a.run, '-c', conf, '--'] + tool_cmd(tool) + targs
+        cmd = [self.a.run, '-c', conf, '--'] + \
+            tool_cmd(tool, line_buffered) + targs
         if self.veth:
             cmd = ['ip', 'netns', 'exec', self.veth.ns[side]] + cmd
         out = tempfile.TemporaryFile(mode='w+')
@@ -188,15 +231,20 @@ class Pair:
             shutil.rmtree(os.path.join('/var/run/dpdk', pfx),
                           ignore_errors=True)
 
-    def check_captures(self, cap):
-        """(ok, report lines) for the two captures of a finished run."""
+    def check_captures(self, cap, raw=False):
+        """(ok, report lines) for the two captures of a finished run. The
+        capture holds RoCEv2 frames only (lib/net/pcap.c): a raw run's
+        files must be clean and hold no RoCEv2 at all."""
         res = {s: cap.check(self.pcap[s]) for s in 'ab'}
         lines, ok = [], True
         for s, peer in (('a', 'b'), ('b', 'a')):
             r = res[s]
             lines.append('  capture ' + cap.summary(self.pcap[s], r))
             probs = list(r['problems'])
-            if r['roce']['out'] == 0 or r['roce']['in'] == 0:
+            if raw:
+                if r['roce']['out'] or r['roce']['in']:
+                    probs.append('RoCEv2 frames in a raw Ethernet run')
+            elif r['roce']['out'] == 0 or r['roce']['in'] == 0:
                 probs.append('no RoCEv2 frame one way')
             if r['roce']['in'] > res[peer]['roce']['out']:
                 probs.append('received %d RoCEv2 frames, the peer sent %d'
@@ -276,27 +324,59 @@ def output(f):
     return f.read()
 
 
+def server_ready(srv, sout, ready, deadline):
+    """Wait until the server's output matches ready (it is running)."""
+    while srv.poll() is None and time.monotonic() < deadline:
+        if re.search(ready, output(sout)):
+            return True
+        time.sleep(0.05)
+    return bool(re.search(ready, output(sout)))
+
+
+def bw_rows(text):
+    """BW average [MiB/s] of each perftest result row."""
+    return [float(m.group(1)) for m in
+            re.finditer(r'^\s*\d+\s+\d+\s+[0-9.]+\s+([0-9.]+)', text, re.M)]
+
+
+def start_pair(a, pair, tool, sargs, cargs, port, veth, raw, deadline):
+    """Start the server, then the client once the server is ready.
+    @return (server, its output, client or None, its output, client rc)."""
+    if raw:
+        srv, sout = pair.start('a', tool, sargs, line_buffered=True)
+        if not server_ready(srv, sout, RAW_READY, deadline):
+            return srv, sout, None, None, 'not started (server not ready)'
+        cli, cout = pair.start('b', tool, cargs)
+        return srv, sout, cli, cout, finish(cli, deadline)
+    listens = veth.listening if veth else listening
+    srv, sout = pair.start('a', tool, sargs + ['-p', str(port)])
+    while not listens(port) and srv.poll() is None and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not listens(port):
+        return srv, sout, None, None, 'not started (server never listened)'
+    cli, cout = pair.start('b', tool, cargs + [
+        '-p', str(port), veth.server if veth else '127.0.0.1'])
+    return srv, sout, cli, cout, finish(cli, deadline)
+
+
 def run_case(a, idx, case, veth, cap=None):
-    name, tool, sargs, cargs, done = case
+    name, tool, sargs, cargs, done = case[:5]
+    opts = case[5] if len(case) > 5 else {}
+    raw = opts.get('raw', False)
     if shutil.which(tool) is None:
         print('SKIP %s: %s not installed' % (name, tool))
         return None
+    if raw and veth is None:
+        print('SKIP %s: raw Ethernet runs on the afp link only' % name)
+        return None
     port = PORT_BASE + idx
     pair = Pair(a, '%d-%d' % (os.getpid(), idx), veth)
-    listens = veth.listening if veth else listening
     deadline = time.monotonic() + a.timeout
-    srv, sout = pair.start('a', tool, sargs + ['-p', str(port)])
-    cli = cout = None
+    srv = cli = cout = None
     try:
-        while not listens(port) and srv.poll() is None and \
-                time.monotonic() < deadline:
-            time.sleep(0.05)
-        if listens(port):
-            cli, cout = pair.start('b', tool, cargs + [
-                '-p', str(port), veth.server if veth else '127.0.0.1'])
-            crc = finish(cli, deadline)
-        else:
-            crc = 'not started (server never listened)'
+        srv, sout, cli, cout, crc = start_pair(a, pair, tool, sargs, cargs,
+                                               port, veth, raw, deadline)
         src = finish(srv, deadline if crc == 0 else time.monotonic() + 2)
     finally:
         for p in (srv, cli):
@@ -310,8 +390,18 @@ def run_case(a, idx, case, veth, cap=None):
     ok = src == 0 and crc == 0 and re.search(done, co, re.M) and \
         (re.search(done, so, re.M) or '_lat' in tool)
     cap_lines = []
+    if ok and opts.get('bw_max') is not None:
+        # Paced: what either side reports stays under the limit.
+        bws = bw_rows(co) + bw_rows(so)
+        top = opts['bw_max'] * 1.05
+        cap_lines.append('  reported BW %s MiB/s, limit %s' %
+                         (bws, opts['bw_max']))
+        if not bws or max(bws) > top:
+            ok = False
+            cap_lines.append('  reported bandwidth above %.2f MiB/s' % top)
     if ok and cap is not None:
-        ok, cap_lines = pair.check_captures(cap)
+        ok, more = pair.check_captures(cap, raw)
+        cap_lines += more
     print('%s %s (server %s, client %s)' % ('ok  ' if ok else 'FAIL', name,
                                             src, crc))
     if cap_lines and (not ok or a.verbose):
@@ -374,7 +464,9 @@ def main():
     try:
         if veth:
             veth.open()
-        for g in a.group or sorted(CASES):
+        groups = a.group or [g for g in sorted(CASES)
+                             if veth or g not in AFP_ONLY]
+        for g in groups:
             for case in CASES[g]:
                 idx += 1
                 if a.only and not re.search(a.only, case[0]):

@@ -12,7 +12,9 @@
  *    retransmissions, READ responses) conforms to burst + rate * time, and
  *    a backlogged sender is exactly on the rate (the last frame leaves in
  *    the cycle its tokens are there); a rate change takes effect at once;
- *    two QPs at one rate get the same bytes.
+ *    two QPs at one rate get the same bytes;
+ *  - a paced RAW_PACKET QP: its frames of mixed sizes conform to burst +
+ *    rate * time and a backlog leaves exactly on the rate.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -145,7 +147,8 @@ snap_same(const struct uroce_qp *qp, const struct snap *s)
 static bool
 type_paced(enum ibv_qp_type t)
 {
-	return t == IBV_QPT_RC || t == IBV_QPT_UC || t == IBV_QPT_UD;
+	return t == IBV_QPT_RC || t == IBV_QPT_UC || t == IBV_QPT_UD ||
+	       t == IBV_QPT_RAW_PACKET;
 }
 
 /* ibv_modify_qp_rate_limit in every type and state: only RTS of a paced
@@ -188,8 +191,11 @@ test_verb_matrix(void)
 				UT_CHECK_EQ(a.rate_limit, 5000);
 				UT_CHECK(qp->pace_on);
 				UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
-				/* Default burst: 2 * port MTU (1024) here. */
-				UT_CHECK_EQ(qp->pace_prof.burst_bytes, 2048);
+				/* Default burst: 2 * port MTU (1024) here;
+				 * 2 * the largest frame for RAW_PACKET. */
+				UT_CHECK_EQ(qp->pace_prof.burst_bytes,
+					    types[t] == IBV_QPT_RAW_PACKET ?
+					    2 * (l.node[0].env.mtu + 14u) : 2048);
 			} else {
 				UT_CHECK(snap_same(qp, &before));
 			}
@@ -265,6 +271,74 @@ out:
 	ut_link_fini(&l);
 }
 
+/* RAW_PACKET: IBV_QP_RATE_LIMIT on RTR->RTS, RTS->RTS and SQD->RTS (its
+ * table in qp_modify.c), nowhere else; bad rates change nothing. */
+static void
+test_modify_raw(struct ut_link *l)
+{
+	struct ibv_qp_attr a, q;
+	struct uroce_qp *qp;
+	struct snap before;
+
+	memset(&a, 0, sizeof(a));
+	/* INIT->RTR does not take it. */
+	qp = qp_in(l, IBV_QPT_RAW_PACKET, IBV_QPS_INIT, 0x310);
+	if (!UT_CHECK(qp != NULL))
+		return;
+	snap_take(qp, &before);
+	a.qp_state = IBV_QPS_RTR;
+	a.rate_limit = 5000;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l->now), -EINVAL);
+	UT_CHECK(snap_same(qp, &before));
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE, l->now), 0);
+	/* RTR->RTS does (perftest's --rate_limit_type=PP path). */
+	a.qp_state = IBV_QPS_RTS;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l->now), 0);
+	uroce_qp_query(qp, &q, NULL);
+	UT_CHECK_EQ(q.rate_limit, 5000);
+	UT_CHECK(qp->pace_on);
+	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
+	/* typical_pkt_sz 0 is the largest untagged frame for RAW_PACKET. */
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 2 * (l->node[0].env.mtu + 14u));
+	/* RTS->RTS: a new rate; bad ones change nothing. */
+	a.rate_limit = 8000;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l->now), 0);
+	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 8000);
+	snap_take(qp, &before);
+	a.rate_limit = RATE_MAX + 1;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l->now), -EINVAL);
+	UT_CHECK(snap_same(qp, &before));
+	a.rate_limit = RATE_MIN - 1;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_RATE_LIMIT, l->now), -EINVAL);
+	UT_CHECK(snap_same(qp, &before));
+	/* A burst below the default typical size (a whole frame) is EINVAL. */
+	{
+		struct ibv_qp_rate_limit_attr rl = {
+			8000, l->node[0].env.mtu + 13u, 0, 0,
+		};
+
+		UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &rl, l->now), -EINVAL);
+		UT_CHECK(snap_same(qp, &before));
+		rl.max_burst_sz++;
+		UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &rl, l->now), 0);
+		UT_CHECK_EQ(qp->pace_prof.burst_bytes, l->node[0].env.mtu + 14u);
+		snap_take(qp, &before);
+	}
+	/* RTS->SQD does not take it; SQD->RTS does, 0 turns pacing off. */
+	a.qp_state = IBV_QPS_SQD;
+	a.rate_limit = 9000;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l->now), -EINVAL);
+	UT_CHECK(snap_same(qp, &before));
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE, l->now), 0);
+	a.qp_state = IBV_QPS_RTS;
+	a.rate_limit = 0;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l->now), 0);
+	uroce_qp_query(qp, &q, NULL);
+	UT_CHECK_EQ(q.rate_limit, 0);
+	UT_CHECK(!qp->pace_on);
+	UT_NOTE("raw modify");
+}
+
 /* modify_qp(IBV_QP_RATE_LIMIT): applied on the ways into RTS and RTS->RTS,
  * rejected elsewhere and for bad rates, with nothing changed. */
 static void
@@ -325,15 +399,7 @@ test_modify(void)
 				    IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RATE_LIMIT, l.now), 0);
 	UT_CHECK(qp->pace_on);
 	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 100000);
-	/* RAW_PACKET: its table takes the bit, but only rate 0 applies. */
-	qp = qp_in(&l, IBV_QPT_RAW_PACKET, IBV_QPS_RTS, 0x302);
-	if (!UT_CHECK(qp != NULL))
-		goto out;
-	snap_take(qp, &before);
-	a.qp_state = IBV_QPS_RTS;
-	a.rate_limit = 5000;
-	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l.now), -EINVAL);
-	UT_CHECK(snap_same(qp, &before));
+	test_modify_raw(&l);
 out:
 	ut_link_fini(&l);
 }
@@ -724,6 +790,108 @@ out:
 	free(f2);
 }
 
+/* ---------------------------------------------------------------------------
+ * RAW_PACKET. Its frames are not RoCE (the tap parses RoCE only): a raw
+ * send completes in the very call that builds its frame, so the send CQ,
+ * polled after every step (before the clock moves), gives each frame's
+ * time exactly; wr_id indexes its length.
+ */
+#define RAW_FRAMES	200
+
+struct raw_log {
+	struct frame_log *fl;
+	struct uroce_cq *cq;
+	const uint32_t *len;
+	uint32_t bad;		/* completions not IBV_WC_SUCCESS */
+};
+
+static bool
+raw_all_sent(struct ut_link *l, void *ctx)
+{
+	struct raw_log *rl = ctx;
+	struct ibv_wc wc[16];
+	int n, i;
+
+	while ((n = uroce_cq_poll(rl->cq, RTE_DIM(wc), wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			struct frame_log *fl = rl->fl;
+
+			if (wc[i].status != IBV_WC_SUCCESS ||
+			    wc[i].wr_id >= RAW_FRAMES || fl->n >= MAX_FRAMES) {
+				rl->bad++;
+				continue;
+			}
+			fl->t[fl->n] = l->now;
+			fl->len[fl->n] = rl->len[wc[i].wr_id];
+			fl->n++;
+		}
+	}
+	return rl->fl->n + rl->bad >= RAW_FRAMES;
+}
+
+/* Frames of 60 .. 1514 bytes from a raw QP paced at rate_kbps. */
+static void
+test_raw_stream(uint32_t rate_kbps, uint32_t burst)
+{
+	struct ibv_qp_rate_limit_attr rl = { rate_kbps, burst, 0, 0 };
+	static const uint32_t sizes[] = { 60, 1514, 342, 1000, 64, 1514, 777 };
+	static uint32_t len[RAW_FRAMES];
+	static uint8_t buf[RAW_FRAMES * 1514];
+	struct frame_log *fl = calloc(1, sizeof(*fl));
+	struct raw_log log = { .fl = fl, .len = len };
+	struct uroce_mr *mr;
+	struct uroce_qp *qp;
+	struct ut_link l;
+	uint64_t t0, bytes = 0;
+	int64_t left;
+	uint32_t i;
+
+	if (!UT_CHECK(fl != NULL) || !UT_CHECK_EQ(link_up(&l, 15), 0))
+		goto out_free;
+	qp = qp_in(&l, IBV_QPT_RAW_PACKET, IBV_QPS_RTS, 0x400);
+	mr = ut_node_reg(&l.node[0], buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	if (!UT_CHECK(qp != NULL && mr != NULL))
+		goto out;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &rl, l.now), 0);
+	t0 = l.now;
+	for (i = 0; i < RAW_FRAMES; i++) {
+		uint8_t *f = buf + i * 1514;
+		struct ibv_sge sge = { (uintptr_t)f, 0, mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+
+		len[i] = sizes[i % RTE_DIM(sizes)];
+		sge.length = len[i];
+		bytes += len[i];
+		memcpy(f, ut_link_mac[1], 6);
+		memcpy(f + 6, ut_link_mac[0], 6);
+		f[12] = 0x88;			/* local experimental ether_type */
+		f[13] = 0xb5;
+		memset(f + 14, (int)i, len[i] - 14);
+		if (!UT_CHECK_EQ(uroce_qp_post_send(qp, &wr, &bad), 0))
+			goto out;
+	}
+	log.cq = l.node[0].scq;
+	UT_CHECK(ut_link_run(&l, raw_all_sent, &log, ut_link_us(1000000), 2000000));
+	UT_CHECK_EQ(log.bad, 0);
+	UT_CHECK_EQ(fl->n, RAW_FRAMES);
+	/* Every frame left, as it was, towards B (which parses no raw). */
+	UT_CHECK_EQ(l.dir[1].sent, RAW_FRAMES);
+	UT_CHECK_EQ(qp->stats.tx_pkts, RAW_FRAMES);
+	UT_CHECK_EQ(qp->stats.tx_bytes, bytes);
+	left = check_conform(fl, 0, t0, qp->pace_prof.burst_bytes, &qp->pace_prof);
+	/* Backlogged: the last frame left in the cycle its tokens were there. */
+	UT_CHECK(left < (int64_t)qp->pace_prof.refill);
+	UT_CHECK(qp->stats.pace_wait_cycles > 0);
+	UT_NOTE("raw stream %u kbit/s burst %u", rate_kbps, burst);
+out:
+	ut_link_fini(&l);
+out_free:
+	free(fl);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -744,5 +912,8 @@ main(int argc, char **argv)
 	test_read_stream();
 	test_rate_change();
 	test_two_fair();
+	test_raw_stream(10000, 0);		/* 10 Mbit/s, default burst */
+	test_raw_stream(1000000, 0);		/* 1 Gbit/s */
+	test_raw_stream(300000, 9000);		/* explicit burst */
 	return ut_summary();
 }
