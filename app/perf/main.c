@@ -48,12 +48,31 @@ struct perf_msg {
 	uint64_t lat_errors;
 };
 
+/* --core unset: the server takes the first CPU this process may use and
+ * the client the second, so that the two busy threads do not share one;
+ * with a single CPU nothing is pinned. */
 static int
-pin(int core)
+default_core(bool server)
+{
+	cpu_set_t set;
+	int c, seen = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0 || CPU_COUNT(&set) < 2)
+		return -1;
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set) && seen++ == (server ? 0 : 1))
+			return c;
+	return -1;
+}
+
+static int
+pin(int core, bool server)
 {
 	cpu_set_t set;
 	int ret;
 
+	if (core == -2)
+		core = default_core(server);
 	if (core < 0)
 		return 0;
 	CPU_ZERO(&set);
@@ -228,26 +247,20 @@ say(const struct perf *p, const char *what, uint32_t size)
 	}
 }
 
-/* A bw or rate row: the raw ceiling (or an earlier row's for the same
- * frame length), then the transport. */
+/* A bw or rate row: the raw ceiling, then the transport. */
 static int
-client_bw_row(struct perf *p, struct perf_row *rows, unsigned int k)
+client_bw_row(struct perf *p, struct perf_row *w)
 {
-	struct perf_row *w = &rows[k];
 	uint32_t fpm = (w->size + p->mtu - 1) / p->mtu;	/* frames a message */
 	struct perf_phase ph = { .duration = p->o->duration };
 	struct perf_msg srv;
-	unsigned int j;
 	int ret;
 
+	/* The ceiling is measured again for each row, even for a frame length
+	 * an earlier row had: right before its transport phase, it sees the
+	 * same machine (other load, frequency) as the figure it judges. */
 	w->frame_len = perf_frame_len(p, w->size);
-	for (j = 0; j < k && !p->o->no_raw && !w->has_raw; j++)
-		if (rows[j].has_raw && rows[j].frame_len == w->frame_len &&
-		    rows[j].mode != PERF_MODE_LAT) {
-			w->raw = rows[j].raw;
-			w->has_raw = true;
-		}
-	if (!p->o->no_raw && !w->has_raw) {
+	if (!p->o->no_raw) {
 		ph.kind = PH_RAW_BW;
 		ph.size = w->frame_len;
 		ph.iters = p->o->iters * fpm;
@@ -339,7 +352,7 @@ client_run_rows(struct perf *p, struct perf_row *rows, unsigned int n)
 	for (i = 0; i < n && ret == 0; i++)
 		ret = rows[i].mode == PERF_MODE_LAT ?
 			client_lat_row(p, &rows[i]) :
-			client_bw_row(p, rows, i);
+			client_bw_row(p, &rows[i]);
 	perf_ctl_send(p->fd, &m, sizeof(m));
 	return ret;
 }
@@ -406,7 +419,7 @@ main(int argc, char **argv)
 	ret = perf_opts_parse(argc, argv, &o);
 	if (ret != 0)
 		return ret > 0 ? 0 : PERF_EXIT_USAGE;
-	if (pin(o.core) < 0)
+	if (pin(o.core, o.server) < 0)
 		return PERF_EXIT_USAGE;
 	memset(&cfg, 0, sizeof(cfg));
 	if (uroce_config_load(o.config, &cfg, err, sizeof(err)) < 0) {

@@ -23,8 +23,8 @@ static const char usage_text[] =
 "      --server        wait for a client; it chooses the workload\n"
 "      --connect ADDR  the server's control address (IPv4 or name)\n"
 "  -p, --port N        TCP control port (default 18515)\n"
-"      --core N        pin the busy thread to CPU N (-1: do not pin;\n"
-"                      default: server 0, client 1)\n"
+"      --core N        pin the busy thread to CPU N (-1: do not pin; default:\n"
+"                      server the first CPU allowed, client the second)\n"
 "  -w, --workload W    send, write, write_imm, read, cas, fadd (write)\n"
 "  -m, --mode M[,M]    bw, rate, lat (bw)\n"
 "  -s, --size N        message bytes (K, M suffixes; bw 65536, rate 64)\n"
@@ -298,7 +298,5 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 		o->duration = 2;
 	if (o->duration != 0 && o->iters != 0)
 		return bad("--duration/--iters", "", "give at most one");
-	if (o->core == -2)
-		o->core = o->server ? 0 : 1;
 	return sizes_fill(o, size, sweep);
 }

@@ -68,7 +68,7 @@ for _ in $(seq 1 100); do
 	kill -0 "$spid" 2>/dev/null || break
 	sleep 0.1
 done
-"$perf" -c "$tmp/b.conf" --connect 127.0.0.1 -p "$port" --core -1 \
+${PERF_CLIENT_WRAP:-} "$perf" -c "$tmp/b.conf" --connect 127.0.0.1 -p "$port" --core -1 \
 	--json "$tmp/out.json" "$@" >"$tmp/client.out" 2>&1 &
 cpid=$!
 wait "$cpid"
