@@ -35,6 +35,7 @@ static const char usage_text[] =
 "  -D, --duration S    seconds per phase (2; fractions allowed)\n"
 "  -n, --iters N       messages per phase instead of a duration\n"
 "      --qps N         QPs, 1..10000, posted to round robin (1)\n"
+"      --inflight N    messages in flight over all QPs (qps x depth)\n"
 "      --rate KBPS     rate limit per QP (kbit/s)\n"
 "      --raw           the raw ceiling only\n"
 "      --no-raw        the transport only (no ratio)\n"
@@ -46,7 +47,7 @@ static const char usage_text[] =
 enum {
 	O_SERVER = 256, O_CONNECT, O_CORE, O_MAXSZ, O_LATSZ, O_QPS, O_RATE,
 	O_RAW, O_NORAW, O_JSON, O_PLOT, O_QUIET, O_SRQ, O_BIDIR, O_VERBS,
-	O_LOOP,
+	O_LOOP, O_INFLIGHT,
 };
 
 static const struct option long_opts[] = {
@@ -65,6 +66,7 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'D' },
 	{ "iters", required_argument, NULL, 'n' },
 	{ "qps", required_argument, NULL, O_QPS },
+	{ "inflight", required_argument, NULL, O_INFLIGHT },
 	{ "rate", required_argument, NULL, O_RATE },
 	{ "raw", no_argument, NULL, O_RAW },
 	{ "no-raw", no_argument, NULL, O_NORAW },
@@ -210,6 +212,10 @@ parse_one(int c, struct perf_opts *o, uint64_t *size, bool *sweep)
 	case O_QPS:
 		ret = num("--qps", optarg, 1, PERF_MAX_QPS, &v);
 		o->qps = (uint32_t)v;
+		break;
+	case O_INFLIGHT:
+		ret = num("--inflight", optarg, 1, UINT32_MAX, &v);
+		o->inflight = (uint32_t)v;
 		break;
 	case O_RATE:
 		ret = num("--rate", optarg, 1, 100000000, &v);

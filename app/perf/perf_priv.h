@@ -63,6 +63,7 @@ struct perf_opts {
 	double duration;		/* seconds per phase (0: iterations) */
 	uint64_t iters;			/* messages per phase */
 	uint32_t qps;
+	uint32_t inflight;		/* messages in flight, all QPs (0: qps x depth) */
 	uint32_t rate_kbps;		/* per QP, 0: none */
 	bool raw_only, no_raw;
 	const char *json, *plot;

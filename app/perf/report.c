@@ -181,9 +181,12 @@ perf_report_table(const struct perf *p, const struct perf_row *rows,
 {
 	const struct perf_wl *wl = perf_wls[p->o->wl];
 
-	fprintf(f, "\nuroce-perf: RC %s, %u QP%s, depth %u, path MTU %u, %s "
-		"per phase; ratio = uroce / raw on the same port and core\n",
-		wl->name, p->nqp, p->nqp > 1 ? "s" : "", p->o->depth, p->mtu,
+	fprintf(f, "\nuroce-perf: RC %s, %u QP%s, depth %u", wl->name, p->nqp,
+		p->nqp > 1 ? "s" : "", p->o->depth);
+	if (p->o->inflight != 0)
+		fprintf(f, ", at most %u in flight", p->o->inflight);
+	fprintf(f, ", path MTU %u, %s per phase; ratio = uroce / raw on the "
+		"same port and core\n", p->mtu,
 		p->o->iters ? "fixed iterations" : "fixed time");
 	bw_rows(p, rows, n, f);
 	lat_rows(rows, n, f);
