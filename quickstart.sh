@@ -134,7 +134,7 @@ run_demo() {
 	done
 	"$perf" -c config/memif-b.conf --connect 127.0.0.1 -w write \
 		-m bw,lat -a --max-size 1M -D 0.5 --quiet \
-		--json uroce-perf-demo.json || rc=$?
+		--json "$BUILD/uroce-perf-demo.json" || rc=$?
 	wait "$spid" || rc=$((rc ? rc : $?))
 	[ "$rc" -eq 0 ] || cat "$out" >&2
 	rm -f "$out"

@@ -60,7 +60,7 @@ show() {
 	echo "--- client"; cat "$tmp/client.out"
 }
 
-"$perf" -c "$tmp/a.conf" --server -p "$port" --core -1 \
+${PERF_SERVER_WRAP:-} "$perf" -c "$tmp/a.conf" --server -p "$port" --core -1 \
 	>"$tmp/server.out" 2>&1 &
 spid=$!
 for _ in $(seq 1 100); do
