@@ -79,8 +79,8 @@ pin(int core, bool server)
 	CPU_SET(core, &set);
 	ret = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	if (ret != 0) {
-		fprintf(stderr, "uroce-perf: --core %d: %s\n", core,
-			strerror(ret));
+		fprintf(stderr, "uroce-perf: --core %d: not a CPU this process "
+			"may run on (%s)\n", core, strerror(ret));
 		return -ret;
 	}
 	return 0;

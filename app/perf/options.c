@@ -152,6 +152,14 @@ parse_wl(const char *s, unsigned int *wl)
 		   "expected send, write, write_imm, read, cas or fadd");
 }
 
+/* A rule about options together (no single value to quote). */
+static int
+rule(const char *opts, const char *why)
+{
+	fprintf(stderr, "uroce-perf: %s: %s\n", opts, why);
+	return -EINVAL;
+}
+
 static int
 not_yet(const char *opt)
 {
@@ -295,14 +303,14 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 	if (optind < argc)
 		return bad("argument", argv[optind], "unexpected");
 	if (o->config == NULL)
-		return bad("--config", "", "required");
+		return rule("--config", "required");
 	if (o->server == (o->connect != NULL))
-		return bad("--server/--connect", "", "give exactly one");
+		return rule("--server/--connect", "give exactly one");
 	if (o->raw_only && o->no_raw)
-		return bad("--raw/--no-raw", "", "give at most one");
+		return rule("--raw/--no-raw", "give at most one");
 	if (o->duration == 0 && o->iters == 0)
 		o->duration = 2;
 	if (o->duration != 0 && o->iters != 0)
-		return bad("--duration/--iters", "", "give at most one");
+		return rule("--duration/--iters", "give at most one");
 	return sizes_fill(o, size, sweep);
 }
