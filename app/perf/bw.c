@@ -159,7 +159,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 
 		if (posting && (ret = post_some(&c)) < 0)
 			break;
-		uroce_poll();
+		perf_progress(p);
 		ret = reap(&c, r);
 		if (ret < 0)
 			break;
@@ -223,43 +223,64 @@ post_recvs(struct perf *p, uint32_t qi, uint32_t n)
 }
 
 int
-perf_bw_server(struct perf *p, const struct perf_phase *ph,
-	       struct perf_bw_res *r)
+perf_bw_server_begin(struct perf *p)
 {
-	bool recv = perf_wls[p->o->wl]->needs_recv;
-	struct ibv_wc wc[WC_BURST];
-	uint64_t loops = 0, start = rte_rdtsc();
 	uint32_t qi;
-	int n, i, ret;
+	int ret;
 
-	(void)ph;
-	memset(r, 0, sizeof(*r));
-	for (qi = 0; recv && qi < p->nqp; qi++) {
+	for (qi = 0; perf_wls[p->o->wl]->needs_recv && qi < p->nqp; qi++) {
 		ret = post_recvs(p, qi, p->o->depth - p->qps[qi].recvs);
 		if (ret < 0)
 			return ret;
 	}
-	for (;;) {
-		uroce_poll();
-		n = recv ? uroce_cq_poll(p->rcq, WC_BURST, wc) : 0;
-		if (n < 0)
-			return n;
-		for (i = 0; i < n; i++) {
-			qi = (uint32_t)wc[i].wr_id;
-			p->qps[qi].recvs--;
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				r->errors++;
-				continue;
-			}
-			r->msgs++;
-			r->bytes += wc[i].byte_len;
-			if (post_recvs(p, qi, 1) < 0)
-				return -EIO;
+	return 0;
+}
+
+/* Receive completions: count them and post the receives again. */
+int
+perf_bw_server_step(struct perf *p, struct perf_bw_res *r)
+{
+	struct ibv_wc wc[WC_BURST];
+	uint32_t qi;
+	int n, i;
+
+	if (!perf_wls[p->o->wl]->needs_recv)
+		return 0;
+	n = uroce_cq_poll(p->rcq, WC_BURST, wc);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		qi = (uint32_t)wc[i].wr_id;
+		p->qps[qi].recvs--;
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			r->errors++;
+			continue;
 		}
+		r->msgs++;
+		r->bytes += wc[i].byte_len;
+		if (post_recvs(p, qi, 1) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+int
+perf_bw_server(struct perf *p, const struct perf_phase *ph,
+	       struct perf_bw_res *r)
+{
+	uint64_t loops = 0, start = rte_rdtsc();
+	int ret;
+
+	(void)ph;
+	memset(r, 0, sizeof(*r));
+	ret = perf_bw_server_begin(p);
+	while (ret == 0) {
+		uroce_poll();
+		ret = perf_bw_server_step(p, r);
 		if ((++loops & 1023) == 0 && perf_ctl_ready(p->fd))
 			break;
 	}
 	r->cycles = rte_rdtsc() - start;
 	r->secs = (double)r->cycles / (double)p->hz;
-	return 0;
+	return ret;
 }

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_common.h>
@@ -98,34 +99,46 @@ repost_recv(struct perf *p)
 	return uroce_qp_post_recv(p->qps[0].qp, &wr, &bad);
 }
 
-/* Wait for the peer's next message: seq in the last byte of our target
- * area, or a receive completion. 1: it came; 0: the client's control
- * message came first (server) ; < 0: error or stall. */
+/* Whether the peer's next message is here: seq in the last byte of our
+ * target area, or a receive completion (its receive posted again).
+ * 1 yes, 0 not yet, < 0 error. */
+static int
+lat_arrived(struct lat *l, struct perf_lat_res *r, uint8_t seq)
+{
+	volatile uint8_t *in = l->p->buf + l->size - 1;
+	struct ibv_wc wc;
+
+	if (l->wl->lat == PERF_LAT_MEMPOLL)
+		return *in == seq;
+	if (l->wl->lat != PERF_LAT_RECV || uroce_cq_poll(l->p->rcq, 1, &wc) != 1)
+		return 0;
+	if (wc.status != IBV_WC_SUCCESS) {
+		r->errors++;
+		return -EIO;
+	}
+	return repost_recv(l->p) < 0 ? -EIO : 1;
+}
+
+/* Wait for the peer's next message (or, one-sided, our completion).
+ * 1: it came; 0: the client's control message came first (server);
+ * < 0: error or stall. */
 static int
 lat_wait(struct lat *l, struct perf_lat_res *r, uint8_t seq, bool server)
 {
-	volatile uint8_t *in = l->p->buf + l->size - 1;
 	uint64_t since = rte_rdtsc(), loops = 0;
-	struct ibv_wc wc;
-	int ret;
+	int ret, got;
 
 	for (;;) {
-		uroce_poll();
+		perf_progress(l->p);
 		ret = lat_reap(l, r);
 		if (ret < 0)
 			return ret;
-		if (l->wl->lat == PERF_LAT_MEMPOLL && *in == seq)
-			return 1;
-		if (l->wl->lat == PERF_LAT_RECV &&
-		    uroce_cq_poll(l->p->rcq, 1, &wc) == 1) {
-			if (wc.status != IBV_WC_SUCCESS) {
-				r->errors++;
-				return -EIO;
-			}
-			return repost_recv(l->p) < 0 ? -EIO : 1;
-		}
-		if (l->wl->lat == PERF_LAT_COMPLETION && ret > 0 && !server)
-			return 1;
+		if (l->wl->lat == PERF_LAT_COMPLETION)
+			got = ret > 0 && !server;
+		else
+			got = lat_arrived(l, r, seq);
+		if (got != 0)
+			return got;
 		if ((++loops & 1023) == 0) {
 			if (server && perf_ctl_ready(l->p->fd))
 				return 0;
@@ -205,7 +218,7 @@ lat_drain(struct lat *l, struct perf_lat_res *r)
 	int ret;
 
 	while (l->completed < l->posted) {
-		uroce_poll();
+		perf_progress(l->p);
 		ret = lat_reap(l, r);
 		if (ret < 0)
 			return ret;
@@ -240,4 +253,58 @@ perf_lat_run(struct perf *p, const struct perf_phase *ph,
 	if (ret >= 0)
 		ret = lat_drain(&l, r);
 	return ret < 0 ? ret : 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The server half for --loop, one step at a time.
+ */
+struct lat_srv {
+	struct lat l;
+	uint64_t i;
+};
+
+int
+perf_lat_server_begin(struct perf *p, const struct perf_phase *ph)
+{
+	struct lat_srv *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return -ENOMEM;
+	lat_init(&s->l, p, ph->size);
+	p->buf[ph->size - 1] = 0;
+	p->buf[p->area + ph->size - 1] = 0;
+	p->twin_lat = s;
+	if (s->l.wl->lat == PERF_LAT_RECV && lat_recvs(p) < 0)
+		return -EIO;
+	return 0;
+}
+
+int
+perf_lat_server_step(struct perf *p, struct perf_lat_res *r)
+{
+	struct lat_srv *s = p->twin_lat;
+	uint8_t seq = (uint8_t)(s->i % 255 + 1);
+	int ret;
+
+	ret = lat_reap(&s->l, r);
+	if (ret < 0 || s->l.wl->lat == PERF_LAT_COMPLETION)
+		return ret < 0 ? ret : 0;
+	ret = lat_arrived(&s->l, r, seq);
+	if (ret <= 0)
+		return ret;
+	p->buf[p->area + s->l.size - 1] = seq;
+	s->i++;
+	return lat_post(&s->l);
+}
+
+void
+perf_lat_server_end(struct perf *p)
+{
+	struct lat_srv *s = p->twin_lat;
+	struct perf_lat_res r;
+
+	if (s != NULL)
+		lat_drain(&s->l, &r);
+	free(s);
+	p->twin_lat = NULL;
 }

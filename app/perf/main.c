@@ -216,6 +216,10 @@ client_phase(struct perf *p, const struct perf_phase *ph, void *res,
 	struct perf_msg m = { .type = MSG_PHASE, .ph = *ph };
 	int ret;
 
+	if (p->twin != NULL) {
+		memset(srv, 0, sizeof(*srv));
+		return perf_loop_phase(p, ph, res, &srv->res, &srv->lat_errors);
+	}
 	if (!perf_ctl_send(p->fd, &m, sizeof(m)) ||
 	    !expect(p, &m, MSG_READY, PERF_WAIT_S))
 		return -ECONNRESET;
@@ -353,7 +357,8 @@ client_run_rows(struct perf *p, struct perf_row *rows, unsigned int n)
 		ret = rows[i].mode == PERF_MODE_LAT ?
 			client_lat_row(p, &rows[i]) :
 			client_bw_row(p, &rows[i]);
-	perf_ctl_send(p->fd, &m, sizeof(m));
+	if (p->twin == NULL)
+		perf_ctl_send(p->fd, &m, sizeof(m));
 	return ret;
 }
 
@@ -365,8 +370,6 @@ run_client(struct perf *p)
 		.depth = p->o->depth, .max_size = p->o->max_size,
 		.rate_kbps = p->o->rate_kbps,
 	};
-	struct perf_row rows[MAX_ROWS];
-	unsigned int n, i;
 	int ret;
 
 	p->fd = perf_ctl_connect(p->o->connect, p->o->tcp_port);
@@ -391,6 +394,17 @@ run_client(struct perf *p)
 		ret = perf_connect_qps(p, &h);
 	if (ret < 0)
 		return ret;
+	return perf_client_rows(p);
+}
+
+/* The client's rows, the table, the JSON and the plot. */
+int
+perf_client_rows(struct perf *p)
+{
+	struct perf_row rows[MAX_ROWS];
+	unsigned int n, i;
+	int ret;
+
 	memset(rows, 0, sizeof(rows));
 	n = rows_plan(p->o, rows);
 	ret = client_run_rows(p, rows, n);
@@ -411,8 +425,8 @@ main(int argc, char **argv)
 {
 	char err[UROCE_CONFIG_ERR_LEN];
 	struct uroce_config cfg;
-	struct perf_opts o;
-	struct perf p;
+	struct perf_opts o, so;
+	struct perf p, s;
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -426,7 +440,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	ret = uroce_engine_init(&cfg, UROCE_ENGINE_NO_LCORES, err, sizeof(err));
+	ret = uroce_engine_init(&cfg, UROCE_ENGINE_NO_LCORES |
+				(o.loop ? UROCE_ENGINE_WIRE_XDEV : 0), err,
+				sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "%s\n", err);
 		uroce_config_free(&cfg);
@@ -436,7 +452,19 @@ main(int argc, char **argv)
 	p.o = &o;
 	p.fd = -1;
 	p.hz = rte_get_tsc_hz();
-	ret = o.server ? run_server(&p) : run_client(&p);
+	if (o.loop) {
+		so = o;
+		so.server = true;
+		memset(&s, 0, sizeof(s));
+		s.o = &so;
+		s.fd = -1;
+		s.hz = p.hz;
+		ret = perf_loop_run(&p, &s);
+		p.twin = NULL;
+		perf_teardown(&s);
+	} else {
+		ret = o.server ? run_server(&p) : run_client(&p);
+	}
 	if (p.fd >= 0)
 		close(p.fd);
 	perf_teardown(&p);

@@ -42,7 +42,9 @@ static const char usage_text[] =
 "      --json FILE     every figure as JSON\n"
 "      --plot FILE     PNG (gnuplot): sweep bandwidth and ratio, or CDF\n"
 "      --quiet         no live line\n"
-"  not there yet (exit 2): --srq, --bidir, --verbs, --loop, -i\n";
+"      --loop          both ends in this process, over the config's two\n"
+"                      ports (e.g. ringlink:NAME,side=0 and side=1)\n"
+"  not there yet (exit 2): --srq, --bidir, --verbs, -i\n";
 
 enum {
 	O_SERVER = 256, O_CONNECT, O_CORE, O_MAXSZ, O_LATSZ, O_QPS, O_RATE,
@@ -237,7 +239,7 @@ parse_one(int c, struct perf_opts *o, uint64_t *size, bool *sweep)
 	case O_SRQ: return not_yet("--srq");
 	case O_BIDIR: return not_yet("--bidir");
 	case O_VERBS: return not_yet("--verbs");
-	case O_LOOP: return not_yet("--loop");
+	case O_LOOP: o->loop = true; break;
 	case 'i': return not_yet("-i (interactive)");
 	case 'h': fputs(usage_text, stdout); return 1;
 	default:
@@ -304,7 +306,9 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 		return bad("argument", argv[optind], "unexpected");
 	if (o->config == NULL)
 		return rule("--config", "required");
-	if (o->server == (o->connect != NULL))
+	if (o->loop && (o->server || o->connect != NULL))
+		return rule("--loop", "both ends run here: no --server, no --connect");
+	if (!o->loop && o->server == (o->connect != NULL))
 		return rule("--server/--connect", "give exactly one");
 	if (o->raw_only && o->no_raw)
 		return rule("--raw/--no-raw", "give at most one");

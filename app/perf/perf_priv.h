@@ -68,6 +68,7 @@ struct perf_opts {
 	bool raw_only, no_raw;
 	const char *json, *plot;
 	bool quiet;			/* no live line */
+	bool loop;			/* both ends in one process */
 };
 
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o);
@@ -75,6 +76,13 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *o);
 /* ------------------------------------------------------------------------
  * The run's state, the same shape on both sides.
  */
+struct perf_bw_res {
+	uint64_t msgs, bytes, frames, errors;
+	double secs;
+	uint64_t cycles;		/* of the busy loop */
+	uint64_t retransmits, timeouts;
+};
+
 struct perf_peer_info {
 	uint32_t active_mtu;		/* enum ibv_mtu */
 	uint32_t rkey;
@@ -113,6 +121,14 @@ struct perf {
 	enum ibv_mtu path_mtu;
 	uint32_t mtu;			/* path MTU bytes */
 	bool rate_warned;
+	unsigned int dev_idx;		/* device uroce<dev_idx> */
+	/* --loop: both ends in this process. The client's twin is the
+	 * server side, stepped from the client's loops (loop.c). */
+	struct perf *twin;
+	uint32_t twin_kind;		/* the phase the twin serves */
+	struct perf_bw_res twin_res;	/* what it counted */
+	uint64_t twin_first, twin_last;	/* raw: first and last frame */
+	void *twin_lat;			/* lat.c's server state */
 };
 
 /* ------------------------------------------------------------------------
@@ -165,13 +181,6 @@ void perf_hist_cdf(const struct perf_hist *h, FILE *f);
 
 enum perf_phase_kind {
 	PH_RAW_BW = 1, PH_BW, PH_RAW_LAT, PH_LAT, PH_QUIT,
-};
-
-struct perf_bw_res {
-	uint64_t msgs, bytes, frames, errors;
-	double secs;
-	uint64_t cycles;		/* of the busy loop */
-	uint64_t retransmits, timeouts;
 };
 
 struct perf_lat_res {
@@ -232,6 +241,24 @@ int perf_raw_bw_server(struct perf *p, const struct perf_phase *ph,
 		       struct perf_bw_res *r);
 int perf_raw_lat(struct perf *p, const struct perf_phase *ph,
 		 struct perf_lat_res *r);
+
+/* Server halves that loop.c steps (the two-process server loops on them). */
+int perf_bw_server_begin(struct perf *p);
+int perf_bw_server_step(struct perf *p, struct perf_bw_res *r);
+int perf_lat_server_begin(struct perf *p, const struct perf_phase *ph);
+int perf_lat_server_step(struct perf *p, struct perf_lat_res *r);
+void perf_lat_server_end(struct perf *p);
+void perf_raw_bw_server_step(struct perf *p, struct perf_bw_res *r);
+void perf_raw_pong_step(struct perf *p, struct perf_lat_res *r);
+
+/* Progress: the stack, and in --loop the twin's half of the phase. */
+void perf_progress(struct perf *p);
+void perf_twin_step(struct perf *p);
+int perf_loop_run(struct perf *client, struct perf *server);
+/* loop.c's phase: both halves; *srv what the server half counted. */
+int perf_loop_phase(struct perf *p, const struct perf_phase *ph, void *res,
+		    struct perf_bw_res *srv, uint64_t *srv_lat_errors);
+int perf_client_rows(struct perf *p);
 
 /* Frame length of a message of size bytes: the largest frame it makes. */
 uint32_t perf_frame_len(const struct perf *p, uint32_t size);

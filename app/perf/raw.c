@@ -145,6 +145,8 @@ perf_raw_bw_client(struct perf *p, const struct perf_phase *ph,
 			sent += n;
 			stall = now;
 		}
+		if (p->twin != NULL)
+			perf_twin_step(p->twin);
 		/* Anything coming back is not ours to keep. */
 		n = rte_eth_rx_burst(r.pid, 0, rx, BURST);
 		rte_pktmbuf_free_bulk(rx, n);
@@ -163,31 +165,45 @@ perf_raw_bw_client(struct perf *p, const struct perf_phase *ph,
 	return 0;
 }
 
+/* What arrived since the last step: counted and freed; p->twin_first and
+ * twin_last the TSC of the first and the last frame. */
+void
+perf_raw_bw_server_step(struct perf *p, struct perf_bw_res *res)
+{
+	struct rte_mbuf *m[BURST];
+	uint16_t n, i;
+	uint64_t now;
+
+	n = rte_eth_rx_burst(uroce_port_id(p->port), 0, m, BURST);
+	if (n == 0)
+		return;
+	now = rte_rdtsc();
+	if (res->frames == 0)
+		p->twin_first = now;
+	p->twin_last = now;
+	res->frames += n;
+	for (i = 0; i < n; i++)
+		res->bytes += m[i]->pkt_len;
+	rte_pktmbuf_free_bulk(m, n);
+}
+
 /* Count what arrives until the client's next control message and a quiet
  * spell after it; the window is first to last frame. */
 int
 perf_raw_bw_server(struct perf *p, const struct perf_phase *ph,
 		   struct perf_bw_res *res)
 {
-	uint64_t first = 0, last = 0, now, loops = 0, quiet = 0;
 	uint64_t drain = (uint64_t)(DRAIN_S * (double)p->hz);
-	struct rte_mbuf *m[BURST];
-	uint16_t pid = uroce_port_id(p->port), n, i;
+	uint64_t now, loops = 0, quiet = 0, frames = 0;
 	bool ending = false;
 
 	(void)ph;
 	memset(res, 0, sizeof(*res));
 	for (;;) {
-		n = rte_eth_rx_burst(pid, 0, m, BURST);
+		perf_raw_bw_server_step(p, res);
 		now = rte_rdtsc();
-		if (n > 0) {
-			if (res->frames == 0)
-				first = now;
-			last = now;
-			res->frames += n;
-			for (i = 0; i < n; i++)
-				res->bytes += m[i]->pkt_len;
-			rte_pktmbuf_free_bulk(m, n);
+		if (res->frames != frames) {
+			frames = res->frames;
 			quiet = now;
 		}
 		if (!ending && (++loops & 1023) == 0 && perf_ctl_ready(p->fd)) {
@@ -197,7 +213,7 @@ perf_raw_bw_server(struct perf *p, const struct perf_phase *ph,
 		if (ending && now - quiet > drain)
 			break;
 	}
-	res->cycles = last - first;
+	res->cycles = p->twin_last - p->twin_first;
 	res->secs = (double)res->cycles / (double)p->hz;
 	return 0;
 }
@@ -207,20 +223,28 @@ perf_raw_bw_server(struct perf *p, const struct perf_phase *ph,
  * field and waits for it to come back; the server sends every frame
  * straight back. Frames with another number (strays) are dropped.
  */
+/* Every frame that arrived goes straight back. */
+void
+perf_raw_pong_step(struct perf *p, struct perf_lat_res *res)
+{
+	uint16_t pid = uroce_port_id(p->port), n, s;
+	struct rte_mbuf *m[BURST];
+
+	n = rte_eth_rx_burst(pid, 0, m, BURST);
+	if (n > 0) {
+		s = rte_eth_tx_burst(pid, 0, m, n);
+		rte_pktmbuf_free_bulk(m + s, n - s);
+		res->errors += n - s;
+	}
+}
+
 static int
 raw_pong(struct raw *r, struct perf_lat_res *res)
 {
 	uint64_t loops = 0;
-	struct rte_mbuf *m[BURST];
-	uint16_t n, s;
 
 	for (;;) {
-		n = rte_eth_rx_burst(r->pid, 0, m, BURST);
-		if (n > 0) {
-			s = rte_eth_tx_burst(r->pid, 0, m, n);
-			rte_pktmbuf_free_bulk(m + s, n - s);
-			res->errors += n - s;
-		}
+		perf_raw_pong_step(r->p, res);
 		if ((++loops & 1023) == 0 && perf_ctl_ready(r->p->fd))
 			return 0;
 	}
@@ -242,6 +266,8 @@ raw_ping(struct raw *r, uint32_t seq)
 		return -EAGAIN;
 	}
 	while (!back) {
+		if (r->p->twin != NULL)
+			perf_twin_step(r->p->twin);
 		n = rte_eth_rx_burst(r->pid, 0, m, BURST);
 		for (i = 0; i < n; i++)
 			back |= get_psn(m[i]) == seq;

@@ -89,9 +89,9 @@ perf_setup(struct perf *p, const struct perf_hello *h)
 	uint64_t cqe_s, cqe_r;
 	int ret;
 
-	p->dev = uroce_dev_get(0);
+	p->dev = uroce_dev_get(p->dev_idx);
 	if (p->dev == NULL)
-		return fail("device uroce0", -ENODEV);
+		return fail("device", -ENODEV);
 	p->port = uroce_dev_port(p->dev);
 	env = uroce_dev_env(p->dev);
 	ret = wait_link(p);

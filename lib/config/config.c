@@ -185,10 +185,13 @@ load_file(struct cfg_load *ld)
 	return ret;
 }
 
-/* The name a vdev or PCI device has in DPDK: the text before ','. */
+/* The name a vdev or PCI device has in DPDK: the text before ','. The two
+ * sides of one ringlink are two devices: there the side is part of it. */
 static size_t
 dev_name_len(const char *dev)
 {
+	if (strncmp(dev, "ringlink:", 9) == 0)
+		return strlen(dev);
 	return strcspn(dev, ",");
 }
 

@@ -8,6 +8,7 @@
 # ratio present. No timing threshold: the figures only have to be sane.
 #
 #	run_perf.sh UROCE_PERF CHECKER [uroce-perf client options...]
+#	run_perf.sh UROCE_PERF CHECKER --loop [options...]   (one process)
 #
 # Unique memif socket path and EAL file prefixes (never colliding with
 # another run); removes them, and kills only the processes it started.
@@ -54,6 +55,32 @@ write_conf a server 192.168.77.1 192.168.77.2 02:00:00:00:77:01 \
 	02:00:00:00:77:02
 write_conf b client 192.168.77.2 192.168.77.1 02:00:00:00:77:02 \
 	02:00:00:00:77:01
+
+# --loop: one process, two ports joined by a ringlink, one busy thread
+# (ring names are private to the process: its EAL shares no memory).
+if [ "${1:-}" = --loop ]; then
+	cat > "$tmp/loop.conf" <<EOC
+[port0]
+dev  = ringlink:pt,side=0
+ip   = 192.168.78.1/24
+mtu  = 4096
+[port1]
+dev  = ringlink:pt,side=1
+ip   = 192.168.78.2/24
+mtu  = 4096
+[eal]
+lcores = 1
+args   = $mem --file-prefix=$prefix-a --log-level=*:warning
+EOC
+	"$perf" -c "$tmp/loop.conf" --core -1 --json "$tmp/out.json" "$@" \
+		>"$tmp/client.out" 2>&1
+	crc=$?
+	cat "$tmp/client.out"
+	echo "run_perf: --loop exit $crc"
+	[ "$crc" -eq 0 ] || exit 1
+	cat "$tmp/out.json"
+	exec /usr/bin/python3 "$check" "$tmp/out.json" "$@"
+fi
 
 show() {
 	echo "--- server"; cat "$tmp/server.out"
