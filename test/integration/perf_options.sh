@@ -46,7 +46,7 @@ bad "--raw/--no-raw" $c --server --raw --no-raw
 bad "not supported yet" $c --server --srq
 bad "not supported yet" $c --server --bidir
 bad "not supported yet" $c --server --verbs
-bad "not supported yet" $c --server --loop
+bad "--loop" $c --loop --server
 bad "not supported yet" $c --server -i
 bad "unknown option" $c --server --bogus
 bad "unexpected" $c --server extra
