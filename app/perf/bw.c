@@ -269,16 +269,38 @@ perf_bw_server(struct perf *p, const struct perf_phase *ph,
 	       struct perf_bw_res *r)
 {
 	uint64_t loops = 0, start = rte_rdtsc();
+	struct perf_bw_res served;
 	int ret;
 
-	(void)ph;
 	memset(r, 0, sizeof(*r));
+	memset(&served, 0, sizeof(served));
 	ret = perf_bw_server_begin(p);
+	if (ret == 0 && p->o->bidir) {
+		/* Our own half first, serving the client's meanwhile; what
+		 * the result reports is our half. */
+		p->self_srv = &served;
+		ret = perf_bw_client(p, ph, r);
+		if (ret < 0) {
+			p->self_srv = NULL;
+			return ret;
+		}
+		start = rte_rdtsc();
+	}
 	while (ret == 0) {
-		uroce_poll();
-		ret = perf_bw_server_step(p, r);
+		if (p->o->bidir) {
+			perf_progress(p);
+			ret = p->self_srv->errors ? -EIO : 0;
+		} else {
+			uroce_poll();
+			ret = perf_bw_server_step(p, r);
+		}
 		if ((++loops & 1023) == 0 && perf_ctl_ready(p->fd))
 			break;
+	}
+	if (p->o->bidir) {
+		r->errors += p->self_srv->errors;
+		p->self_srv = NULL;
+		return ret;
 	}
 	r->cycles = rte_rdtsc() - start;
 	r->secs = (double)r->cycles / (double)p->hz;

@@ -24,6 +24,9 @@ void
 perf_progress(struct perf *p)
 {
 	uroce_poll();
+	if (p->self_srv != NULL &&
+	    perf_bw_server_step(p, p->self_srv) < 0)
+		p->self_srv->errors++;
 	if (p->twin != NULL)
 		perf_twin_step(p->twin);
 }

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_common.h>
 #include <rte_cycles.h>
 
 #include <uroce/uroce.h>
@@ -182,6 +183,7 @@ run_server(struct perf *p)
 	p->o->wl = h.wl;
 	p->o->depth = h.depth;
 	p->o->qps = h.nqp;
+	p->o->bidir = h.bidir != 0;
 	p->peer = h.info;
 	ret = perf_setup(p, &h);
 	if (ret < 0)
@@ -208,6 +210,48 @@ run_server(struct perf *p)
  * Client.
  */
 
+/* --bidir: the client serves the server's half too (receives; the raw
+ * frames it sends, counted in bidir_rx with their window). */
+static int
+bidir_begin(struct perf *p, const struct perf_phase *ph)
+{
+	memset(&p->bidir_rx, 0, sizeof(p->bidir_rx));
+	if (!p->o->bidir)
+		return 0;
+	if (ph->kind == PH_RAW_BW) {
+		p->twin_first = p->twin_last = 0;
+		p->raw_rx = &p->bidir_rx;
+	} else if (ph->kind == PH_BW) {
+		p->self_srv = &p->bidir_rx;
+		return perf_bw_server_begin(p);
+	}
+	return 0;
+}
+
+/* Until the server's result comes: keep serving its half. */
+static void
+bidir_wait(struct perf *p, const struct perf_phase *ph)
+{
+	double end = perf_now() + PERF_WAIT_S;
+	uint64_t loops = 0;
+
+	if (p->raw_rx == NULL && p->self_srv == NULL)
+		return;
+	while ((++loops & 255) != 0 ||
+	       (!perf_ctl_ready(p->fd) && perf_now() < end)) {
+		if (ph->kind == PH_RAW_BW)
+			perf_raw_bw_server_step(p, p->raw_rx);
+		else
+			perf_progress(p);
+	}
+	if (ph->kind == PH_RAW_BW) {
+		p->bidir_rx.cycles = p->twin_last - p->twin_first;
+		p->bidir_rx.secs = (double)p->bidir_rx.cycles / (double)p->hz;
+	}
+	p->raw_rx = NULL;
+	p->self_srv = NULL;
+}
+
 /* One phase on both sides; *srv gets what the server counted. */
 static int
 client_phase(struct perf *p, const struct perf_phase *ph, void *res,
@@ -223,16 +267,19 @@ client_phase(struct perf *p, const struct perf_phase *ph, void *res,
 	if (!perf_ctl_send(p->fd, &m, sizeof(m)) ||
 	    !expect(p, &m, MSG_READY, PERF_WAIT_S))
 		return -ECONNRESET;
+	ret = bidir_begin(p, ph);
 	switch (ph->kind) {
-	case PH_RAW_BW: ret = perf_raw_bw_client(p, ph, res); break;
-	case PH_BW: ret = perf_bw_client(p, ph, res); break;
+	case PH_RAW_BW: ret = ret ? ret : perf_raw_bw_client(p, ph, res); break;
+	case PH_BW: ret = ret ? ret : perf_bw_client(p, ph, res); break;
 	default: ret = ph->kind == PH_LAT ? perf_lat_run(p, ph, res) :
 			perf_raw_lat(p, ph, res); break;
 	}
 	memset(&m, 0, sizeof(m));
 	m.type = MSG_END;
-	if (!perf_ctl_send(p->fd, &m, sizeof(m)) ||
-	    !expect(p, srv, MSG_RESULT, PERF_WAIT_S + 5))
+	if (!perf_ctl_send(p->fd, &m, sizeof(m)))
+		return -ECONNRESET;
+	bidir_wait(p, ph);
+	if (!expect(p, srv, MSG_RESULT, PERF_WAIT_S + 5))
 		return -ECONNRESET;
 	if (ret == 0 && srv->status != 0) {
 		fprintf(stderr, "uroce-perf: the server failed the phase: %s\n",
@@ -272,9 +319,10 @@ client_bw_row(struct perf *p, struct perf_row *w)
 		ret = client_phase(p, &ph, &w->raw, &srv);
 		if (ret < 0)
 			return ret;
-		/* The ceiling is what arrived, over the receiver's window. */
-		w->raw.frames = srv.res.frames;
-		w->raw.secs = srv.res.secs;
+		/* The ceiling is what arrived, over the receiver's window
+		 * (--bidir: both receivers, the longer window). */
+		w->raw.frames = srv.res.frames + p->bidir_rx.frames;
+		w->raw.secs = RTE_MAX(srv.res.secs, p->bidir_rx.secs);
 		w->raw.bytes = srv.res.frames * perf_frame_payload(p, w->size);
 		w->has_raw = true;
 	}
@@ -286,7 +334,14 @@ client_bw_row(struct perf *p, struct perf_row *w)
 	say(p, perf_wls[p->o->wl]->name, ph.size);
 	ret = client_phase(p, &ph, &w->tp, &srv);
 	w->has_tp = ret == 0 || w->tp.msgs != 0;
-	w->tp.errors += srv.res.errors;
+	w->tp.errors += srv.res.errors + p->bidir_rx.errors;
+	if (p->o->bidir) {	/* the server's half is in its result */
+		w->tp.msgs += srv.res.msgs;
+		w->tp.bytes += srv.res.bytes;
+		w->tp.frames += srv.res.frames;
+		w->tp.retransmits += srv.res.retransmits;
+		w->tp.secs = RTE_MAX(w->tp.secs, srv.res.secs);
+	}
 	return ret;
 }
 
@@ -368,7 +423,7 @@ run_client(struct perf *p)
 	struct perf_hello h = {
 		.magic = HELLO_MAGIC, .wl = p->o->wl, .nqp = p->o->qps,
 		.depth = p->o->depth, .max_size = p->o->max_size,
-		.rate_kbps = p->o->rate_kbps,
+		.rate_kbps = p->o->rate_kbps, .bidir = p->o->bidir,
 	};
 	int ret;
 

@@ -44,7 +44,8 @@ static const char usage_text[] =
 "      --quiet         no live line\n"
 "      --loop          both ends in this process, over the config's two\n"
 "                      ports (e.g. ringlink:NAME,side=0 and side=1)\n"
-"  not there yet (exit 2): --srq, --bidir, --verbs, -i\n";
+"      --bidir         bw, rate: both sides send (raw too)\n"
+"  not there yet (exit 2): --srq, --verbs, -i\n";
 
 enum {
 	O_SERVER = 256, O_CONNECT, O_CORE, O_MAXSZ, O_LATSZ, O_QPS, O_RATE,
@@ -237,7 +238,7 @@ parse_one(int c, struct perf_opts *o, uint64_t *size, bool *sweep)
 	case O_PLOT: o->plot = optarg; break;
 	case O_QUIET: o->quiet = true; break;
 	case O_SRQ: return not_yet("--srq");
-	case O_BIDIR: return not_yet("--bidir");
+	case O_BIDIR: o->bidir = true; break;
 	case O_VERBS: return not_yet("--verbs");
 	case O_LOOP: o->loop = true; break;
 	case 'i': return not_yet("-i (interactive)");
@@ -308,6 +309,8 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 		return rule("--config", "required");
 	if (o->loop && (o->server || o->connect != NULL))
 		return rule("--loop", "both ends run here: no --server, no --connect");
+	if (o->loop && o->bidir)
+		return rule("--loop --bidir", "not supported yet");
 	if (!o->loop && o->server == (o->connect != NULL))
 		return rule("--server/--connect", "give exactly one");
 	if (o->raw_only && o->no_raw)

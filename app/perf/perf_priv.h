@@ -69,6 +69,7 @@ struct perf_opts {
 	const char *json, *plot;
 	bool quiet;			/* no live line */
 	bool loop;			/* both ends in one process */
+	bool bidir;			/* bw: both sides send */
 };
 
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o);
@@ -129,6 +130,12 @@ struct perf {
 	struct perf_bw_res twin_res;	/* what it counted */
 	uint64_t twin_first, twin_last;	/* raw: first and last frame */
 	void *twin_lat;			/* lat.c's server state */
+	/* --bidir: this side also serves the peer's messages (receives) in
+	 * its progress calls, counting them here; and its raw loop counts
+	 * what arrives (twin_first/last: the window) instead of dropping. */
+	struct perf_bw_res *self_srv;
+	struct perf_bw_res *raw_rx;
+	struct perf_bw_res bidir_rx;	/* client: its half received */
 };
 
 /* ------------------------------------------------------------------------
@@ -208,7 +215,7 @@ struct perf_phase {
 
 struct perf_hello {
 	uint32_t magic;
-	uint32_t wl, nqp, depth, max_size, rate_kbps;
+	uint32_t wl, nqp, depth, max_size, rate_kbps, bidir;
 	struct perf_peer_info info;
 };
 

@@ -147,9 +147,14 @@ perf_raw_bw_client(struct perf *p, const struct perf_phase *ph,
 		}
 		if (p->twin != NULL)
 			perf_twin_step(p->twin);
-		/* Anything coming back is not ours to keep. */
-		n = rte_eth_rx_burst(r.pid, 0, rx, BURST);
-		rte_pktmbuf_free_bulk(rx, n);
+		/* Anything coming back is not ours to keep; with --bidir it
+		 * is the peer's half, counted. */
+		if (p->raw_rx != NULL) {
+			perf_raw_bw_server_step(p, p->raw_rx);
+		} else {
+			n = rte_eth_rx_burst(r.pid, 0, rx, BURST);
+			rte_pktmbuf_free_bulk(rx, n);
+		}
 		now = rte_rdtsc();
 		if (now - stall > (uint64_t)(PERF_WAIT_S * (double)p->hz)) {
 			fprintf(stderr, "uroce-perf: raw: the port takes no "
@@ -197,8 +202,19 @@ perf_raw_bw_server(struct perf *p, const struct perf_phase *ph,
 	uint64_t now, loops = 0, quiet = 0, frames = 0;
 	bool ending = false;
 
-	(void)ph;
 	memset(res, 0, sizeof(*res));
+	if (p->o->bidir) {
+		struct perf_bw_res own;
+		int ret;
+
+		p->raw_rx = res;
+		ret = perf_raw_bw_client(p, ph, &own);
+		p->raw_rx = NULL;
+		if (ret < 0)
+			return ret;
+		frames = res->frames;
+		quiet = rte_rdtsc();
+	}
 	for (;;) {
 		perf_raw_bw_server_step(p, res);
 		now = rte_rdtsc();

@@ -5,7 +5,7 @@
 # Checks the JSON of a uroce-perf run (run_perf.sh): every row has the
 # transport's figures and its raw ceiling; messages completed is what -n
 # asked for, bytes = messages x size, no error, ratios present and
-# positive. No timing threshold.
+# positive (--bidir: messages of both sides). No timing threshold.
 #
 #	check_perf_json.py FILE [the client's options: -n N, -s N, -m M, -a]
 import json
@@ -62,6 +62,7 @@ def main():
     with open(path) as f:
         d = json.load(f)
     iters = int(opt(args, "-n", "0"))
+    bw_iters = iters * (2 if "--bidir" in args else 1)	# both sides send
     modes = opt(args, "-m", "bw").split(",")
     rows = d["results"]
     want = {"bw": 0, "rate": 0, "lat": 0}
@@ -70,7 +71,7 @@ def main():
         if r["mode"] == "lat":
             check_lat(r, iters)
         else:
-            check_bw(r, iters)
+            check_bw(r, bw_iters)
             if "-s" in args and "-a" not in args and \
                     r["size"] != int(opt(args, "-s", "0")):
                 fail(f"size {r['size']}, asked {opt(args, '-s', '')}")
