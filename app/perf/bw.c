@@ -155,7 +155,8 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 	stall = (uint64_t)(PERF_WAIT_S * (double)p->hz);
 	perf_live_start(p, &live, start);
 	for (;;) {
-		bool posting = c.target != 0 ? c.posted < c.target : now < end;
+		bool posting = !perf_stop &&
+			(c.target != 0 ? c.posted < c.target : now < end);
 
 		if (posting && (ret = post_some(&c)) < 0)
 			break;

@@ -173,8 +173,8 @@ lat_client(struct lat *l, const struct perf_phase *ph, struct perf_lat_res *r)
 
 	div = l->wl->lat == PERF_LAT_COMPLETION ? 1 : 2;
 	end = rte_rdtsc() + (uint64_t)(ph->duration * (double)l->p->hz);
-	for (i = 0; ph->iters != 0 ? i < n : (i < WARMUP || rte_rdtsc() < end);
-	     i++) {
+	for (i = 0; !perf_stop && (ph->iters != 0 ? i < n :
+	     (i < WARMUP || rte_rdtsc() < end)); i++) {
 		seq = (uint8_t)(i % 255 + 1);
 		*out = seq;
 		t0 = rte_rdtsc();

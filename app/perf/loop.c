@@ -157,5 +157,5 @@ perf_loop_run(struct perf *c, struct perf *s)
 	if (ret < 0)
 		return ret;
 	c->twin = s;
-	return perf_client_rows(c);
+	return c->o->interactive ? perf_interactive(c) : perf_client_rows(c);
 }

@@ -408,13 +408,23 @@ client_run_rows(struct perf *p, struct perf_row *rows, unsigned int n)
 	unsigned int i;
 	int ret = 0;
 
-	for (i = 0; i < n && ret == 0; i++)
+	for (i = 0; i < n && ret == 0 && !perf_stop; i++)
 		ret = rows[i].mode == PERF_MODE_LAT ?
 			client_lat_row(p, &rows[i]) :
 			client_bw_row(p, &rows[i]);
-	if (p->twin == NULL)
+	if (p->twin == NULL && !p->o->interactive)
 		perf_ctl_send(p->fd, &m, sizeof(m));
 	return ret;
+}
+
+/* The server's wait ends: nothing more to run (-i sends it at quit). */
+static void
+client_quit(struct perf *p)
+{
+	struct perf_msg m = { .type = MSG_PHASE, .ph = { .kind = PH_QUIT } };
+
+	if (p->twin == NULL && p->fd >= 0)
+		perf_ctl_send(p->fd, &m, sizeof(m));
 }
 
 static int
@@ -449,6 +459,11 @@ run_client(struct perf *p)
 		ret = perf_connect_qps(p, &h);
 	if (ret < 0)
 		return ret;
+	if (p->o->interactive) {
+		ret = perf_interactive(p);
+		client_quit(p);
+		return ret;
+	}
 	return perf_client_rows(p);
 }
 

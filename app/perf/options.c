@@ -45,7 +45,9 @@ static const char usage_text[] =
 "      --loop          both ends in this process, over the config's two\n"
 "                      ports (e.g. ringlink:NAME,side=0 and side=1)\n"
 "      --bidir         bw, rate: both sides send (raw too)\n"
-"  not there yet (exit 2): --srq, --verbs, -i\n";
+"  -i, --interactive   a prompt: start, stop, show port stats, show qp N,\n"
+"                      set rate N KBPS, quit\n"
+"  not there yet (exit 2): --srq, --verbs\n";
 
 enum {
 	O_SERVER = 256, O_CONNECT, O_CORE, O_MAXSZ, O_LATSZ, O_QPS, O_RATE,
@@ -241,7 +243,7 @@ parse_one(int c, struct perf_opts *o, uint64_t *size, bool *sweep)
 	case O_BIDIR: o->bidir = true; break;
 	case O_VERBS: return not_yet("--verbs");
 	case O_LOOP: o->loop = true; break;
-	case 'i': return not_yet("-i (interactive)");
+	case 'i': o->interactive = true; break;
 	case 'h': fputs(usage_text, stdout); return 1;
 	default:
 		fprintf(stderr, "uroce-perf: %s: unknown option or missing value "
@@ -309,6 +311,8 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 		return rule("--config", "required");
 	if (o->loop && (o->server || o->connect != NULL))
 		return rule("--loop", "both ends run here: no --server, no --connect");
+	if (o->interactive && o->server)
+		return rule("-i", "the client (or --loop) has the prompt");
 	if (o->loop && o->bidir)
 		return rule("--loop --bidir", "not supported yet");
 	if (!o->loop && o->server == (o->connect != NULL))

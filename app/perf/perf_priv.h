@@ -70,6 +70,7 @@ struct perf_opts {
 	bool quiet;			/* no live line */
 	bool loop;			/* both ends in one process */
 	bool bidir;			/* bw: both sides send */
+	bool interactive;		/* -i */
 };
 
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o);
@@ -266,6 +267,9 @@ int perf_loop_run(struct perf *client, struct perf *server);
 int perf_loop_phase(struct perf *p, const struct perf_phase *ph, void *res,
 		    struct perf_bw_res *srv, uint64_t *srv_lat_errors);
 int perf_client_rows(struct perf *p);
+int perf_interactive(struct perf *p);
+/* -i's stop: the loops under way end early, no further phase starts. */
+extern volatile bool perf_stop;
 
 /* Frame length of a message of size bytes: the largest frame it makes. */
 uint32_t perf_frame_len(const struct perf *p, uint32_t size);

@@ -127,7 +127,7 @@ perf_raw_bw_client(struct perf *p, const struct perf_phase *ph,
 	start = now = rte_rdtsc();
 	end = start + (uint64_t)(ph->duration * (double)p->hz);
 	stall = start;
-	while (ph->iters != 0 ? sent < ph->iters : now < end) {
+	while (!perf_stop && (ph->iters != 0 ? sent < ph->iters : now < end)) {
 		if (have == 0) {
 			have = BURST;
 			if (ph->iters != 0)
@@ -311,8 +311,8 @@ perf_raw_lat(struct perf *p, const struct perf_phase *ph,
 	if (p->o->server)
 		return raw_pong(&r, res);
 	end = rte_rdtsc() + (uint64_t)(ph->duration * (double)p->hz);
-	for (i = 0; ph->iters != 0 ? i < ph->iters + 8 :
-	     (i < 8 || rte_rdtsc() < end); i++) {
+	for (i = 0; !perf_stop && (ph->iters != 0 ? i < ph->iters + 8 :
+	     (i < 8 || rte_rdtsc() < end)); i++) {
 		t0 = rte_rdtsc();
 		ret = raw_ping(&r, (uint32_t)(i & 0xffffff));
 		if (ret == -EAGAIN)

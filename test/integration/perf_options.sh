@@ -47,7 +47,7 @@ bad "not supported yet" $c --server --srq
 bad "not supported yet" --loop $c --bidir
 bad "not supported yet" $c --server --verbs
 bad "--loop" $c --loop --server
-bad "not supported yet" $c --server -i
+bad "-i" $c --server -i
 bad "unknown option" $c --server --bogus
 bad "unexpected" $c --server extra
 bad "--core" $c --server --core 1023
