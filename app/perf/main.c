@@ -535,10 +535,18 @@ main(int argc, char **argv)
 	} else {
 		ret = o.server ? run_server(&p) : run_client(&p);
 	}
-	if (p.fd >= 0)
-		close(p.fd);
+	/* The server closes its ports first and the control connection
+	 * after; the client waits for that before closing its own, so that
+	 * the two memif ends never tear down at the same time. */
+	if (p.fd >= 0 && !o.server) {
+		uint8_t b;
+
+		perf_ctl_recv(p.fd, &b, 1, 5.0);
+	}
 	perf_teardown(&p);
 	uroce_engine_fini();
+	if (p.fd >= 0)
+		close(p.fd);
 	uroce_config_free(&cfg);
 	return ret < 0 ? 1 : 0;
 }
