@@ -79,7 +79,8 @@ EOC
 	echo "run_perf: --loop exit $crc"
 	[ "$crc" -eq 0 ] || exit 1
 	cat "$tmp/out.json"
-	exec /usr/bin/python3 "$check" "$tmp/out.json" "$@"
+	/usr/bin/python3 "$check" "$tmp/out.json" "$@"
+	exit $?	# (not exec: the EXIT trap cleans up)
 fi
 
 show() {
