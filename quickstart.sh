@@ -119,6 +119,28 @@ run_tests() {
 	return $rc
 }
 
+# The main job: uroce-perf between two processes over the memif pair, an
+# RC WRITE size sweep and an RC WRITE 8 B latency test, each figure with
+# the raw DPDK ceiling measured in the same run (about 30 s).
+run_demo() {
+	local perf=$BUILD/app/perf/uroce-perf out spid rc=0
+	out=$(mktemp /tmp/uroce-demo.XXXXXX)
+	"$perf" -c config/memif-a.conf --server --quiet >"$out" 2>&1 &
+	spid=$!
+	for _ in $(seq 1 100); do
+		grep -q 'server on TCP port' "$out" && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
+	"$perf" -c config/memif-b.conf --connect 127.0.0.1 -w write \
+		-m bw,lat -a --max-size 1M -D 0.5 --quiet \
+		--json "$BUILD/uroce-perf-demo.json" || rc=$?
+	wait "$spid" || rc=$((rc ? rc : $?))
+	[ "$rc" -eq 0 ] || cat "$out" >&2
+	rm -f "$out"
+	return "$rc"
+}
+
 main() {
 	local cmd=${1:-}
 	case "$cmd" in
@@ -126,9 +148,7 @@ main() {
 		install_packages
 		setup_hugepages
 		build_release
-		"$BUILD/app/uroce-selfcheck"
-		echo
-		"$BUILD/bench/uroce-wire-bench" --quick
+		run_demo
 		;;
 	test)
 		[ "${CI:-}" = true ] && [ "$(id -u)" -eq 0 ] && apt-get update -qq

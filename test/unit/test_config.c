@@ -292,6 +292,24 @@ test_defaults(void)
 	UT_CHECK_EQ(cfg.port_cnt, 2);
 	uroce_config_free(&cfg);
 	UT_CHECK(is_zero(&cfg));
+
+	/* Both sides of one ringlink in one file: two ports; one side twice
+	 * is still one device given twice. */
+	ret = uroce_config_load(write_conf("[port0]\ndev = ringlink:ab,side=0\n"
+					   "ip = 10.0.0.1/24\n[port1]\n"
+					   "dev = ringlink:ab,side=1\n"
+					   "ip = 10.0.0.2/24"),
+				&cfg, err, sizeof(err));
+	UT_CHECK_EQ(ret, 0);
+	UT_CHECK_EQ(cfg.port_cnt, 2);
+	uroce_config_free(&cfg);
+	ret = uroce_config_load(write_conf("[port0]\ndev = ringlink:ab,side=0\n"
+					   "ip = 10.0.0.1/24\n[port1]\n"
+					   "dev = ringlink:ab,side=0\n"
+					   "ip = 10.0.0.2/24"),
+				&cfg, err, sizeof(err));
+	UT_CHECK_EQ(ret, -EINVAL);
+	UT_CHECK(strstr(err, "is also") != NULL);
 }
 
 /* --- the samples in config/ ---------------------------------------------- */

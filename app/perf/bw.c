@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * Bandwidth and message rate on the transport, run to completion on this
+ * thread (native progress): post, uroce_poll(), poll the CQ, again. Each
+ * QP keeps up to depth WRs outstanding, posted in batches of `sig` with
+ * only the last signaled (as perftest's cq_mod does); QPs are served
+ * round robin, at most VISITS of them per loop so that 10,000 QPs do not
+ * starve the stack's own progress.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+
+#include <uroce/uroce.h>
+
+#include "perf_priv.h"
+
+#define SIG_MAX		16
+#define VISITS		64
+#define WC_BURST	64
+
+struct bw_client {
+	struct perf *p;
+	const struct perf_wl *wl;
+	uint32_t sig, cursor;
+	uint64_t posted, done, target;	/* target 0: until the deadline */
+	uint64_t sig_out, sig_max;	/* signaled WRs outstanding, CQ room */
+	uint64_t inflight;		/* cap on posted - done, 0: none */
+	struct ibv_send_wr wr[SIG_MAX];
+	struct ibv_sge sge[SIG_MAX];
+};
+
+static void
+wr_chain(struct bw_client *c, uint32_t size)
+{
+	uint32_t i;
+
+	memset(c->wr, 0, sizeof(c->wr));
+	for (i = 0; i < c->sig; i++) {
+		c->wr[i].sg_list = &c->sge[i];
+		c->wl->fill(c->p, &c->wr[i], size, 0);
+		c->wr[i].next = i + 1 < c->sig ? &c->wr[i + 1] : NULL;
+		if (size <= c->p->qps[0].qp->cap.max_inline_data &&
+		    (c->wl->opcode == IBV_WR_SEND ||
+		     c->wl->opcode == IBV_WR_RDMA_WRITE ||
+		     c->wl->opcode == IBV_WR_RDMA_WRITE_WITH_IMM))
+			c->wr[i].send_flags = IBV_SEND_INLINE;
+	}
+	c->wr[c->sig - 1].send_flags |= IBV_SEND_SIGNALED;
+}
+
+/* One batch on QP qi: the last b WRs of the chain; wr_id says whose and
+ * how many. */
+static int
+post_batch(struct bw_client *c, uint32_t qi, uint32_t b)
+{
+	struct ibv_send_wr *bad = NULL;
+	int ret;
+
+	c->wr[c->sig - 1].wr_id = ((uint64_t)b << 32) | qi;
+	ret = uroce_qp_post_send(c->p->qps[qi].qp, &c->wr[c->sig - b], &bad);
+	if (ret < 0) {
+		fprintf(stderr, "uroce-perf: post_send on QP 0x%06x: %s\n",
+			c->p->qps[qi].qp->qpn, strerror(-ret));
+		return ret;
+	}
+	c->p->qps[qi].outstanding += b;
+	c->posted += b;
+	c->sig_out++;
+	return 0;
+}
+
+static int
+post_some(struct bw_client *c)
+{
+	uint32_t v, qi, b;
+	struct perf_qp *q;
+	int ret;
+
+	for (v = 0; v < RTE_MIN(c->p->nqp, (uint32_t)VISITS); v++) {
+		if (c->sig_out >= c->sig_max ||
+		    (c->target != 0 && c->posted >= c->target))
+			return 0;
+		qi = c->cursor;
+		c->cursor = qi + 1 == c->p->nqp ? 0 : qi + 1;
+		q = &c->p->qps[qi];
+		b = c->sig;
+		if (c->target != 0)
+			b = (uint32_t)RTE_MIN((uint64_t)b, c->target - c->posted);
+		if (q->outstanding + b > c->p->o->depth)
+			continue;
+		if (c->inflight != 0 && c->posted - c->done + b > c->inflight)
+			return 0;
+		ret = post_batch(c, qi, b);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int
+reap(struct bw_client *c, struct perf_bw_res *r)
+{
+	struct ibv_wc wc[WC_BURST];
+	uint32_t cnt, qi;
+	int n, i;
+
+	n = uroce_cq_poll(c->p->scq, WC_BURST, wc);
+	if (n < 0) {
+		fprintf(stderr, "uroce-perf: send CQ overrun\n");
+		return n;
+	}
+	for (i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "uroce-perf: completion on QP 0x%06x: "
+				"%s\n", wc[i].qp_num,
+				perf_wc_status(wc[i].status));
+			r->errors++;
+			return -EIO;
+		}
+		cnt = (uint32_t)(wc[i].wr_id >> 32);
+		qi = (uint32_t)wc[i].wr_id;
+		c->p->qps[qi].outstanding -= cnt;
+		c->done += cnt;
+		c->sig_out--;
+	}
+	return n;
+}
+
+int
+perf_bw_client(struct perf *p, const struct perf_phase *ph,
+	       struct perf_bw_res *r)
+{
+	struct bw_client c = { .p = p, .wl = perf_wls[p->o->wl] };
+	uint64_t start, end, now, last_done, stall, r0, t0, loops = 0;
+	struct perf_live live;
+	int ret = 0;
+
+	memset(r, 0, sizeof(*r));
+	c.sig = RTE_MIN(p->o->depth, (uint32_t)SIG_MAX);
+	c.sig_max = p->scq_size;
+	c.target = ph->iters;
+	c.inflight = RTE_MAX(p->o->inflight, c.sig);
+	if (p->o->inflight == 0)
+		c.inflight = 0;
+	wr_chain(&c, ph->size);
+	perf_qp_counters(p, &r0, &t0);
+	start = now = rte_rdtsc();
+	end = start + (uint64_t)(ph->duration * (double)p->hz);
+	last_done = start;
+	stall = (uint64_t)(PERF_WAIT_S * (double)p->hz);
+	perf_live_start(p, &live, start);
+	for (;;) {
+		bool posting = !perf_stop &&
+			(c.target != 0 ? c.posted < c.target : now < end);
+
+		if (posting && (ret = post_some(&c)) < 0)
+			break;
+		perf_progress(p);
+		ret = reap(&c, r);
+		if (ret < 0)
+			break;
+		/* The clock only when something completed or now and then:
+		 * rdtsc costs more than a loop in some VMs. */
+		if (ret == 0 && (++loops & 63) != 0 &&
+		    !(!posting && c.done == c.posted))
+			continue;
+		now = rte_rdtsc();
+		if (ret > 0)
+			last_done = now;
+		else if (now - last_done > stall) {
+			fprintf(stderr, "uroce-perf: no completion for %.0f s "
+				"(%" PRIu64 " of %" PRIu64 " done)\n",
+				PERF_WAIT_S, c.done, c.posted);
+			ret = -ETIMEDOUT;
+			break;
+		}
+		if (!posting && c.done == c.posted) {
+			ret = 0;
+			break;
+		}
+		perf_live_tick(p, &live, now, c.done, c.done * ph->size);
+	}
+	r->cycles = last_done - start;
+	r->secs = (double)r->cycles / (double)p->hz;
+	r->msgs = c.done;
+	r->bytes = c.done * ph->size;
+	r->frames = c.done * ((ph->size + p->mtu - 1) / p->mtu);
+	perf_qp_counters(p, &r->retransmits, &r->timeouts);
+	r->retransmits -= r0;
+	r->timeouts -= t0;
+	return ret;
+}
+
+/* ------------------------------------------------------------------------
+ * Server: progress, and receives kept posted when the workload needs them,
+ * until the client's next control message.
+ */
+static int
+post_recvs(struct perf *p, uint32_t qi, uint32_t n)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)p->buf,
+			       .length = p->area,
+			       .lkey = p->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = qi, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = uroce_qp_post_recv(p->qps[qi].qp, &wr, &bad);
+		if (ret < 0) {
+			fprintf(stderr, "uroce-perf: post_recv: %s\n",
+				strerror(-ret));
+			return ret;
+		}
+		p->qps[qi].recvs++;
+	}
+	return 0;
+}
+
+int
+perf_bw_server_begin(struct perf *p)
+{
+	uint32_t qi;
+	int ret;
+
+	for (qi = 0; perf_wls[p->o->wl]->needs_recv && qi < p->nqp; qi++) {
+		ret = post_recvs(p, qi, p->o->depth - p->qps[qi].recvs);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Receive completions: count them and post the receives again. */
+int
+perf_bw_server_step(struct perf *p, struct perf_bw_res *r)
+{
+	struct ibv_wc wc[WC_BURST];
+	uint32_t qi;
+	int n, i;
+
+	if (!perf_wls[p->o->wl]->needs_recv)
+		return 0;
+	n = uroce_cq_poll(p->rcq, WC_BURST, wc);
+	if (n < 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		qi = (uint32_t)wc[i].wr_id;
+		p->qps[qi].recvs--;
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			r->errors++;
+			continue;
+		}
+		r->msgs++;
+		r->bytes += wc[i].byte_len;
+		if (post_recvs(p, qi, 1) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+int
+perf_bw_server(struct perf *p, const struct perf_phase *ph,
+	       struct perf_bw_res *r)
+{
+	uint64_t loops = 0, start = rte_rdtsc();
+	struct perf_bw_res served;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	memset(&served, 0, sizeof(served));
+	ret = perf_bw_server_begin(p);
+	if (ret == 0 && p->o->bidir) {
+		/* Our own half first, serving the client's meanwhile; what
+		 * the result reports is our half. */
+		p->self_srv = &served;
+		ret = perf_bw_client(p, ph, r);
+		if (ret < 0) {
+			p->self_srv = NULL;
+			return ret;
+		}
+		start = rte_rdtsc();
+	}
+	while (ret == 0) {
+		if (p->o->bidir) {
+			perf_progress(p);
+			ret = p->self_srv->errors ? -EIO : 0;
+		} else {
+			uroce_poll();
+			ret = perf_bw_server_step(p, r);
+		}
+		if ((++loops & 1023) == 0 && perf_ctl_ready(p->fd))
+			break;
+	}
+	if (p->o->bidir) {
+		r->errors += p->self_srv->errors;
+		p->self_srv = NULL;
+		return ret;
+	}
+	r->cycles = rte_rdtsc() - start;
+	r->secs = (double)r->cycles / (double)p->hz;
+	return ret;
+}

@@ -1,0 +1,552 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * uroce-perf: the client runs a list of phases (for each size: the raw
+ * ceiling, then the transport) and the server follows them over the TCP
+ * control connection:
+ *
+ *	client			server
+ *	hello (run params) -->	objects from the params
+ *			   <--	hello (its buffer, GID, MAC)
+ *	QPNs		   -->
+ *			   <--	QPNs		both bring their QPs to RTS
+ *	phase		   -->	prepare (receives)
+ *			   <--	ready		both run the phase
+ *	end		   -->	stop
+ *			   <--	result (what the server counted)
+ *	... quit	   -->
+ *
+ * Progress is native (no engine lcores): one busy thread per process,
+ * pinned with --core.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+
+#include <uroce/uroce.h>
+
+#include "perf_priv.h"
+
+#define HELLO_MAGIC	0x75706631u	/* "upf1" */
+#define MAX_ROWS	(2 * PERF_MAX_SIZES + 1)
+
+enum msg_type {
+	MSG_PHASE = 0x70680001, MSG_READY, MSG_END, MSG_RESULT,
+};
+
+struct perf_msg {
+	uint32_t type;
+	uint32_t status;		/* RESULT: 0 or the server's errno */
+	struct perf_phase ph;
+	struct perf_bw_res res;
+	uint64_t lat_errors;
+};
+
+/* --core unset: the server takes the first CPU this process may use and
+ * the client the second, so that the two busy threads do not share one;
+ * with a single CPU nothing is pinned. */
+static int
+default_core(bool server)
+{
+	cpu_set_t set;
+	int c, seen = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0 || CPU_COUNT(&set) < 2)
+		return -1;
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set) && seen++ == (server ? 0 : 1))
+			return c;
+	return -1;
+}
+
+static int
+pin(int core, bool server)
+{
+	cpu_set_t set;
+	int ret;
+
+	if (core == -2)
+		core = default_core(server);
+	if (core < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(core, &set);
+	ret = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (ret != 0) {
+		fprintf(stderr, "uroce-perf: --core %d: not a CPU this process "
+			"may run on (%s)\n", core, strerror(ret));
+		return -ret;
+	}
+	return 0;
+}
+
+static bool
+expect(struct perf *p, struct perf_msg *m, uint32_t type, double wait_s)
+{
+	if (perf_ctl_recv(p->fd, m, sizeof(*m), wait_s) != 1 ||
+	    m->type != type) {
+		fprintf(stderr, "uroce-perf: control connection: the peer is "
+			"gone or out of step\n");
+		return false;
+	}
+	return true;
+}
+
+/* QPNs both ways (the client's first); each QP's first PSN is its QPN. */
+static int
+exchange_qpns(struct perf *p)
+{
+	uint32_t *mine = calloc(p->nqp, 4), *theirs = calloc(p->nqp, 4), i;
+	size_t len = (size_t)p->nqp * 4;
+	int ret = 0;
+
+	if (mine == NULL || theirs == NULL)
+		ret = -ENOMEM;
+	for (i = 0; ret == 0 && i < p->nqp; i++)
+		mine[i] = p->qps[i].qp->qpn;
+	if (ret == 0 && (!perf_ctl_send(p->fd, mine, len) ||
+			 perf_ctl_recv(p->fd, theirs, len, PERF_WAIT_S) != 1))
+		ret = -ECONNRESET;
+	for (i = 0; ret == 0 && i < p->nqp; i++) {
+		p->qps[i].rqpn = theirs[i];
+		p->qps[i].rpsn = theirs[i] & UROCE_PSN_MASK;
+	}
+	free(mine);
+	free(theirs);
+	if (ret < 0)
+		fprintf(stderr, "uroce-perf: QP exchange: %s\n", strerror(-ret));
+	return ret;
+}
+
+/* ------------------------------------------------------------------------
+ * Server.
+ */
+static int
+server_phase(struct perf *p, struct perf_msg *m)
+{
+	struct perf_phase ph = m->ph;
+	struct perf_lat_res *lat = calloc(1, sizeof(*lat));
+	struct perf_msg out = { .type = MSG_READY };
+	int ret;
+
+	if (lat == NULL || !perf_ctl_send(p->fd, &out, sizeof(out)))
+		return -ECONNRESET;
+	memset(&out, 0, sizeof(out));
+	switch (ph.kind) {
+	case PH_RAW_BW: ret = perf_raw_bw_server(p, &ph, &out.res); break;
+	case PH_BW: ret = perf_bw_server(p, &ph, &out.res); break;
+	case PH_RAW_LAT: ret = perf_raw_lat(p, &ph, lat); break;
+	case PH_LAT: ret = perf_lat_run(p, &ph, lat); break;
+	default: ret = -EINVAL; break;
+	}
+	out.lat_errors = lat->errors;
+	free(lat);
+	if (!expect(p, m, MSG_END, PERF_WAIT_S))
+		return -ECONNRESET;
+	out.type = MSG_RESULT;
+	out.status = (uint32_t)-ret;
+	return perf_ctl_send(p->fd, &out, sizeof(out)) ? ret : -ECONNRESET;
+}
+
+static int
+run_server(struct perf *p)
+{
+	struct perf_hello h;
+	struct perf_msg m;
+	int lfd, ret;
+
+	lfd = perf_ctl_listen(p->o->tcp_port);
+	if (lfd < 0) {
+		fprintf(stderr, "uroce-perf: --port %u: %s\n", p->o->tcp_port,
+			strerror(-lfd));
+		return lfd;
+	}
+	printf("uroce-perf: server on TCP port %u, device %s\n",
+	       p->o->tcp_port, uroce_dev_name(uroce_dev_get(0)));
+	fflush(stdout);
+	p->fd = perf_ctl_accept(lfd);
+	close(lfd);
+	if (p->fd < 0 || perf_ctl_recv(p->fd, &h, sizeof(h), PERF_WAIT_S) != 1 ||
+	    h.magic != HELLO_MAGIC || h.wl >= perf_nwls || h.nqp == 0 ||
+	    h.nqp > PERF_MAX_QPS || h.depth == 0 || h.max_size == 0) {
+		fprintf(stderr, "uroce-perf: no valid hello from the client\n");
+		return -EPROTO;
+	}
+	/* The client's parameters are the run's. */
+	p->o->wl = h.wl;
+	p->o->depth = h.depth;
+	p->o->qps = h.nqp;
+	p->o->bidir = h.bidir != 0;
+	p->peer = h.info;
+	ret = perf_setup(p, &h);
+	if (ret < 0)
+		return ret;
+	h.info = p->me;
+	if (!perf_ctl_send(p->fd, &h, sizeof(h)))
+		return -ECONNRESET;
+	ret = exchange_qpns(p);
+	if (ret == 0)
+		ret = perf_connect_qps(p, &h);
+	while (ret == 0) {
+		if (perf_ctl_recv(p->fd, &m, sizeof(m), 3600) != 1)
+			return -ECONNRESET;
+		if (m.type != MSG_PHASE)
+			return -EPROTO;
+		if (m.ph.kind == PH_QUIT)
+			break;
+		ret = server_phase(p, &m);
+	}
+	return ret;
+}
+
+/* ------------------------------------------------------------------------
+ * Client.
+ */
+
+/* --bidir: the client serves the server's half too (receives; the raw
+ * frames it sends, counted in bidir_rx with their window). */
+static int
+bidir_begin(struct perf *p, const struct perf_phase *ph)
+{
+	memset(&p->bidir_rx, 0, sizeof(p->bidir_rx));
+	if (!p->o->bidir)
+		return 0;
+	if (ph->kind == PH_RAW_BW) {
+		p->twin_first = p->twin_last = 0;
+		p->raw_rx = &p->bidir_rx;
+	} else if (ph->kind == PH_BW) {
+		p->self_srv = &p->bidir_rx;
+		return perf_bw_server_begin(p);
+	}
+	return 0;
+}
+
+/* Until the server's result comes: keep serving its half. */
+static void
+bidir_wait(struct perf *p, const struct perf_phase *ph)
+{
+	double end = perf_now() + PERF_WAIT_S;
+	uint64_t loops = 0;
+
+	if (p->raw_rx == NULL && p->self_srv == NULL)
+		return;
+	while ((++loops & 255) != 0 ||
+	       (!perf_ctl_ready(p->fd) && perf_now() < end)) {
+		if (ph->kind == PH_RAW_BW)
+			perf_raw_bw_server_step(p, p->raw_rx);
+		else
+			perf_progress(p);
+	}
+	if (ph->kind == PH_RAW_BW) {
+		p->bidir_rx.cycles = p->twin_last - p->twin_first;
+		p->bidir_rx.secs = (double)p->bidir_rx.cycles / (double)p->hz;
+	}
+	p->raw_rx = NULL;
+	p->self_srv = NULL;
+}
+
+/* One phase on both sides; *srv gets what the server counted. */
+static int
+client_phase(struct perf *p, const struct perf_phase *ph, void *res,
+	     struct perf_msg *srv)
+{
+	struct perf_msg m = { .type = MSG_PHASE, .ph = *ph };
+	int ret;
+
+	if (p->twin != NULL) {
+		memset(srv, 0, sizeof(*srv));
+		return perf_loop_phase(p, ph, res, &srv->res, &srv->lat_errors);
+	}
+	if (!perf_ctl_send(p->fd, &m, sizeof(m)) ||
+	    !expect(p, &m, MSG_READY, PERF_WAIT_S))
+		return -ECONNRESET;
+	ret = bidir_begin(p, ph);
+	switch (ph->kind) {
+	case PH_RAW_BW: ret = ret ? ret : perf_raw_bw_client(p, ph, res); break;
+	case PH_BW: ret = ret ? ret : perf_bw_client(p, ph, res); break;
+	default: ret = ph->kind == PH_LAT ? perf_lat_run(p, ph, res) :
+			perf_raw_lat(p, ph, res); break;
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = MSG_END;
+	if (!perf_ctl_send(p->fd, &m, sizeof(m)))
+		return -ECONNRESET;
+	bidir_wait(p, ph);
+	if (!expect(p, srv, MSG_RESULT, PERF_WAIT_S + 5))
+		return -ECONNRESET;
+	if (ret == 0 && srv->status != 0) {
+		fprintf(stderr, "uroce-perf: the server failed the phase: %s\n",
+			strerror((int)srv->status));
+		ret = -(int)srv->status;
+	}
+	return ret;
+}
+
+static void
+say(const struct perf *p, const char *what, uint32_t size)
+{
+	if (!p->o->quiet) {
+		printf("%s, %u B:\n", what, size);
+		fflush(stdout);
+	}
+}
+
+/* A bw or rate row: the raw ceiling, then the transport. */
+static int
+client_bw_row(struct perf *p, struct perf_row *w)
+{
+	uint32_t fpm = (w->size + p->mtu - 1) / p->mtu;	/* frames a message */
+	struct perf_phase ph = { .duration = p->o->duration };
+	struct perf_msg srv;
+	int ret;
+
+	/* The ceiling is measured again for each row, even for a frame length
+	 * an earlier row had: right before its transport phase, it sees the
+	 * same machine (other load, frequency) as the figure it judges. */
+	w->frame_len = perf_frame_len(p, w->size);
+	if (!p->o->no_raw) {
+		ph.kind = PH_RAW_BW;
+		ph.size = w->frame_len;
+		ph.iters = p->o->iters * fpm;
+		say(p, "raw", ph.size);
+		ret = client_phase(p, &ph, &w->raw, &srv);
+		if (ret < 0)
+			return ret;
+		/* The ceiling is what arrived, over the receiver's window
+		 * (--bidir: both receivers, the longer window). */
+		w->raw.frames = srv.res.frames + p->bidir_rx.frames;
+		w->raw.secs = RTE_MAX(srv.res.secs, p->bidir_rx.secs);
+		w->raw.bytes = srv.res.frames * perf_frame_payload(p, w->size);
+		w->has_raw = true;
+	}
+	if (p->o->raw_only)
+		return 0;
+	ph.kind = PH_BW;
+	ph.size = w->size;
+	ph.iters = p->o->iters;
+	say(p, perf_wls[p->o->wl]->name, ph.size);
+	ret = client_phase(p, &ph, &w->tp, &srv);
+	w->has_tp = ret == 0 || w->tp.msgs != 0;
+	w->tp.errors += srv.res.errors + p->bidir_rx.errors;
+	if (p->o->bidir) {	/* the server's half is in its result */
+		w->tp.msgs += srv.res.msgs;
+		w->tp.bytes += srv.res.bytes;
+		w->tp.frames += srv.res.frames;
+		w->tp.retransmits += srv.res.retransmits;
+		w->tp.secs = RTE_MAX(w->tp.secs, srv.res.secs);
+	}
+	return ret;
+}
+
+static int
+client_lat_row(struct perf *p, struct perf_row *w)
+{
+	struct perf_phase ph = { .duration = p->o->duration,
+				 .iters = p->o->iters, .size = w->size };
+	struct perf_msg srv;
+	int ret;
+
+	w->frame_len = perf_frame_len(p, w->size);
+	w->rlat = calloc(1, sizeof(*w->rlat));
+	w->tlat = calloc(1, sizeof(*w->tlat));
+	if (w->rlat == NULL || w->tlat == NULL)
+		return -ENOMEM;
+	if (!p->o->no_raw) {
+		ph.kind = PH_RAW_LAT;
+		ph.size = w->frame_len;
+		say(p, "raw ping-pong", ph.size);
+		ret = client_phase(p, &ph, w->rlat, &srv);
+		if (ret < 0)
+			return ret;
+	} else {
+		free(w->rlat);
+		w->rlat = NULL;
+	}
+	if (p->o->raw_only) {
+		free(w->tlat);
+		w->tlat = NULL;
+		return 0;
+	}
+	ph.kind = PH_LAT;
+	ph.size = w->size;
+	say(p, "latency", ph.size);
+	ret = client_phase(p, &ph, w->tlat, &srv);
+	w->tlat->errors += srv.lat_errors;
+	return ret;
+}
+
+/* The rows in order: bw sizes, rate sizes, latency. */
+static unsigned int
+rows_plan(const struct perf_opts *o, struct perf_row *rows)
+{
+	static const enum perf_mode order[] = { PERF_MODE_BW, PERF_MODE_RATE };
+	unsigned int n = 0, i, k;
+
+	for (k = 0; k < 2; k++)
+		for (i = 0; (o->modes & order[k]) && i < o->nsizes; i++) {
+			rows[n].mode = order[k];
+			rows[n++].size = o->sizes[i];
+		}
+	if (o->modes & PERF_MODE_LAT) {
+		rows[n].mode = PERF_MODE_LAT;
+		rows[n++].size = o->lat_size;
+	}
+	return n;
+}
+
+static int
+client_run_rows(struct perf *p, struct perf_row *rows, unsigned int n)
+{
+	struct perf_msg m = { .type = MSG_PHASE, .ph = { .kind = PH_QUIT } };
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < n && ret == 0 && !perf_stop; i++)
+		ret = rows[i].mode == PERF_MODE_LAT ?
+			client_lat_row(p, &rows[i]) :
+			client_bw_row(p, &rows[i]);
+	if (p->twin == NULL && !p->o->interactive)
+		perf_ctl_send(p->fd, &m, sizeof(m));
+	return ret;
+}
+
+/* The server's wait ends: nothing more to run (-i sends it at quit). */
+static void
+client_quit(struct perf *p)
+{
+	struct perf_msg m = { .type = MSG_PHASE, .ph = { .kind = PH_QUIT } };
+
+	if (p->twin == NULL && p->fd >= 0)
+		perf_ctl_send(p->fd, &m, sizeof(m));
+}
+
+static int
+run_client(struct perf *p)
+{
+	struct perf_hello h = {
+		.magic = HELLO_MAGIC, .wl = p->o->wl, .nqp = p->o->qps,
+		.depth = p->o->depth, .max_size = p->o->max_size,
+		.rate_kbps = p->o->rate_kbps, .bidir = p->o->bidir,
+	};
+	int ret;
+
+	p->fd = perf_ctl_connect(p->o->connect, p->o->tcp_port);
+	if (p->fd < 0) {
+		fprintf(stderr, "uroce-perf: --connect %s, port %u: %s\n",
+			p->o->connect, p->o->tcp_port, strerror(-p->fd));
+		return p->fd;
+	}
+	ret = perf_setup(p, &h);
+	if (ret < 0)
+		return ret;
+	h.info = p->me;
+	if (!perf_ctl_send(p->fd, &h, sizeof(h)) ||
+	    perf_ctl_recv(p->fd, &h, sizeof(h), PERF_WAIT_S) != 1 ||
+	    h.magic != HELLO_MAGIC) {
+		fprintf(stderr, "uroce-perf: no hello from the server\n");
+		return -EPROTO;
+	}
+	p->peer = h.info;
+	ret = exchange_qpns(p);
+	if (ret == 0)
+		ret = perf_connect_qps(p, &h);
+	if (ret < 0)
+		return ret;
+	if (p->o->interactive) {
+		ret = perf_interactive(p);
+		client_quit(p);
+		return ret;
+	}
+	return perf_client_rows(p);
+}
+
+/* The client's rows, the table, the JSON and the plot. */
+int
+perf_client_rows(struct perf *p)
+{
+	struct perf_row rows[MAX_ROWS];
+	unsigned int n, i;
+	int ret;
+
+	memset(rows, 0, sizeof(rows));
+	n = rows_plan(p->o, rows);
+	ret = client_run_rows(p, rows, n);
+	perf_report_table(p, rows, n, stdout);
+	if (p->o->json != NULL && perf_report_json(p, rows, n, p->o->json) < 0)
+		ret = ret ? ret : -EIO;
+	if (p->o->plot != NULL && perf_plot(p, rows, n, p->o->plot) < 0)
+		ret = ret ? ret : -EIO;
+	for (i = 0; i < n; i++) {
+		free(rows[i].rlat);
+		free(rows[i].tlat);
+	}
+	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	char err[UROCE_CONFIG_ERR_LEN];
+	struct uroce_config cfg;
+	struct perf_opts o, so;
+	struct perf p, s;
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ret = perf_opts_parse(argc, argv, &o);
+	if (ret != 0)
+		return ret > 0 ? 0 : PERF_EXIT_USAGE;
+	if (pin(o.core, o.server) < 0)
+		return PERF_EXIT_USAGE;
+	memset(&cfg, 0, sizeof(cfg));
+	if (uroce_config_load(o.config, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	ret = uroce_engine_init(&cfg, UROCE_ENGINE_NO_LCORES |
+				(o.loop ? UROCE_ENGINE_WIRE_XDEV : 0), err,
+				sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "%s\n", err);
+		uroce_config_free(&cfg);
+		return 1;
+	}
+	memset(&p, 0, sizeof(p));
+	p.o = &o;
+	p.fd = -1;
+	p.hz = rte_get_tsc_hz();
+	if (o.loop) {
+		so = o;
+		so.server = true;
+		memset(&s, 0, sizeof(s));
+		s.o = &so;
+		s.fd = -1;
+		s.hz = p.hz;
+		ret = perf_loop_run(&p, &s);
+		p.twin = NULL;
+		perf_teardown(&s);
+	} else {
+		ret = o.server ? run_server(&p) : run_client(&p);
+	}
+	/* The server closes its ports first and the control connection
+	 * after; the client waits for that before closing its own, so that
+	 * the two memif ends never tear down at the same time. */
+	if (p.fd >= 0 && !o.server) {
+		uint8_t b;
+
+		perf_ctl_recv(p.fd, &b, 1, 5.0);
+	}
+	perf_teardown(&p);
+	uroce_engine_fini();
+	if (p.fd >= 0)
+		close(p.fd);
+	uroce_config_free(&cfg);
+	return ret < 0 ? 1 : 0;
+}

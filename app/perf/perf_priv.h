@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+#ifndef UROCE_PERF_PRIV_H
+#define UROCE_PERF_PRIV_H
+
+/*
+ * uroce-perf: the benchmark app. Two processes (--server, --connect ADDR)
+ * over one port each; the client drives a list of phases and the server
+ * follows them through the TCP control connection. Every transport phase
+ * has a raw phase (plain DPDK tx/rx bursts of frames of the same length on
+ * the same port, no transport) run just before it, so each figure comes
+ * with its ceiling from the same run.
+ *
+ * Roles of the files:
+ *   options.c    command line
+ *   ctl.c        TCP control connection: hello, QP details, phases
+ *   setup.c      engine, device objects, QPs brought to RTS
+ *   wl_*.c       workloads (struct perf_wl, like testpmd's fwd engines)
+ *   bw.c         bandwidth / message-rate loop on the transport
+ *   lat.c        latency ping-pong on the transport
+ *   raw.c        the raw ceiling: bandwidth, packet rate, ping-pong
+ *   hist.c       latency histogram
+ *   report.c     live line, final table, JSON
+ *   plot.c       gnuplot output
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <infiniband/verbs.h>
+
+#include "uroce_engine.h"
+
+#define PERF_EXIT_USAGE		2
+#define PERF_MAX_SIZES		32
+#define PERF_MAX_QPS		10000
+#define PERF_DEF_PORT		18515	/* perftest's default */
+#define PERF_WAIT_S		30.0	/* bound of every wait without progress */
+
+/* ------------------------------------------------------------------------
+ * Options.
+ */
+enum perf_mode {
+	PERF_MODE_BW = 0x1,	/* goodput */
+	PERF_MODE_RATE = 0x2,	/* message rate (small messages) */
+	PERF_MODE_LAT = 0x4,	/* ping-pong latency */
+};
+
+struct perf_opts {
+	const char *config;
+	bool server;
+	const char *connect;		/* client: the server's address */
+	uint16_t tcp_port;
+	int core;			/* -1: do not pin; -2: default */
+	unsigned int wl;		/* index in perf_wls[] */
+	unsigned int modes;		/* PERF_MODE_* */
+	uint32_t sizes[PERF_MAX_SIZES];	/* bw/rate message sizes */
+	unsigned int nsizes;
+	uint32_t lat_size;
+	uint32_t max_size;		/* buffer size (largest message) */
+	uint32_t depth;			/* outstanding WRs per QP */
+	double duration;		/* seconds per phase (0: iterations) */
+	uint64_t iters;			/* messages per phase */
+	uint32_t qps;
+	uint32_t inflight;		/* messages in flight, all QPs (0: qps x depth) */
+	uint32_t rate_kbps;		/* per QP, 0: none */
+	bool raw_only, no_raw;
+	const char *json, *plot;
+	bool quiet;			/* no live line */
+	bool loop;			/* both ends in one process */
+	bool bidir;			/* bw: both sides send */
+	bool interactive;		/* -i */
+};
+
+int perf_opts_parse(int argc, char **argv, struct perf_opts *o);
+
+/* ------------------------------------------------------------------------
+ * The run's state, the same shape on both sides.
+ */
+struct perf_bw_res {
+	uint64_t msgs, bytes, frames, errors;
+	double secs;
+	uint64_t cycles;		/* of the busy loop */
+	uint64_t retransmits, timeouts;
+};
+
+struct perf_peer_info {
+	uint32_t active_mtu;		/* enum ibv_mtu */
+	uint32_t rkey;
+	uint64_t addr;
+	uint8_t gid[16];
+	uint8_t mac[6];
+	uint16_t pad;
+};
+
+struct perf_qp {
+	struct uroce_qp *qp;
+	uint32_t rqpn, rpsn;		/* the peer's QP */
+	uint32_t outstanding;		/* send WRs posted, not completed */
+	uint32_t recvs;			/* receives posted */
+};
+
+struct perf {
+	struct perf_opts *o;
+	int fd;				/* control connection */
+	uint64_t hz;
+	struct uroce_dev *dev;
+	struct uroce_port *port;
+	struct uroce_pd *pd;
+	struct uroce_mr *mr;
+	struct uroce_cq *scq, *rcq;
+	uint32_t scq_size;
+	struct perf_qp *qps;
+	uint32_t nqp;
+	/* The buffer: the target area [0, area) (WRITEs and receives land
+	 * there, READs read it), the latency source area [area, 2 area),
+	 * then a page of atomic slots. */
+	uint8_t *buf;
+	size_t buf_len;
+	uint32_t area;
+	struct perf_peer_info me, peer;
+	enum ibv_mtu path_mtu;
+	uint32_t mtu;			/* path MTU bytes */
+	bool rate_warned;
+	unsigned int dev_idx;		/* device uroce<dev_idx> */
+	/* --loop: both ends in this process. The client's twin is the
+	 * server side, stepped from the client's loops (loop.c). */
+	struct perf *twin;
+	uint32_t twin_kind;		/* the phase the twin serves */
+	struct perf_bw_res twin_res;	/* what it counted */
+	uint64_t twin_first, twin_last;	/* raw: first and last frame */
+	void *twin_lat;			/* lat.c's server state */
+	/* --bidir: this side also serves the peer's messages (receives) in
+	 * its progress calls, counting them here; and its raw loop counts
+	 * what arrives (twin_first/last: the window) instead of dropping. */
+	struct perf_bw_res *self_srv;
+	struct perf_bw_res *raw_rx;
+	struct perf_bw_res bidir_rx;	/* client: its half received */
+};
+
+/* ------------------------------------------------------------------------
+ * Workloads: what one WR is, for each verb.
+ */
+enum perf_lat_kind {
+	PERF_LAT_MEMPOLL,	/* ping-pong by writes; each side polls memory */
+	PERF_LAT_RECV,		/* ping-pong by messages; each side polls its CQ */
+	PERF_LAT_COMPLETION,	/* one-sided: the requester's completion time */
+};
+
+struct perf_wl {
+	const char *name;
+	enum ibv_wr_opcode opcode;
+	bool needs_recv;		/* the responder consumes receives */
+	uint32_t fixed_size;		/* atomics: 8, else 0 */
+	enum perf_lat_kind lat;
+	/* Bytes of a frame besides its payload: Ethernet, IPv4, UDP, BTH,
+	 * the first packet's extension headers, ICRC. */
+	uint32_t frame_overhead;
+	/* Fill wr (and sge) for one message of size bytes to peer buffer
+	 * offset roff. wr is zeroed, sg_list points at sge. */
+	void (*fill)(const struct perf *p, struct ibv_send_wr *wr,
+		     uint32_t size, uint64_t roff);
+};
+
+extern const struct perf_wl *const perf_wls[];
+extern const unsigned int perf_nwls;
+const char *perf_wc_status(enum ibv_wc_status s);
+/* Headers of every frame: Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4. */
+#define PERF_FRAME_BASE		58u
+void perf_wl_sge(const struct perf *p, struct ibv_send_wr *wr, uint64_t off,
+		 uint32_t size);
+
+/* ------------------------------------------------------------------------
+ * Results.
+ */
+struct perf_hist {
+	uint64_t count, max, min, sum;
+	uint64_t b[2304];		/* log-linear buckets of nanoseconds */
+};
+
+/* Nanoseconds of cycles / div. */
+uint64_t perf_cyc_ns(const struct perf *p, uint64_t cycles, unsigned int div);
+void perf_hist_reset(struct perf_hist *h);
+void perf_hist_add(struct perf_hist *h, uint64_t ns);
+uint64_t perf_hist_pct(const struct perf_hist *h, double pct);
+/* Each non-empty bucket's value and cumulative fraction, for the CDF. */
+void perf_hist_cdf(const struct perf_hist *h, FILE *f);
+
+enum perf_phase_kind {
+	PH_RAW_BW = 1, PH_BW, PH_RAW_LAT, PH_LAT, PH_QUIT,
+};
+
+struct perf_lat_res {
+	struct perf_hist h;
+	uint64_t errors;
+};
+
+struct perf_row {
+	enum perf_mode mode;
+	uint32_t size, frame_len;
+	bool has_raw, has_tp;
+	struct perf_bw_res raw, tp;	/* bw, rate */
+	struct perf_lat_res *rlat, *tlat; /* lat */
+};
+
+/* ------------------------------------------------------------------------
+ * Control connection (ctl.c).
+ */
+struct perf_phase {
+	uint32_t kind;			/* enum perf_phase_kind */
+	uint32_t size;			/* message bytes, or frame bytes (raw) */
+	uint64_t iters;
+	double duration;
+};
+
+struct perf_hello {
+	uint32_t magic;
+	uint32_t wl, nqp, depth, max_size, rate_kbps, bidir;
+	struct perf_peer_info info;
+};
+
+int perf_ctl_listen(uint16_t port);
+int perf_ctl_accept(int lfd);
+int perf_ctl_connect(const char *host, uint16_t port);
+bool perf_ctl_send(int fd, const void *m, size_t len);
+/* 1: got len bytes; 0: nothing within wait_s; -1: EOF or error */
+int perf_ctl_recv(int fd, void *m, size_t len, double wait_s);
+/* Non-blocking: whether a message is waiting. */
+bool perf_ctl_ready(int fd);
+
+/* ------------------------------------------------------------------------
+ * Phases.
+ */
+struct perf_hello;
+int perf_setup(struct perf *p, const struct perf_hello *h);
+int perf_connect_qps(struct perf *p, const struct perf_hello *h);
+void perf_teardown(struct perf *p);
+
+int perf_bw_client(struct perf *p, const struct perf_phase *ph,
+		   struct perf_bw_res *r);
+int perf_bw_server(struct perf *p, const struct perf_phase *ph,
+		   struct perf_bw_res *r);
+int perf_lat_run(struct perf *p, const struct perf_phase *ph,
+		 struct perf_lat_res *r);
+int perf_raw_bw_client(struct perf *p, const struct perf_phase *ph,
+		       struct perf_bw_res *r);
+int perf_raw_bw_server(struct perf *p, const struct perf_phase *ph,
+		       struct perf_bw_res *r);
+int perf_raw_lat(struct perf *p, const struct perf_phase *ph,
+		 struct perf_lat_res *r);
+
+/* Server halves that loop.c steps (the two-process server loops on them). */
+int perf_bw_server_begin(struct perf *p);
+int perf_bw_server_step(struct perf *p, struct perf_bw_res *r);
+int perf_lat_server_begin(struct perf *p, const struct perf_phase *ph);
+int perf_lat_server_step(struct perf *p, struct perf_lat_res *r);
+void perf_lat_server_end(struct perf *p);
+void perf_raw_bw_server_step(struct perf *p, struct perf_bw_res *r);
+void perf_raw_pong_step(struct perf *p, struct perf_lat_res *r);
+
+/* Progress: the stack, and in --loop the twin's half of the phase. */
+void perf_progress(struct perf *p);
+void perf_twin_step(struct perf *p);
+int perf_loop_run(struct perf *client, struct perf *server);
+/* loop.c's phase: both halves; *srv what the server half counted. */
+int perf_loop_phase(struct perf *p, const struct perf_phase *ph, void *res,
+		    struct perf_bw_res *srv, uint64_t *srv_lat_errors);
+int perf_client_rows(struct perf *p);
+int perf_interactive(struct perf *p);
+/* -i's stop: the loops under way end early, no further phase starts. */
+extern volatile bool perf_stop;
+
+/* Frame length of a message of size bytes: the largest frame it makes. */
+uint32_t perf_frame_len(const struct perf *p, uint32_t size);
+/* Payload bytes of that frame. */
+uint32_t perf_frame_payload(const struct perf *p, uint32_t size);
+
+double perf_now(void);
+void perf_qp_counters(struct perf *p, uint64_t *retrans, uint64_t *timeouts);
+
+/* ------------------------------------------------------------------------
+ * Output (report.c, plot.c).
+ */
+struct perf_live {
+	uint64_t next, last_tsc, last_msgs, last_bytes, last_pkts;
+};
+void perf_live_start(struct perf *p, struct perf_live *l, uint64_t now);
+void perf_live_tick(struct perf *p, struct perf_live *l, uint64_t now,
+		    uint64_t msgs, uint64_t bytes);
+
+void perf_report_table(const struct perf *p, const struct perf_row *rows,
+		       unsigned int n, FILE *f);
+int perf_report_json(const struct perf *p, const struct perf_row *rows,
+		     unsigned int n, const char *path);
+int perf_plot(const struct perf *p, const struct perf_row *rows,
+	      unsigned int n, const char *path);
+
+double perf_gbps(const struct perf_bw_res *r);
+double perf_mps(const struct perf_bw_res *r);	/* messages (frames) / s */
+
+#endif /* UROCE_PERF_PRIV_H */

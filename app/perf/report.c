@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * What the client prints: a live line every second while a transport
+ * phase runs, the final table (transport, raw ceiling, ratio), and the
+ * JSON file with every figure.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include <uroce/uroce.h>
+
+#include "perf_priv.h"
+
+double
+perf_gbps(const struct perf_bw_res *r)
+{
+	return r->secs > 0 ? (double)r->bytes * 8 / r->secs / 1e9 : 0;
+}
+
+double
+perf_mps(const struct perf_bw_res *r)
+{
+	uint64_t n = r->msgs != 0 ? r->msgs : r->frames;
+
+	return r->secs > 0 ? (double)n / r->secs / 1e6 : 0;
+}
+
+static double
+ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+/* The figure a bw or rate row is judged by: goodput, or message rate
+ * against the raw packet rate. */
+static double
+row_ratio(const struct perf_row *w)
+{
+	if (!w->has_raw || !w->has_tp)
+		return 0;
+	if (w->mode == PERF_MODE_RATE)
+		return ratio(perf_mps(&w->tp), perf_mps(&w->raw));
+	return ratio(perf_gbps(&w->tp), perf_gbps(&w->raw));
+}
+
+/* ------------------------------------------------------------------------
+ * Live line.
+ */
+static uint64_t
+port_tx(struct perf *p)
+{
+	struct uroce_port_stats st;
+
+	uroce_port_stats_get(p->port, &st);
+	return st.tx_pkts;
+}
+
+void
+perf_live_start(struct perf *p, struct perf_live *l, uint64_t now)
+{
+	memset(l, 0, sizeof(*l));
+	l->last_tsc = now;
+	l->next = now + p->hz;
+	l->last_pkts = port_tx(p);
+}
+
+void
+perf_live_tick(struct perf *p, struct perf_live *l, uint64_t now,
+	       uint64_t msgs, uint64_t bytes)
+{
+	uint64_t pkts, rt, to;
+	double s;
+
+	if (now < l->next || p->o->quiet)
+		return;
+	s = (double)(now - l->last_tsc) / (double)p->hz;
+	pkts = port_tx(p);
+	perf_qp_counters(p, &rt, &to);
+	printf("  %8.3f Mmsg/s %8.3f Gbit/s %7.3f Mpps  retransmits %" PRIu64
+	       "\n", (double)(msgs - l->last_msgs) / s / 1e6,
+	       (double)(bytes - l->last_bytes) * 8 / s / 1e9,
+	       (double)(pkts - l->last_pkts) / s / 1e6, rt);
+	fflush(stdout);
+	l->last_tsc = now;
+	l->last_msgs = msgs;
+	l->last_bytes = bytes;
+	l->last_pkts = pkts;
+	l->next = now + p->hz;
+}
+
+/* ------------------------------------------------------------------------
+ * Table.
+ */
+static void
+bw_rows(const struct perf *p, const struct perf_row *rows, unsigned int n,
+	FILE *f)
+{
+	const struct perf_row *w;
+	unsigned int i;
+	bool head = false;
+
+	for (i = 0; i < n; i++) {
+		w = &rows[i];
+		if (w->mode == PERF_MODE_LAT)
+			continue;
+		if (!head)
+			fprintf(f, "%9s %6s | %9s %9s %9s | %9s %9s | %6s | %10s %8s\n",
+				"size", "frame", "Gbit/s", "Mmsg/s", "cyc/msg",
+				"raw Gb/s", "raw Mpps",
+				"ratio", "retransmit", "errors");
+		head = true;
+		fprintf(f, "%9u %6u | ", w->size, w->frame_len);
+		if (w->has_tp)
+			fprintf(f, "%9.3f %9.4f %9.0f | ", perf_gbps(&w->tp),
+				perf_mps(&w->tp), w->tp.msgs ?
+				(double)w->tp.cycles / (double)w->tp.msgs : 0);
+		else
+			fprintf(f, "%9s %9s %9s | ", "-", "-", "-");
+		if (w->has_raw)
+			fprintf(f, "%9.3f %9.4f | ", perf_gbps(&w->raw),
+				perf_mps(&w->raw));
+		else
+			fprintf(f, "%9s %9s | ", "-", "-");
+		if (w->has_raw && w->has_tp)
+			fprintf(f, "%5.0f%% | ", 100 * row_ratio(w));
+		else
+			fprintf(f, "%6s | ", "-");
+		fprintf(f, "%10" PRIu64 " %8" PRIu64 "\n", w->tp.retransmits,
+			w->tp.errors);
+	}
+	(void)p;
+}
+
+static void
+lat_cols(const struct perf_lat_res *r, FILE *f)
+{
+	if (r == NULL || r->h.count == 0) {
+		fprintf(f, "%8s %8s %8s %8s | ", "-", "-", "-", "-");
+		return;
+	}
+	fprintf(f, "%8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " | ",
+		perf_hist_pct(&r->h, 50), perf_hist_pct(&r->h, 99),
+		perf_hist_pct(&r->h, 99.9), r->h.max);
+}
+
+static void
+lat_rows(const struct perf_row *rows, unsigned int n, FILE *f)
+{
+	const struct perf_row *w;
+	unsigned int i;
+	bool head = false;
+
+	for (i = 0; i < n; i++) {
+		w = &rows[i];
+		if (w->mode != PERF_MODE_LAT)
+			continue;
+		if (!head)
+			fprintf(f, "%9s | %8s %8s %8s %8s | %8s %8s %8s %8s | %s\n",
+				"lat size", "p50 ns", "p99", "p99.9", "max",
+				"raw p50", "p99", "p99.9", "max", "p50 ratio");
+		head = true;
+		fprintf(f, "%9u | ", w->size);
+		lat_cols(w->tlat, f);
+		lat_cols(w->rlat, f);
+		if (w->tlat && w->rlat && w->rlat->h.count && w->tlat->h.count)
+			fprintf(f, "%.2fx\n", ratio((double)perf_hist_pct(
+				&w->tlat->h, 50), (double)perf_hist_pct(
+				&w->rlat->h, 50)));
+		else
+			fprintf(f, "-\n");
+	}
+}
+
+void
+perf_report_table(const struct perf *p, const struct perf_row *rows,
+		  unsigned int n, FILE *f)
+{
+	const struct perf_wl *wl = perf_wls[p->o->wl];
+
+	fprintf(f, "\nuroce-perf: RC %s, %u QP%s, depth %u", wl->name, p->nqp,
+		p->nqp > 1 ? "s" : "", p->o->depth);
+	if (p->o->inflight != 0)
+		fprintf(f, ", at most %u in flight", p->o->inflight);
+	fprintf(f, ", path MTU %u, %s per phase; ratio = uroce / raw on the "
+		"same port and core\n", p->mtu,
+		p->o->iters ? "fixed iterations" : "fixed time");
+	bw_rows(p, rows, n, f);
+	lat_rows(rows, n, f);
+	if (wl->lat == PERF_LAT_COMPLETION)
+		fprintf(f, "(%s latency: time to the requester's completion; "
+			"raw: half the ping-pong)\n", wl->name);
+	else
+		fprintf(f, "(latency: half the round trip of a ping-pong)\n");
+}
+
+/* ------------------------------------------------------------------------
+ * JSON.
+ */
+static void
+json_bw(FILE *f, const struct perf_row *w)
+{
+	const struct perf_bw_res *t = &w->tp, *r = &w->raw;
+
+	fprintf(f, "    {\"mode\": \"%s\", \"size\": %u, \"frame_len\": %u",
+		w->mode == PERF_MODE_RATE ? "rate" : "bw", w->size, w->frame_len);
+	if (w->has_tp)
+		fprintf(f, ", \"messages\": %" PRIu64 ", \"bytes\": %" PRIu64
+			", \"seconds\": %.6f, \"goodput_gbps\": %.4f"
+			", \"msg_rate_mps\": %.6f, \"cycles_per_msg\": %.1f"
+			", \"errors\": %" PRIu64 ", \"retransmits\": %" PRIu64
+			", \"timeouts\": %" PRIu64, t->msgs, t->bytes, t->secs,
+			perf_gbps(t), perf_mps(t), t->msgs ?
+			(double)t->cycles / (double)t->msgs : 0, t->errors,
+			t->retransmits, t->timeouts);
+	if (w->has_raw)
+		fprintf(f, ", \"raw\": {\"frames\": %" PRIu64 ", \"seconds\": "
+			"%.6f, \"pps\": %.1f, \"goodput_gbps\": %.4f}",
+			r->frames, r->secs, perf_mps(r) * 1e6, perf_gbps(r));
+	else
+		fprintf(f, ", \"raw\": null");
+	if (w->has_tp && w->has_raw)
+		fprintf(f, ", \"ratio\": %.4f}", row_ratio(w));
+	else
+		fprintf(f, ", \"ratio\": null}");
+}
+
+static void
+json_hist(FILE *f, const char *pre, const struct perf_lat_res *r)
+{
+	fprintf(f, "\"%ssamples\": %" PRIu64 ", \"%sp50_ns\": %" PRIu64
+		", \"%sp99_ns\": %" PRIu64 ", \"%sp999_ns\": %" PRIu64
+		", \"%smax_ns\": %" PRIu64 ", \"%serrors\": %" PRIu64,
+		pre, r->h.count, pre, perf_hist_pct(&r->h, 50), pre,
+		perf_hist_pct(&r->h, 99), pre, perf_hist_pct(&r->h, 99.9), pre,
+		r->h.max, pre, r->errors);
+}
+
+static void
+json_lat(FILE *f, const struct perf_row *w)
+{
+	fprintf(f, "    {\"mode\": \"lat\", \"size\": %u, \"frame_len\": %u",
+		w->size, w->frame_len);
+	if (w->tlat != NULL) {
+		fprintf(f, ", ");
+		json_hist(f, "", w->tlat);
+	}
+	if (w->rlat != NULL) {
+		fprintf(f, ", \"raw\": {");
+		json_hist(f, "", w->rlat);
+		fprintf(f, "}");
+	} else {
+		fprintf(f, ", \"raw\": null");
+	}
+	if (w->tlat != NULL && w->rlat != NULL && w->rlat->h.count != 0)
+		fprintf(f, ", \"ratio_p50\": %.4f}",
+			ratio((double)perf_hist_pct(&w->tlat->h, 50),
+			      (double)perf_hist_pct(&w->rlat->h, 50)));
+	else
+		fprintf(f, ", \"ratio_p50\": null}");
+}
+
+int
+perf_report_json(const struct perf *p, const struct perf_row *rows,
+		 unsigned int n, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	unsigned int i;
+
+	if (f == NULL) {
+		fprintf(stderr, "uroce-perf: --json %s: %s\n", path,
+			strerror(errno));
+		return -errno;
+	}
+	fprintf(f, "{\n  \"tool\": \"uroce-perf\", \"version\": \"%s\",\n"
+		"  \"workload\": \"%s\", \"qps\": %u, \"depth\": %u, "
+		"\"path_mtu\": %u, \"tsc_hz\": %" PRIu64 ",\n  \"results\": [\n",
+		UROCE_VERSION, perf_wls[p->o->wl]->name, p->nqp, p->o->depth,
+		p->mtu, p->hz);
+	for (i = 0; i < n; i++) {
+		if (rows[i].mode == PERF_MODE_LAT)
+			json_lat(f, &rows[i]);
+		else
+			json_bw(f, &rows[i]);
+		fprintf(f, "%s\n", i + 1 < n ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+	if (fclose(f) != 0) {
+		fprintf(stderr, "uroce-perf: --json %s: %s\n", path,
+			strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}

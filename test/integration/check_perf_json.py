@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The uroce authors
+#
+# Checks the JSON of a uroce-perf run (run_perf.sh): every row has the
+# transport's figures and its raw ceiling; messages completed is what -n
+# asked for, bytes = messages x size, no error, ratios present and
+# positive (--bidir: messages of both sides). No timing threshold.
+#
+#	check_perf_json.py FILE [the client's options: -n N, -s N, -m M, -a]
+import json
+import sys
+
+
+def opt(args, name, default):
+    return args[args.index(name) + 1] if name in args else default
+
+
+def fail(msg):
+    print("check_perf_json: " + msg)
+    sys.exit(1)
+
+
+def check_bw(r, iters):
+    for k in ("messages", "bytes", "errors", "raw", "ratio", "goodput_gbps",
+              "msg_rate_mps", "cycles_per_msg", "retransmits"):
+        if k not in r:
+            fail(f"size {r.get('size')}: no {k}")
+    if r["messages"] <= 0 or (iters and r["messages"] != iters):
+        fail(f"size {r['size']}: {r['messages']} messages, wanted {iters}")
+    if r["bytes"] != r["messages"] * r["size"]:
+        fail(f"size {r['size']}: {r['bytes']} bytes != messages x size")
+    if r["errors"] != 0:
+        fail(f"size {r['size']}: {r['errors']} errors")
+    raw = r["raw"]
+    if raw is None or raw["frames"] <= 0 or raw["pps"] <= 0:
+        fail(f"size {r['size']}: no raw ceiling: {raw}")
+    if r["ratio"] is None or not r["ratio"] > 0:
+        fail(f"size {r['size']}: ratio {r['ratio']}")
+    if not (r["goodput_gbps"] > 0 and r["cycles_per_msg"] > 0):
+        fail(f"size {r['size']}: figures not positive")
+
+
+def check_lat(r, iters):
+    for k in ("samples", "p50_ns", "p99_ns", "p999_ns", "max_ns", "raw",
+              "ratio_p50", "errors"):
+        if k not in r:
+            fail(f"latency: no {k}")
+    if r["errors"] != 0 or r["raw"] is None or r["raw"]["errors"] != 0:
+        fail("latency: errors")
+    for s in (r, r["raw"]):
+        if s["samples"] <= 0 or (iters and s["samples"] != iters):
+            fail(f"latency: {s['samples']} samples, wanted {iters}")
+        if not 0 < s["p50_ns"] <= s["p99_ns"] <= s["p999_ns"] <= s["max_ns"]:
+            fail(f"latency: percentiles out of order: {s}")
+    if r["ratio_p50"] is None or not r["ratio_p50"] > 0:
+        fail(f"latency: ratio {r['ratio_p50']}")
+
+
+def main():
+    path, args = sys.argv[1], sys.argv[2:]
+    with open(path) as f:
+        d = json.load(f)
+    iters = int(opt(args, "-n", "0"))
+    bw_iters = iters * (2 if "--bidir" in args else 1)	# both sides send
+    modes = opt(args, "-m", "bw").split(",")
+    rows = d["results"]
+    want = {"bw": 0, "rate": 0, "lat": 0}
+    for r in rows:
+        want[r["mode"]] += 1
+        if r["mode"] == "lat":
+            check_lat(r, iters)
+        else:
+            check_bw(r, bw_iters)
+            if "-s" in args and "-a" not in args and \
+                    r["size"] != int(opt(args, "-s", "0")):
+                fail(f"size {r['size']}, asked {opt(args, '-s', '')}")
+    for m in modes:
+        if want[m] == 0:
+            fail(f"no {m} row")
+    if "-a" in args and want["bw"] < 2:
+        fail("a sweep with fewer than two sizes")
+    print(f"check_perf_json: {len(rows)} rows ok")
+
+
+main()
