@@ -34,6 +34,8 @@ extern int uroce_net_logtype;
 #define NET_TX_RETRIES		4
 /* Frames a queue keeps while its ethdev queue is full (back-pressure). */
 #define NET_TX_HOLD		256
+/* A queue that takes nothing for this long (ms) drops what waits. */
+#define NET_TX_STUCK_MS		100
 /* Frames with the extra room a VLAN tag and the slack of some PMDs need. */
 #define NET_FRAME_SLACK		(RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + 64)
 #define NET_DATAROOM_MIN	2048
@@ -140,6 +142,7 @@ struct net_queue {
 	/* Frames the ethdev did not take yet, oldest first; only the queue's
 	 * lcore touches them (port.c, "Back-pressure"). */
 	uint16_t nb_wait;
+	uint64_t stuck_since;	/* TSC the ethdev last took nothing, or 0 */
 	struct rte_mbuf *wait[NET_TX_HOLD];
 } __rte_cache_aligned;
 

@@ -671,6 +671,31 @@ wait_put(struct uroce_port *p, struct net_queue *nq, struct rte_mbuf *m)
 	return true;
 }
 
+/*
+ * The ethdev took nothing. A queue that stays full for NET_TX_STUCK_MS (a
+ * memif peer that died, a link that went away) drops what waits, as a
+ * NIC's transmit watchdog does: the QPs then run their timers and fail
+ * with RETRY_EXC_ERR rather than wait for ever.
+ */
+static void
+wait_stuck(struct uroce_port *p, struct net_queue *nq)
+{
+	uint64_t now = rte_get_tsc_cycles();
+
+	if (nq->stuck_since == 0) {
+		nq->stuck_since = now;
+		return;
+	}
+	if (now - nq->stuck_since < rte_get_tsc_hz() / 1000 * NET_TX_STUCK_MS)
+		return;
+	NET_LOG(DEBUG, "%s: tx queue stuck: %u frames dropped\n", p->cfg->dev,
+		nq->nb_wait);
+	net_ctr_add(&nq->st.tx_full, nq->nb_wait);
+	rte_pktmbuf_free_bulk(nq->wait, nq->nb_wait);
+	nq->nb_wait = 0;
+	nq->stuck_since = 0;
+}
+
 /* Send what waits, oldest first, bypassing the fault injector (those
  * frames met it already). @return the frames the ethdev took. */
 static uint16_t
@@ -687,7 +712,12 @@ wait_flush(struct uroce_port *p, uint16_t q)
 	sent = rte_eth_tx_burst(p->port_id, q, nq->wait, nq->nb_wait);
 	if (fq != NULL)
 		fq->bypass = false;
-	if (sent > 0 && sent < nq->nb_wait)
+	if (sent == 0) {
+		wait_stuck(p, nq);
+		return 0;
+	}
+	nq->stuck_since = 0;
+	if (sent < nq->nb_wait)
 		memmove(nq->wait, nq->wait + sent,
 			(nq->nb_wait - sent) * sizeof(nq->wait[0]));
 	nq->nb_wait -= sent;

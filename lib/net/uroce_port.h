@@ -144,7 +144,9 @@ void uroce_port_set_raw(struct uroce_port *p, uroce_port_raw_fn fn, void *arg);
  * call or uroce_port_tx_flush(): a full ethdev queue stalls, as a NIC's
  * send queue does, and the caller should stop producing while
  * uroce_port_tx_busy(). Only frames beyond what can wait are freed and
- * counted (tx_full). Fault injection (when configured) acts inside the
+ * counted (tx_full), and what waits on a queue that took nothing for
+ * 100 ms (a dead memif peer: a NIC's transmit watchdog), which had been
+ * counted in tx_pkts already. Fault injection (when configured) acts inside the
  * ethdev tx callback, once per frame (frames queued behind a stalled queue
  * skip it).
  * @return the number of the caller's frames sent or waiting: n minus those

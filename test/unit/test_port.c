@@ -23,6 +23,7 @@
 #include <rte_mbuf.h>
 
 #include "uroce_config.h"
+#include "uroce_glue.h"
 #include "uroce_port.h"
 #include "uroce_test.h"
 #include "uroce_test_eal.h"
@@ -268,6 +269,77 @@ test_frames(struct uroce_port *a, struct uroce_port *b, uint16_t q)
 	UT_CHECK_EQ(stats(a).tx_pkts - sa.tx_pkts, n);
 	UT_CHECK_EQ(stats(b).rx_pkts - sb.rx_pkts, n);
 	UT_CHECK_EQ(stats(a).tx_full, 0);
+}
+
+/* Read what b received on queue 0 into got (up to max), in order. */
+static unsigned int
+drain(struct uroce_port *b, struct rte_mbuf **got, unsigned int max)
+{
+	unsigned int n = 0;
+	uint16_t k;
+
+	do {
+		k = uroce_port_rx(b, 0, got + n, (uint16_t)RTE_MIN(64u, max - n));
+		n += k;
+	} while (k > 0 && n < max);
+	return n;
+}
+
+/*
+ * Back-pressure: a full ethdev queue stalls rather than drops. The ring of
+ * a ringlink holds UROCE_GLUE_RINGLINK_SIZE - 1 frames; the next ones wait
+ * on the port queue (busy), in order, up to 256; only the rest are freed
+ * (tx_full). Once the peer reads, a flush sends what waited, in order. A
+ * queue that takes nothing for 100 ms drops what waits (the watchdog).
+ */
+static void
+test_backpressure(struct uroce_port *a, struct uroce_port *b)
+{
+	enum { RING = UROCE_GLUE_RINGLINK_SIZE - 1, HOLD = 256, MORE = 100 };
+	static struct rte_mbuf *sent[RING + HOLD + MORE], *got[RING + HOLD + 1];
+	struct uroce_port_stats s0 = stats(a);
+	unsigned int i, n = RING + HOLD + MORE, k;
+
+	for (i = 0; i < n; i++) {
+		sent[i] = roce_frame(a, b, i, 64);
+		if (!UT_CHECK(sent[i] != NULL))
+			return;
+	}
+	UT_CHECK(!uroce_port_tx_busy(a, 0));
+	UT_CHECK_EQ(uroce_port_tx(a, 0, sent, RING + 10), RING + 10);
+	UT_CHECK(uroce_port_tx_busy(a, 0));
+	UT_CHECK_EQ(stats(a).tx_full - s0.tx_full, 0);
+	/* Behind the stall: 246 more wait, the last MORE are freed. */
+	UT_CHECK_EQ(uroce_port_tx(a, 0, sent + RING + 10, HOLD - 10 + MORE),
+		    HOLD - 10);
+	UT_CHECK_EQ(stats(a).tx_full - s0.tx_full, MORE);
+	UT_CHECK_EQ(uroce_port_tx_flush(a, 0), 0);	/* still full */
+	k = drain(b, got, RTE_DIM(got));
+	UT_CHECK_EQ(k, RING);
+	UT_CHECK_EQ(uroce_port_tx_flush(a, 0), HOLD);
+	UT_CHECK(!uroce_port_tx_busy(a, 0));
+	k += drain(b, got + k, RTE_DIM(got) - k);
+	UT_CHECK_EQ(k, RING + HOLD);
+	for (i = 0; i < k && i < RING + HOLD; i++)	/* the same, in order */
+		if (!UT_CHECK(got[i] == sent[i]))
+			break;
+	rte_pktmbuf_free_bulk(got, k);
+	UT_CHECK_EQ(stats(a).tx_pkts - s0.tx_pkts, RING + HOLD);
+
+	/* The watchdog: nothing taken for 100 ms, what waits is dropped. */
+	for (i = 0; i < RING + 5; i++)
+		sent[i] = roce_frame(a, b, i, 64);
+	s0 = stats(a);
+	UT_CHECK_EQ(uroce_port_tx(a, 0, sent, RING + 5), RING + 5);
+	UT_CHECK(uroce_port_tx_busy(a, 0));
+	UT_CHECK_EQ(uroce_port_tx_flush(a, 0), 0);
+	usleep(150 * 1000);
+	UT_CHECK_EQ(uroce_port_tx_flush(a, 0), 0);
+	UT_CHECK(!uroce_port_tx_busy(a, 0));
+	UT_CHECK_EQ(stats(a).tx_full - s0.tx_full, 5);
+	k = drain(b, got, RTE_DIM(got));
+	UT_CHECK_EQ(k, RING);
+	rte_pktmbuf_free_bulk(got, k);
 }
 
 /* A frame split over two segments arrives in one, bytes intact. */
@@ -1081,6 +1153,7 @@ main(int argc, char **argv)
 		test_arp(a, b);
 		test_arp_unreachable(a, b);
 		test_frames(a, b, 0);
+		test_backpressure(a, b);
 		test_chain(a, b);
 		test_non_roce(a, b);
 	}
