@@ -30,6 +30,12 @@ extern int uroce_engine_logtype;
 
 /* Sizes. */
 #define ENG_RX_BURST		32
+/* Receive and transmit in balance: an iteration reads up to ENG_RX_BURSTS
+ * bursts and builds up to ENG_TX_BUDGET frames, so that a lcore busy
+ * sending still reads the ACKs its peer sends (which the peer would
+ * otherwise drop when its tx queue fills: go-back-N retransmissions). */
+#define ENG_RX_BURSTS		4
+#define ENG_TX_BUDGET		(ENG_RX_BURSTS * ENG_RX_BURST)
 #define ENG_RING_SIZE		4096	/* ctrl, doorbell, loopback, hand-off */
 #define ENG_DB_RING_SIZE	16384
 #define ENG_TIMER_BURST		32

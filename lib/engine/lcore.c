@@ -357,11 +357,16 @@ static unsigned int
 eng_tx(struct eng_lcore *lc)
 {
 	struct eng_qp *eq, *last = TAILQ_LAST(&lc->active, eng_qp_list);
-	unsigned int n = 0;
+	unsigned int n = 0, built = 0;
+	struct uroce_txb *txb;
+	uint16_t n0;
 	bool more, end;
 
-	/* One call per QP that was active when the round began. */
-	while (last != NULL && (eq = TAILQ_FIRST(&lc->active)) != NULL) {
+	/* One call per QP that was active when the round began, until the
+	 * iteration's frame budget is spent; the QPs not called keep their
+	 * place at the head of the list for the next iteration. */
+	while (last != NULL && built < ENG_TX_BUDGET &&
+	       (eq = TAILQ_FIRST(&lc->active)) != NULL) {
 		end = eq == last;
 		TAILQ_REMOVE(&lc->active, eq, active_link);
 		eq->active = false;
@@ -371,7 +376,10 @@ eng_tx(struct eng_lcore *lc)
 				break;
 			continue;
 		}
-		more = uroce_qp_tx(eq->qp, lc->now, eng_qp_txb(lc, eq));
+		txb = eng_qp_txb(lc, eq);
+		n0 = txb->n;
+		more = uroce_qp_tx(eq->qp, lc->now, txb);
+		built += txb->n - n0;
 		eng_qp_rearm(lc, eq);
 		if (more)
 			eng_qp_activate(lc, eq);
@@ -434,13 +442,19 @@ static unsigned int
 eng_rx_port(struct eng_lcore *lc, struct uroce_dev *dev)
 {
 	struct rte_mbuf *pkts[ENG_RX_BURST];
+	unsigned int b, total = 0;
 	uint16_t i, n;
 
-	n = uroce_port_rx(dev->port, lc->idx, pkts, ENG_RX_BURST);
-	lc->dst[dev->idx].rx_pkts += n;
-	for (i = 0; i < n; i++)
-		eng_deliver(lc, dev, pkts[i], false);
-	return n;
+	for (b = 0; b < ENG_RX_BURSTS; b++) {
+		n = uroce_port_rx(dev->port, lc->idx, pkts, ENG_RX_BURST);
+		lc->dst[dev->idx].rx_pkts += n;
+		for (i = 0; i < n; i++)
+			eng_deliver(lc, dev, pkts[i], false);
+		total += n;
+		if (n < ENG_RX_BURST)
+			break;
+	}
+	return total;
 }
 
 /* Frames queued for this lcore: loopback (lo) or hand-offs (ho: RoCEv2
@@ -466,13 +480,27 @@ static unsigned int
 eng_timers(struct eng_lcore *lc)
 {
 	struct uroce_wheel_entry *ents[ENG_TIMER_BURST];
+	struct uroce_txb *txb, none;
+	unsigned int i, n, built = 0;
 	struct eng_qp *eq;
-	unsigned int i, n;
+	uint16_t n0;
 
+	/* A timer's QP builds its frames here unless its port stalls or the
+	 * iteration's budget is spent: then it gets a batch with no room,
+	 * which makes it ask to be called again (kick), and eng_tx() serves
+	 * it in turn. */
+	none.n = 0;
+	none.cap = 0;
 	n = uroce_wheel_expire(&lc->wheel, lc->now, ents, RTE_DIM(ents));
 	for (i = 0; i < n; i++) {
 		eq = container_of(ents[i], struct eng_qp, tmo);
-		uroce_qp_timer(eq->qp, lc->now, eng_qp_txb(lc, eq));
+		if (built >= ENG_TX_BUDGET || eng_qp_stalled(lc, eq))
+			txb = &none;
+		else
+			txb = eng_qp_txb(lc, eq);
+		n0 = txb->n;
+		uroce_qp_timer(eq->qp, lc->now, txb);
+		built += txb->n - n0;
 		eng_qp_rearm(lc, eq);
 	}
 	lc->st.timers += n;
