@@ -192,6 +192,21 @@ uint64_t uroce_resp_deadline(const struct uroce_qp *qp);
  * UD (ud.c).
  */
 bool uroce_ud_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
+/*
+ * The send side shared by the QPs that complete a send once its frame is
+ * built (UD and RAW_PACKET: no ACK). send_one builds the frame of the WQE
+ * at the SQ tail, or completes it with an error: 1, or 0 to wait (the
+ * requester's wait_at set).
+ */
+typedef int (*uroce_dgram_send_fn)(struct uroce_qp *qp,
+				   struct uroce_send_wqe *w, uint64_t now,
+				   struct uroce_txb *txb);
+bool uroce_dgram_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb,
+		    uroce_dgram_send_fn send_one);
+/* Complete the WQE at the SQ tail and release it (the slot is free before
+ * the CQE is visible); an error moves the QP to SQE. */
+void uroce_dgram_complete(struct uroce_qp *qp, const struct uroce_send_wqe *w,
+			  enum ibv_wc_status status);
 void uroce_ud_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		 uint64_t now);
 

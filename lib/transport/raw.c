@@ -31,30 +31,6 @@
 
 #include "qp_priv.h"
 
-/* Complete the WQE at the SQ tail and release it (UD's order: the slot is
- * free before the CQE is visible). */
-static void
-raw_send_complete(struct uroce_qp *qp, const struct uroce_send_wqe *w,
-		  enum ibv_wc_status status)
-{
-	struct ibv_wc wc;
-
-	if (status != IBV_WC_SUCCESS || uroce_wqe_signaled(qp, w)) {
-		uroce_send_wc(qp, w, status, &wc);
-		uroce_ring_cons_release(&qp->sq, 1);
-		uroce_qp_complete(qp, qp->send_cq, &wc, false);
-	} else {
-		uroce_ring_cons_release(&qp->sq, 1);
-	}
-	qp->req->start_idx = qp->sq.tail;
-	qp->req->tx_idx = qp->sq.tail;
-	if (status != IBV_WC_SUCCESS) {
-		QP_LOG(INFO, qp, "raw send wr_id %" PRIu64 " failed: status %d",
-		       w->wr_id, (int)status);
-		uroce_qp_to_sqe(qp);
-	}
-}
-
 /* Largest frame the port takes: the MTU plus the Ethernet header, and the
  * 802.1Q tag when the frame has one. */
 static uint32_t
@@ -78,7 +54,7 @@ raw_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 
 	if (len < RTE_ETHER_HDR_LEN ||
 	    len > (uint32_t)qp->env->mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN) {
-		raw_send_complete(qp, w, IBV_WC_LOC_LEN_ERR);
+		uroce_dgram_complete(qp, w, IBV_WC_LOC_LEN_ERR);
 		return 1;
 	}
 	if (!uroce_qp_pace(qp, now, len, &qp->req->wait_at))
@@ -94,45 +70,30 @@ raw_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 		/* The pool's buffers hold MTU + 128 bytes: cannot happen
 		 * within the bounds above, but never write past the mbuf. */
 		rte_pktmbuf_free(m);
-		raw_send_complete(qp, w, IBV_WC_LOC_LEN_ERR);
+		uroce_dgram_complete(qp, w, IBV_WC_LOC_LEN_ERR);
 		return 1;
 	}
 	if (uroce_wqe_gather(qp, w, 0, frame, len) < 0) {
 		rte_pktmbuf_free(m);
-		raw_send_complete(qp, w, IBV_WC_LOC_PROT_ERR);
+		uroce_dgram_complete(qp, w, IBV_WC_LOC_PROT_ERR);
 		return 1;
 	}
 	if (len > raw_frame_max(qp, frame)) {
 		rte_pktmbuf_free(m);
-		raw_send_complete(qp, w, IBV_WC_LOC_LEN_ERR);
+		uroce_dgram_complete(qp, w, IBV_WC_LOC_LEN_ERR);
 		return 1;
 	}
 	qp->stats.tx_pkts++;
 	qp->stats.tx_bytes += len;
 	uroce_txb_add(txb, m);
-	raw_send_complete(qp, w, IBV_WC_SUCCESS);
+	uroce_dgram_complete(qp, w, IBV_WC_SUCCESS);
 	return 1;
 }
 
 bool
 uroce_raw_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 {
-	struct uroce_requester *req = qp->req;
-
-	if (req->wait_at != UROCE_TIME_OFF) {
-		if (now < req->wait_at)
-			return false;
-		req->wait_at = UROCE_TIME_OFF;
-	}
-	while (qp->state == IBV_QPS_RTS && uroce_ring_cons_avail(&qp->sq, 1) > 0) {
-		if (uroce_txb_full(txb))
-			return true;
-		if (raw_send_one(qp, uroce_sq_wqe(qp, qp->sq.tail), now, txb) == 0)
-			return false;
-	}
-	if (qp->state == IBV_QPS_SQD)
-		uroce_req_check_drained(qp);
-	return false;
+	return uroce_dgram_tx(qp, now, txb, raw_send_one);
 }
 
 /* ---------------------------------------------------------------------------

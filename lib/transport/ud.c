@@ -22,10 +22,9 @@ send_qkey(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
 	return (w->remote_qkey & 0x80000000u) ? qp->attr.qkey : w->remote_qkey;
 }
 
-/* Complete the WQE at the SQ tail and release it. */
-static void
-ud_complete(struct uroce_qp *qp, const struct uroce_send_wqe *w,
-	    enum ibv_wc_status status)
+void
+uroce_dgram_complete(struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		     enum ibv_wc_status status)
 {
 	struct ibv_wc wc;
 
@@ -38,8 +37,11 @@ ud_complete(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	}
 	qp->req->start_idx = qp->sq.tail;
 	qp->req->tx_idx = qp->sq.tail;
-	if (status != IBV_WC_SUCCESS)
+	if (status != IBV_WC_SUCCESS) {
+		QP_LOG(INFO, qp, "send wr_id %" PRIu64 " failed: status %d",
+		       w->wr_id, (int)status);
 		uroce_qp_to_sqe(qp);
+	}
 }
 
 /* The WR's destination, resolved. 0, -EAGAIN (wait) or another error. */
@@ -72,7 +74,7 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 
 	/* A datagram is one packet of at most the port's MTU (IBTA ch. 9.8). */
 	if (w->length > uroce_mtu_bytes(qp->env->lim.active_mtu)) {
-		ud_complete(qp, w, IBV_WC_LOC_LEN_ERR);
+		uroce_dgram_complete(qp, w, IBV_WC_LOC_LEN_ERR);
 		return 1;
 	}
 	ret = ud_path(qp, w, &l2l3);
@@ -81,7 +83,7 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 		return 0;
 	}
 	if (ret < 0) {
-		ud_complete(qp, w, IBV_WC_GENERAL_ERR);
+		uroce_dgram_complete(qp, w, IBV_WC_GENERAL_ERR);
 		return 1;
 	}
 	bth.opcode = (w->opcode == IBV_WR_SEND_WITH_IMM) ?
@@ -96,7 +98,7 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	}
 	if (uroce_wqe_gather(qp, w, 0, payload, w->length) < 0) {
 		rte_pktmbuf_free(m);
-		ud_complete(qp, w, IBV_WC_LOC_PROT_ERR);
+		uroce_dgram_complete(qp, w, IBV_WC_LOC_PROT_ERR);
 		return 1;
 	}
 	memset(&ext, 0, sizeof(ext));
@@ -109,12 +111,13 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	qp->req->next_psn = psn_add(qp->req->next_psn, 1);
 	uroce_frame_finish(qp, m, &l2l3, &bth, &ext, w->length, txb);
 	/* UD completes when the datagram is built (IBTA ch. 9.8). */
-	ud_complete(qp, w, IBV_WC_SUCCESS);
+	uroce_dgram_complete(qp, w, IBV_WC_SUCCESS);
 	return 1;
 }
 
 bool
-uroce_ud_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
+uroce_dgram_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb,
+	       uroce_dgram_send_fn send_one)
 {
 	struct uroce_requester *req = qp->req;
 
@@ -126,12 +129,18 @@ uroce_ud_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	while (qp->state == IBV_QPS_RTS && uroce_ring_cons_avail(&qp->sq, 1) > 0) {
 		if (uroce_txb_full(txb))
 			return true;
-		if (ud_send_one(qp, uroce_sq_wqe(qp, qp->sq.tail), now, txb) == 0)
+		if (send_one(qp, uroce_sq_wqe(qp, qp->sq.tail), now, txb) == 0)
 			return false;
 	}
 	if (qp->state == IBV_QPS_SQD)
 		uroce_req_check_drained(qp);
 	return false;
+}
+
+bool
+uroce_ud_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
+{
+	return uroce_dgram_tx(qp, now, txb, ud_send_one);
 }
 
 /* The 40 bytes in front of a UD receive's data. */
