@@ -696,6 +696,24 @@ wait_stuck(struct uroce_port *p, struct net_queue *nq)
 	nq->stuck_since = 0;
 }
 
+/* Queue n frames; @return how many were freed, their bytes in *lost_bytes. */
+static uint16_t
+wait_put_all(struct uroce_port *p, struct net_queue *nq,
+	     struct rte_mbuf **m, uint16_t n, uint64_t *lost_bytes)
+{
+	uint16_t i, lost = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t len = rte_pktmbuf_pkt_len(m[i]);
+
+		if (!wait_put(p, nq, m[i])) {
+			*lost_bytes += len;
+			lost++;
+		}
+	}
+	return lost;
+}
+
 /* Send what waits, oldest first, bypassing the fault injector (those
  * frames met it already). @return the frames the ethdev took. */
 static uint16_t
@@ -736,7 +754,7 @@ tx_chunk(struct uroce_port *p, uint16_t q, struct rte_mbuf **arr, uint16_t k)
 	struct net_fault_q *fq = p->fault ? &p->fault->tx[q] : NULL;
 	struct net_queue *nq = &p->q[q];
 	uint64_t bytes = 0, lost_bytes = 0;
-	uint16_t i, sent, left = k, tries, lost = 0;
+	uint16_t i, sent, left = k, tries, lost;
 
 	for (i = 0; i < k; i++)
 		bytes += rte_pktmbuf_pkt_len(arr[i]);
@@ -754,14 +772,7 @@ tx_chunk(struct uroce_port *p, uint16_t q, struct rte_mbuf **arr, uint16_t k)
 		sent += rte_eth_tx_burst(p->port_id, q, arr + sent, left - sent);
 	if (fq != NULL)
 		fq->bypass = false;
-	for (i = sent; i < left; i++) {
-		uint32_t len = rte_pktmbuf_pkt_len(arr[i]);
-
-		if (!wait_put(p, nq, arr[i])) {
-			lost_bytes += len;
-			lost++;
-		}
-	}
+	lost = wait_put_all(p, nq, arr + sent, left - sent, &lost_bytes);
 	net_ctr_add(&nq->st.tx_full, lost);
 	k -= RTE_MIN(k, lost);
 	net_ctr_add(&nq->st.tx_pkts, k);
@@ -775,21 +786,16 @@ tx_behind(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 	  uint16_t n)
 {
 	struct net_queue *nq = &p->q[q];
-	uint64_t bytes = 0;
-	uint16_t i, k = 0;
+	uint64_t bytes = 0, lost_bytes = 0;
+	uint16_t i, lost;
 
-	for (i = 0; i < n; i++) {
-		uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
-
-		if (wait_put(p, nq, pkts[i])) {
-			bytes += len;
-			k++;
-		}
-	}
-	net_ctr_add(&nq->st.tx_full, n - k);
-	net_ctr_add(&nq->st.tx_pkts, k);
-	net_ctr_add(&nq->st.tx_bytes, bytes);
-	return k;
+	for (i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	lost = wait_put_all(p, nq, pkts, n, &lost_bytes);
+	net_ctr_add(&nq->st.tx_full, lost);
+	net_ctr_add(&nq->st.tx_pkts, n - lost);
+	net_ctr_add(&nq->st.tx_bytes, bytes - lost_bytes);
+	return n - lost;
 }
 
 uint16_t
