@@ -37,9 +37,9 @@
 #include "uroce_engine.h"
 #include "uroce_test.h"
 #include "uroce_test_eal.h"
+#include "uroce_test_engine.h"
 
 #define BUF_SIZE	(64 * 1024)
-#define WAIT_S		10	/* bound of every wait (not a threshold) */
 #define OFF_SEND	0x0000
 #define OFF_RECV	0x4000
 #define OFF_WRITE	0x8000
@@ -54,50 +54,6 @@ struct side {
 	struct uroce_mr *mr;
 	uint8_t *buf;
 };
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Native progress on this thread, or let the lcores run. */
-static void
-progress(void)
-{
-	if (uroce_engine_lcores() == 0) {
-		if (uroce_poll() == 0)
-			usleep(10);
-	} else {
-		usleep(50);
-	}
-}
-
-/* Set when a wait ran out: the scenario is broken, later waits give up at
- * once so that a failing run ends soon. */
-static bool stuck;
-
-/* One completion from cq, waiting at most WAIT_S. */
-static bool
-wait_wc(struct uroce_cq *cq, struct ibv_wc *wc)
-{
-	double end = now_s() + WAIT_S;
-	int n;
-
-	do {
-		n = uroce_cq_poll(cq, 1, wc);
-		if (n != 0)
-			return n == 1;
-		if (stuck)
-			return false;
-		progress();
-	} while (now_s() < end);
-	stuck = true;
-	return false;
-}
 
 static void
 fill(uint8_t *p, size_t n)
@@ -270,7 +226,7 @@ send_done(struct side *a, uint64_t wr_id, enum ibv_wc_opcode opc)
 	bool ok;
 
 	memset(&wc, 0, sizeof(wc));
-	ok = UT_CHECK(wait_wc(a->cq, &wc));
+	ok = UT_CHECK(ut_wait_wc(a->cq, &wc));
 	ok &= UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
 	ok &= UT_CHECK_EQ(wc.wr_id, wr_id);
 	ok &= UT_CHECK_EQ(wc.opcode, opc);
@@ -307,7 +263,7 @@ op_send(struct side *a, struct side *b, uint32_t len, bool imm)
 	UT_CHECK_EQ(uroce_qp_post_send(a->qp, &wr, &bad), 0);
 	send_done(a, 1, IBV_WC_SEND);
 	memset(&wc, 0, sizeof(wc));
-	if (UT_CHECK(wait_wc(b->cq, &wc))) {
+	if (UT_CHECK(ut_wait_wc(b->cq, &wc))) {
 		UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
 		UT_CHECK_EQ(wc.wr_id, 77);
 		UT_CHECK_EQ(wc.opcode, IBV_WC_RECV);
@@ -460,18 +416,18 @@ frame_for(struct uroce_dev *dev, uint32_t qpn, bool bad_icrc)
 static bool
 wait_stat(struct uroce_dev *dev, size_t off, uint64_t old)
 {
-	double end = now_s() + WAIT_S;
+	double end = ut_now_s() + UT_WAIT_S;
 	struct uroce_dev_stats st;
 
 	do {
 		uroce_dev_stats_get(dev, &st);
 		if (*(uint64_t *)(void *)((uint8_t *)&st + off) > old)
 			return true;
-		if (stuck)
+		if (ut_stuck)
 			return false;
-		progress();
-	} while (now_s() < end);
-	stuck = true;
+		ut_progress();
+	} while (ut_now_s() < end);
+	ut_stuck = true;
 	return false;
 }
 
@@ -651,13 +607,13 @@ static void
 check_backoff(void)
 {
 	struct uroce_lcore_stats ls0, ls;
-	double end = now_s() + WAIT_S;
+	double end = ut_now_s() + UT_WAIT_S;
 
 	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &ls0), 0);
 	do {
 		usleep(1000);
 		uroce_engine_lcore_stats(0, &ls);
-	} while (ls.sleeps == ls0.sleeps && now_s() < end);
+	} while (ls.sleeps == ls0.sleeps && ut_now_s() < end);
 	UT_CHECK(ls.sleeps > ls0.sleeps);
 	UT_CHECK(ls.idle_loops > ls0.idle_loops);
 	UT_NOTE("back-off");
@@ -778,7 +734,7 @@ run_scenario(const struct scenario *sc)
 	struct uroce_dev *da, *db;
 
 	printf("scenario: %s\n", sc->name);
-	stuck = false;
+	ut_stuck = false;
 	memset(&cfg, 0, sizeof(cfg));
 	if (sc->busy_workers)
 		hold_workers(true);
@@ -856,7 +812,7 @@ run_two_lcores(void)
 	struct side a, b;
 
 	printf("scenario: %s\n", sc.name);
-	stuck = false;
+	ut_stuck = false;
 	memset(&cfg, 0, sizeof(cfg));
 	if (!engine_up(&sc, &cfg))
 		return;

@@ -33,12 +33,12 @@
 #include "uroce_engine.h"
 #include "uroce_test.h"
 #include "uroce_test_eal.h"
+#include "uroce_test_engine.h"
 #include "uroce_test_frame.h"
 
 #define SLOT		2048
 #define NSLOT		32
 #define BUF_SIZE	(SLOT * NSLOT)
-#define WAIT_S		10	/* bound of every wait (not a threshold) */
 #define MTU		1500
 
 struct rq {			/* a raw QP with its own CQ and buffers */
@@ -54,46 +54,6 @@ struct side {
 	struct uroce_pd *pd;
 	uint8_t mac[6];
 };
-
-static bool stuck;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void
-progress(void)
-{
-	if (uroce_engine_lcores() == 0) {
-		if (uroce_engine_poll() == 0)
-			usleep(10);
-	} else {
-		usleep(50);
-	}
-}
-
-static bool
-wait_wc(struct uroce_cq *cq, struct ibv_wc *wc)
-{
-	double end = now_s() + WAIT_S;
-	int n;
-
-	do {
-		n = uroce_cq_poll(cq, 1, wc);
-		if (n != 0)
-			return n == 1;
-		if (stuck)
-			return false;
-		progress();
-	} while (now_s() < end);
-	stuck = true;
-	return false;
-}
 
 static uint64_t
 non_roce(const struct side *s)
@@ -117,10 +77,10 @@ qp_drops(struct rq *q)
 static bool
 wait_count(uint64_t (*fn)(void *), void *arg, uint64_t want)
 {
-	double end = now_s() + WAIT_S;
+	double end = ut_now_s() + UT_WAIT_S;
 
-	while (fn(arg) < want && now_s() < end && !stuck)
-		progress();
+	while (fn(arg) < want && ut_now_s() < end && !ut_stuck)
+		ut_progress();
 	return fn(arg) == want;
 }
 
@@ -227,7 +187,7 @@ send_expect(struct rq *a, const struct ut_frame *fr, struct rq *dst,
 		post_recv(dst, SLOT);
 	}
 	post_send(a, len, 1000 + seed);
-	if (UT_CHECK(wait_wc(a->cq, &wc))) {
+	if (UT_CHECK(ut_wait_wc(a->cq, &wc))) {
 		UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
 		UT_CHECK_EQ(wc.opcode, IBV_WC_SEND);
 		UT_CHECK_EQ(wc.wr_id, 1000 + seed);
@@ -236,7 +196,7 @@ send_expect(struct rq *a, const struct ut_frame *fr, struct rq *dst,
 		UT_CHECK(wait_count(non_roce_fn, b, nr0 + 1));
 		return;
 	}
-	if (UT_CHECK(wait_wc(dst->cq, &wc))) {
+	if (UT_CHECK(ut_wait_wc(dst->cq, &wc))) {
 		UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
 		UT_CHECK_EQ(wc.opcode, IBV_WC_RECV);
 		UT_CHECK_EQ(wc.qp_num, dst->qp->qpn);
@@ -374,15 +334,15 @@ check_defaults(struct side *sa, struct side *sb, struct rq *a, struct rq *b2)
 	{
 		struct ibv_wc wc;
 
-		UT_CHECK(wait_wc(a->cq, &wc) && wc.status == IBV_WC_SUCCESS);
+		UT_CHECK(ut_wait_wc(a->cq, &wc) && wc.status == IBV_WC_SUCCESS);
 	}
 	{
-		double end = now_s() + WAIT_S;
+		double end = ut_now_s() + UT_WAIT_S;
 
 		do {
-			progress();
+			ut_progress();
 			uroce_dev_stats_get(sb->dev, &d1);
-		} while (d1.rx_pkts == d0.rx_pkts && now_s() < end);
+		} while (d1.rx_pkts == d0.rx_pkts && ut_now_s() < end);
 	}
 	UT_CHECK_EQ(d1.rx_pkts, d0.rx_pkts + 1);
 	UT_CHECK(d1.wire.verdict[UROCE_WIRE_OK] == d0.wire.verdict[UROCE_WIRE_OK]);
@@ -416,12 +376,12 @@ check_recv_errors(struct side *sa, struct side *sb, struct rq *a,
 	fl = flow(b1, &f);
 	fr = frame(sb->mac, sa->mac, 17, 0x0a000002, 5000, 100);
 	post_send(a, ut_frame_build(&fr, a->buf, 30), 30);
-	UT_CHECK(wait_wc(a->cq, &wc) && wc.status == IBV_WC_SUCCESS);
+	UT_CHECK(ut_wait_wc(a->cq, &wc) && wc.status == IBV_WC_SUCCESS);
 	UT_CHECK(wait_count(drops_fn, b1, d0 + 1));
 	post_recv(b1, 99);			/* one byte short */
 	post_send(a, ut_frame_build(&fr, a->buf, 31), 31);
-	UT_CHECK(wait_wc(a->cq, &wc) && wc.status == IBV_WC_SUCCESS);
-	if (UT_CHECK(wait_wc(b1->cq, &wc))) {
+	UT_CHECK(ut_wait_wc(a->cq, &wc) && wc.status == IBV_WC_SUCCESS);
+	if (UT_CHECK(ut_wait_wc(b1->cq, &wc))) {
 		UT_CHECK_EQ(wc.status, IBV_WC_LOC_LEN_ERR);
 		UT_CHECK_EQ(wc.opcode, IBV_WC_RECV);
 	}
@@ -445,7 +405,7 @@ check_send_lengths(struct side *sa, struct side *sb, struct rq *a,
 	for (i = 0; i < RTE_DIM(bad); i++) {
 		ut_frame_build(&fr, a->buf, 40);	/* untagged */
 		post_send(a, bad[i], 40 + i);
-		if (UT_CHECK(wait_wc(a->cq, &wc))) {
+		if (UT_CHECK(ut_wait_wc(a->cq, &wc))) {
 			UT_CHECK_EQ(wc.status, IBV_WC_LOC_LEN_ERR);
 			UT_CHECK_EQ(wc.wr_id, 40 + i);
 		}
@@ -520,7 +480,7 @@ run(const char *name, const char *link, unsigned int lcores,
 	unsigned int i;
 
 	printf("scenario: %s\n", name);
-	stuck = false;
+	ut_stuck = false;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.port_cnt = 2;
 	cfg.lcores = lcores;

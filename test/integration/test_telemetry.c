@@ -42,9 +42,9 @@
 #include "uroce_stats.h"
 #include "uroce_test.h"
 #include "uroce_test_eal.h"
+#include "uroce_test_engine.h"
 
 #define BUF_SIZE	(16 * 1024)
-#define WAIT_S		10		/* bound of every wait (not a threshold) */
 #define JS_MAX		(20 * 1024)	/* > DPDK's 16 KiB answer */
 
 struct side {
@@ -55,46 +55,6 @@ struct side {
 	struct uroce_mr *mr;
 	uint8_t *buf;
 };
-
-static bool stuck;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void
-progress(void)
-{
-	if (uroce_engine_lcores() == 0) {
-		if (uroce_poll() == 0)
-			usleep(10);
-	} else {
-		usleep(50);
-	}
-}
-
-static bool
-wait_wc(struct uroce_cq *cq, struct ibv_wc *wc)
-{
-	double end = now_s() + WAIT_S;
-	int n;
-
-	do {
-		n = uroce_cq_poll(cq, 1, wc);
-		if (n != 0)
-			return n == 1;
-		if (stuck)
-			return false;
-		progress();
-	} while (now_s() < end);
-	stuck = true;
-	return false;
-}
 
 /* ---------------------------------------------------------------------------
  * Objects.
@@ -216,7 +176,7 @@ done(struct side *a, enum ibv_wc_status status)
 	struct ibv_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
-	return UT_CHECK(wait_wc(a->cq, &wc)) && UT_CHECK_EQ(wc.status, status);
+	return UT_CHECK(ut_wait_wc(a->cq, &wc)) && UT_CHECK_EQ(wc.status, status);
 }
 
 static struct uroce_qp_stats
@@ -249,13 +209,13 @@ steal(struct uroce_dev *dev)
 static unsigned int
 steal_next(struct uroce_dev *dev)
 {
-	double end = now_s() + WAIT_S;
+	double end = ut_now_s() + UT_WAIT_S;
 	unsigned int n;
 
 	do {
 		uroce_poll();
 		n = steal(dev);
-	} while (n == 0 && now_s() < end);
+	} while (n == 0 && ut_now_s() < end);
 	return n;
 }
 
@@ -344,22 +304,22 @@ inject(struct uroce_dev *dev, struct rte_mbuf *m)
 	struct uroce_dev_stats s0, s1;
 	uint64_t n0 = 0, n1 = 0;
 	unsigned int v;
-	double end = now_s() + WAIT_S;
+	double end = ut_now_s() + UT_WAIT_S;
 
 	uroce_dev_stats_get(dev, &s0);
 	for (v = 0; v < UROCE_WIRE_VERDICT_COUNT; v++)
 		n0 += s0.wire.verdict[v];
 	UT_CHECK_EQ(uroce_dev_inject(dev, m), 0);
 	do {
-		progress();
+		ut_progress();
 		uroce_dev_stats_get(dev, &s1);
 		for (n1 = 0, v = 0; v < UROCE_WIRE_VERDICT_COUNT; v++)
 			n1 += s1.wire.verdict[v];
-	} while (n1 == n0 && now_s() < end);
+	} while (n1 == n0 && ut_now_s() < end);
 	UT_CHECK_EQ(n1, n0 + 1);
 	/* Let the owner finish with it (native: done; lcore: soon). */
-	progress();
-	progress();
+	ut_progress();
+	ut_progress();
 }
 
 static void
@@ -669,7 +629,7 @@ run_native(void)
 	int fd;
 
 	printf("scenario: native, faults made exactly\n");
-	stuck = false;
+	ut_stuck = false;
 	make_cfg(&cfg, "tlmn", 1);
 	if (!engine_up(&cfg, UROCE_ENGINE_NO_LCORES))
 		return;
@@ -759,7 +719,7 @@ run_lcore(void)
 	int fd;
 
 	printf("scenario: one lcore\n");
-	stuck = false;
+	ut_stuck = false;
 	make_cfg(&cfg, "tlml", 2);
 	if (!engine_up(&cfg, 0))
 		return;

@@ -20,7 +20,6 @@
  *    EINVAL with nothing changed, objects in use EBUSY, NULL EINVAL.
  */
 
-#include <ftw.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include <unistd.h>
 
 #include "uroce_test.h"
+#include "uroce_test_verbs.h"
 #include "verbs_priv.h"
 
 #define BUF_SIZE	16384
@@ -36,51 +36,6 @@
 #define WAIT_SEC	10	/* a hang guard, not a performance bound */
 #define DIM(a)		(sizeof(a) / sizeof((a)[0]))
 #define READ_OFF	12288	/* at qb: what the RDMA read fetches */
-
-static char conf[64];
-static char rundir[96];
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-static void
-remove_rundir(void)
-{
-	nftw(rundir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Two ports of this process joined by a ringlink: no socket, no lock. */
-static int
-write_config(void)
-{
-	const char *mem = getenv("UROCE_TEST_MEM");
-	int pid = (int)getpid();
-	FILE *f;
-
-	snprintf(conf, sizeof(conf), "/tmp/uroce-cqex.%d.conf", pid);
-	snprintf(rundir, sizeof(rundir), "/var/run/dpdk/uroce-cqex-%d", pid);
-	f = fopen(conf, "w");
-	if (f == NULL)
-		return -1;
-	fprintf(f, "[port0]\ndev = ringlink:cqex,side=0\n"
-		"ip = 192.168.83.1/24\nmtu = 1500\n"
-		"[port1]\ndev = ringlink:cqex,side=1\n"
-		"ip = 192.168.83.2/24\nmtu = 1500\n"
-		"[eal]\nlcores = 1\n"
-		"args = --no-pci %s --file-prefix=uroce-cqex-%d "
-		"--log-level=*:warning\n",
-		mem != NULL ? mem : "--no-huge -m 256", pid);
-	fclose(f);
-	setenv("UROCE_CONFIG", conf, 1);
-	return 0;
-}
 
 static double
 now_s(void)
@@ -788,11 +743,10 @@ main(void)
 	ut_srand(44);
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (write_config() != 0) {
+	if (ut_verbs_ringlink_config("cqex", 83) != 0) {
 		perror("config");
 		return 1;
 	}
-	atexit(remove_rundir);
 	list = ibv_get_device_list(&num);
 	if (UT_CHECK(list != NULL && num == 2)) {
 		c0 = ibv_open_device(list[0]);
@@ -819,7 +773,6 @@ main(void)
 		UT_CHECK_EQ(ibv_close_device(c1), 0);
 	if (list != NULL)
 		ibv_free_device_list(list);
-	unlink(conf);
 	unsetenv("UROCE_CONFIG");
 	return ut_summary();
 }

@@ -17,7 +17,6 @@
 
 #include <endian.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include <unistd.h>
 
 #include "uroce_test.h"
+#include "uroce_test_verbs.h"
 #include "uroce_test_frame.h"
 #include "verbs_priv.h"
 
@@ -34,9 +34,6 @@
 #define IP_A		0xc0a85401u	/* 192.168.84.1 */
 #define IP_B		0xc0a85402u
 
-static char conf[64];
-static char rundir[96];
-
 struct side {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -45,48 +42,6 @@ struct side {
 	struct ibv_qp *qp;
 	uint8_t *buf;
 };
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-static void
-remove_rundir(void)
-{
-	nftw(rundir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Two ports of this process joined by a ringlink: no socket, no lock. */
-static int
-write_config(void)
-{
-	const char *mem = getenv("UROCE_TEST_MEM");
-	int pid = (int)getpid();
-	FILE *f;
-
-	snprintf(conf, sizeof(conf), "/tmp/uroce-vraw.%d.conf", pid);
-	snprintf(rundir, sizeof(rundir), "/var/run/dpdk/uroce-vraw-%d", pid);
-	f = fopen(conf, "w");
-	if (f == NULL)
-		return -1;
-	fprintf(f, "[port0]\ndev = ringlink:vraw,side=0\n"
-		"ip = 192.168.84.1/24\nmtu = 1500\n"
-		"[port1]\ndev = ringlink:vraw,side=1\n"
-		"ip = 192.168.84.2/24\nmtu = 1500\n"
-		"[eal]\nlcores = 1\n"
-		"args = --no-pci %s --file-prefix=uroce-vraw-%d "
-		"--log-level=*:warning\n",
-		mem != NULL ? mem : "--no-huge -m 256", pid);
-	fclose(f);
-	setenv("UROCE_CONFIG", conf, 1);
-	return 0;
-}
 
 static double
 now_s(void)
@@ -331,11 +286,10 @@ main(void)
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (write_config() != 0) {
+	if (ut_verbs_ringlink_config("vraw", 84) != 0) {
 		perror("config");
 		return 1;
 	}
-	atexit(remove_rundir);
 	list = ibv_get_device_list(&num);
 	if (UT_CHECK(list != NULL && num == 2)) {
 		c0 = ibv_open_device(list[0]);
@@ -355,7 +309,6 @@ main(void)
 		UT_CHECK_EQ(ibv_close_device(c1), 0);
 	if (list != NULL)
 		ibv_free_device_list(list);
-	unlink(conf);
 	unsetenv("UROCE_CONFIG");
 	return ut_summary();
 }
