@@ -104,6 +104,32 @@ eng_sync(void)
 				 cur != NULL ? cur->idx : RTE_QSBR_THRID_INVALID);
 }
 
+/* uroce_engine_run_on(): the caller's function as a control message. */
+struct eng_run {
+	int (*fn)(void *arg);
+	void *arg;
+};
+
+static int
+ctrl_run(struct eng_lcore *lc, void *arg)
+{
+	struct eng_run *r = arg;
+
+	return r->fn(r->arg);
+}
+
+int
+uroce_engine_run_on(unsigned int idx, int (*fn)(void *arg), void *arg)
+{
+	struct eng_run r = { .fn = fn, .arg = arg };
+
+	if (eng_g == NULL)
+		return -ENODEV;
+	if (fn == NULL || idx >= eng_g->nb_ctx)
+		return -EINVAL;
+	return eng_ctrl_run(idx, ctrl_run, &r);
+}
+
 /* ------------------------------------------------------------------------
  * The QP's control operations, run on the owner.
  */

@@ -111,6 +111,19 @@ unsigned int uroce_engine_lcores(void);
  */
 int uroce_engine_poll(void);
 
+/**
+ * Run fn(arg) on engine lcore idx, between two iterations of its loop (with
+ * native progress: on the calling thread, under the progress lock). While
+ * fn runs that lcore neither receives nor transmits, so the port queues it
+ * owns (queue idx of every port) are fn's to use: uroce-perf measures the
+ * raw ceiling of the link this way on the core that runs the transport.
+ * fn must not call the object functions below (they would wait for the
+ * lcore that runs fn); control verbs of other threads wait until it ends.
+ * @return fn's value; -EINVAL (fn NULL, idx >= max(1, lcores)); -ENODEV
+ *   without an engine.
+ */
+int uroce_engine_run_on(unsigned int idx, int (*fn)(void *arg), void *arg);
+
 /** Counters of one engine lcore (native: index 0). */
 struct uroce_lcore_stats {
 	uint64_t loops;			/**< iterations */

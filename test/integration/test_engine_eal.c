@@ -6,7 +6,8 @@
  * lcore floating over the process's CPUs; an RC pair on the one device
  * moves a SEND, a WRITE and a READ byte-exact with the background lcore;
  * uroce_fini() cleans EAL up, after which a new uroce_init() fails cleanly
- * (DPDK cannot start twice in a process).
+ * (DPDK cannot start twice in a process). uroce_engine_run_on() runs a
+ * function on the engine lcore and returns its value.
  */
 #include <errno.h>
 #include <limits.h>
@@ -204,6 +205,28 @@ out:
 	end_close(&b);
 }
 
+static int
+on_lcore(void *arg)
+{
+	*(unsigned int *)arg = rte_lcore_id();
+	return 42;
+}
+
+/* The function runs on the engine's worker lcore, not on the caller's. */
+static void
+run_on(void)
+{
+	unsigned int where = RTE_MAX_LCORE;
+
+	UT_CHECK_EQ(uroce_engine_run_on(0, on_lcore, &where), 42);
+	UT_CHECK_EQ(where, rte_get_next_lcore(-1, 1, 0));
+	UT_CHECK(where != rte_lcore_id());
+	where = RTE_MAX_LCORE;
+	UT_CHECK_EQ(uroce_engine_run_on(1, on_lcore, &where), -EINVAL);
+	UT_CHECK_EQ(uroce_engine_run_on(0, NULL, NULL), -EINVAL);
+	UT_CHECK_EQ(where, RTE_MAX_LCORE);
+}
+
 int
 main(void)
 {
@@ -243,6 +266,7 @@ main(void)
 	UT_CHECK_EQ(uroce_init(path, 0, err, sizeof(err)), -EALREADY);
 
 	traffic(uroce_dev_get(0));
+	run_on();
 
 	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	uroce_fini();
@@ -251,6 +275,7 @@ main(void)
 		rmdir(rundir);
 	UT_CHECK(!uroce_engine_running());
 	UT_CHECK_EQ(uroce_poll(), -ENODEV);
+	UT_CHECK_EQ(uroce_engine_run_on(0, on_lcore, err), -ENODEV);
 	/* EAL is gone for good: a new start says so and leaves nothing up. */
 	err[0] = '\0';
 	UT_CHECK_EQ(uroce_init(path, 0, err, sizeof(err)), -ENOTSUP);
