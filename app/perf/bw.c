@@ -44,7 +44,7 @@ wr_chain(struct bw_client *c, uint32_t size)
 		c->wr[i].sg_list = &c->sge[i];
 		c->wl->fill(c->p, &c->wr[i], size, 0);
 		c->wr[i].next = i + 1 < c->sig ? &c->wr[i + 1] : NULL;
-		if (size <= c->p->qps[0].qp->cap.max_inline_data &&
+		if (size <= c->p->max_inline &&
 		    (c->wl->opcode == IBV_WR_SEND ||
 		     c->wl->opcode == IBV_WR_RDMA_WRITE ||
 		     c->wl->opcode == IBV_WR_RDMA_WRITE_WITH_IMM))
@@ -62,10 +62,10 @@ post_batch(struct bw_client *c, uint32_t qi, uint32_t b)
 	int ret;
 
 	c->wr[c->sig - 1].wr_id = ((uint64_t)b << 32) | qi;
-	ret = uroce_qp_post_send(c->p->qps[qi].qp, &c->wr[c->sig - b], &bad);
+	ret = c->p->ops->post_send(&c->p->qps[qi], &c->wr[c->sig - b], &bad);
 	if (ret < 0) {
 		fprintf(stderr, "uroce-perf: post_send on QP 0x%06x: %s\n",
-			c->p->qps[qi].qp->qpn, strerror(-ret));
+			c->p->qps[qi].qpn, strerror(-ret));
 		return ret;
 	}
 	c->p->qps[qi].outstanding += b;
@@ -109,7 +109,7 @@ reap(struct bw_client *c, struct perf_bw_res *r)
 	uint32_t cnt, qi;
 	int n, i;
 
-	n = uroce_cq_poll(c->p->scq, WC_BURST, wc);
+	n = c->p->ops->poll_cq(c->p, false, WC_BURST, wc);
 	if (n < 0) {
 		fprintf(stderr, "uroce-perf: send CQ overrun\n");
 		return n;
@@ -205,14 +205,14 @@ post_recvs(struct perf *p, uint32_t qi, uint32_t n)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)p->buf,
 			       .length = p->area,
-			       .lkey = p->mr->lkey };
+			       .lkey = p->lkey };
 	struct ibv_recv_wr wr = { .wr_id = qi, .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 	uint32_t i;
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		ret = uroce_qp_post_recv(p->qps[qi].qp, &wr, &bad);
+		ret = p->ops->post_recv(&p->qps[qi], &wr, &bad);
 		if (ret < 0) {
 			fprintf(stderr, "uroce-perf: post_recv: %s\n",
 				strerror(-ret));
@@ -247,7 +247,7 @@ perf_bw_server_step(struct perf *p, struct perf_bw_res *r)
 
 	if (!perf_wls[p->o->wl]->needs_recv)
 		return 0;
-	n = uroce_cq_poll(p->rcq, WC_BURST, wc);
+	n = p->ops->poll_cq(p, true, WC_BURST, wc);
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++) {
@@ -292,7 +292,7 @@ perf_bw_server(struct perf *p, const struct perf_phase *ph,
 			perf_progress(p);
 			ret = p->self_srv->errors ? -EIO : 0;
 		} else {
-			uroce_poll();
+			uroce_poll();	/* --verbs: returns at once */
 			ret = perf_bw_server_step(p, r);
 		}
 		if ((++loops & 1023) == 0 && perf_ctl_ready(p->fd))

@@ -46,7 +46,7 @@ lat_init(struct lat *l, struct perf *p, uint32_t size)
 	l->wl->fill(p, &l->wr, size, 0);
 	if (l->wl->fixed_size == 0)
 		l->sge.addr += p->area;		/* from the source area */
-	if (size <= p->qps[0].qp->cap.max_inline_data &&
+	if (size <= p->max_inline &&
 	    l->wl->lat != PERF_LAT_COMPLETION)
 		l->wr.send_flags = IBV_SEND_INLINE;
 	l->stall = (uint64_t)(PERF_WAIT_S * (double)p->hz);
@@ -61,7 +61,7 @@ lat_post(struct lat *l)
 	int ret;
 
 	l->wr.send_flags |= IBV_SEND_SIGNALED;
-	ret = uroce_qp_post_send(l->p->qps[0].qp, &l->wr, &bad);
+	ret = l->p->ops->post_send(&l->p->qps[0], &l->wr, &bad);
 	if (ret < 0)
 		fprintf(stderr, "uroce-perf: post_send: %s\n", strerror(-ret));
 	else
@@ -76,7 +76,7 @@ lat_reap(struct lat *l, struct perf_lat_res *r)
 	struct ibv_wc wc[16];
 	int n, i;
 
-	n = uroce_cq_poll(l->p->scq, 16, wc);
+	n = l->p->ops->poll_cq(l->p, false, 16, wc);
 	for (i = 0; i < n; i++)
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			fprintf(stderr, "uroce-perf: completion: %s\n",
@@ -93,10 +93,10 @@ static int
 repost_recv(struct perf *p)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)p->buf, .length = p->area,
-			       .lkey = p->mr->lkey };
+			       .lkey = p->lkey };
 	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
 
-	return uroce_qp_post_recv(p->qps[0].qp, &wr, &bad);
+	return p->ops->post_recv(&p->qps[0], &wr, &bad);
 }
 
 /* Whether the peer's next message is here: seq in the last byte of our
@@ -110,7 +110,8 @@ lat_arrived(struct lat *l, struct perf_lat_res *r, uint8_t seq)
 
 	if (l->wl->lat == PERF_LAT_MEMPOLL)
 		return *in == seq;
-	if (l->wl->lat != PERF_LAT_RECV || uroce_cq_poll(l->p->rcq, 1, &wc) != 1)
+	if (l->wl->lat != PERF_LAT_RECV ||
+	    l->p->ops->poll_cq(l->p, true, 1, &wc) != 1)
 		return 0;
 	if (wc.status != IBV_WC_SUCCESS) {
 		r->errors++;

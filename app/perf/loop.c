@@ -146,10 +146,10 @@ perf_loop_run(struct perf *c, struct perf *s)
 	c->peer = s->me;
 	s->peer = c->me;
 	for (i = 0; i < c->nqp; i++) {
-		c->qps[i].rqpn = s->qps[i].qp->qpn;
-		c->qps[i].rpsn = s->qps[i].qp->qpn & UROCE_PSN_MASK;
-		s->qps[i].rqpn = c->qps[i].qp->qpn;
-		s->qps[i].rpsn = c->qps[i].qp->qpn & UROCE_PSN_MASK;
+		c->qps[i].rqpn = s->qps[i].qpn;
+		c->qps[i].rpsn = s->qps[i].qpn & UROCE_PSN_MASK;
+		s->qps[i].rqpn = c->qps[i].qpn;
+		s->qps[i].rpsn = c->qps[i].qpn & UROCE_PSN_MASK;
 	}
 	ret = perf_connect_qps(c, &h);
 	if (ret == 0)

@@ -17,7 +17,8 @@
  *	... quit	   -->
  *
  * Progress is native (no engine lcores): one busy thread per process,
- * pinned with --core.
+ * pinned with --core; or, with --verbs, through the verbs library with the
+ * stack on an engine lcore (verbs.c). Either side may use either backend.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -110,7 +111,7 @@ exchange_qpns(struct perf *p)
 	if (mine == NULL || theirs == NULL)
 		ret = -ENOMEM;
 	for (i = 0; ret == 0 && i < p->nqp; i++)
-		mine[i] = p->qps[i].qp->qpn;
+		mine[i] = p->qps[i].qpn;
 	if (ret == 0 && (!perf_ctl_send(p->fd, mine, len) ||
 			 perf_ctl_recv(p->fd, theirs, len, PERF_WAIT_S) != 1))
 		ret = -ECONNRESET;
@@ -125,6 +126,39 @@ exchange_qpns(struct perf *p)
 	return ret;
 }
 
+/* A raw phase, where the backend lends the port (the engine lcore with
+ * --verbs). The server says ready only once the port is its own: a ping
+ * that the engine took instead would be lost. */
+struct raw_call {
+	struct perf *p;
+	const struct perf_phase *ph;
+	void *res;
+	const struct perf_msg *ready;	/* server: send it first */
+};
+
+static int
+raw_call_run(void *arg)
+{
+	struct raw_call *c = arg;
+
+	if (c->ready != NULL &&
+	    !perf_ctl_send(c->p->fd, c->ready, sizeof(*c->ready)))
+		return -ECONNRESET;
+	if (c->ph->kind == PH_RAW_LAT)
+		return perf_raw_lat(c->p, c->ph, c->res);
+	return c->p->o->server ? perf_raw_bw_server(c->p, c->ph, c->res) :
+		perf_raw_bw_client(c->p, c->ph, c->res);
+}
+
+static int
+raw_phase(struct perf *p, const struct perf_phase *ph, void *res,
+	  const struct perf_msg *ready)
+{
+	struct raw_call c = { .p = p, .ph = ph, .res = res, .ready = ready };
+
+	return p->ops->on_port(p, raw_call_run, &c);
+}
+
 /* ------------------------------------------------------------------------
  * Server.
  */
@@ -133,16 +167,20 @@ server_phase(struct perf *p, struct perf_msg *m)
 {
 	struct perf_phase ph = m->ph;
 	struct perf_lat_res *lat = calloc(1, sizeof(*lat));
-	struct perf_msg out = { .type = MSG_READY };
+	const struct perf_msg ready = { .type = MSG_READY };
+	struct perf_msg out;
+	bool raw = ph.kind == PH_RAW_BW || ph.kind == PH_RAW_LAT;
 	int ret;
 
-	if (lat == NULL || !perf_ctl_send(p->fd, &out, sizeof(out)))
+	if (lat == NULL || (!raw && !perf_ctl_send(p->fd, &ready, sizeof(ready)))) {
+		free(lat);
 		return -ECONNRESET;
+	}
 	memset(&out, 0, sizeof(out));
 	switch (ph.kind) {
-	case PH_RAW_BW: ret = perf_raw_bw_server(p, &ph, &out.res); break;
+	case PH_RAW_BW: ret = raw_phase(p, &ph, &out.res, &ready); break;
 	case PH_BW: ret = perf_bw_server(p, &ph, &out.res); break;
-	case PH_RAW_LAT: ret = perf_raw_lat(p, &ph, lat); break;
+	case PH_RAW_LAT: ret = raw_phase(p, &ph, lat, &ready); break;
 	case PH_LAT: ret = perf_lat_run(p, &ph, lat); break;
 	default: ret = -EINVAL; break;
 	}
@@ -168,8 +206,8 @@ run_server(struct perf *p)
 			strerror(-lfd));
 		return lfd;
 	}
-	printf("uroce-perf: server on TCP port %u, device %s\n",
-	       p->o->tcp_port, uroce_dev_name(uroce_dev_get(0)));
+	printf("uroce-perf: server on TCP port %u, device %s (%s)\n",
+	       p->o->tcp_port, uroce_dev_name(p->dev), p->ops->name);
 	fflush(stdout);
 	p->fd = perf_ctl_accept(lfd);
 	close(lfd);
@@ -269,10 +307,10 @@ client_phase(struct perf *p, const struct perf_phase *ph, void *res,
 		return -ECONNRESET;
 	ret = bidir_begin(p, ph);
 	switch (ph->kind) {
-	case PH_RAW_BW: ret = ret ? ret : perf_raw_bw_client(p, ph, res); break;
+	case PH_RAW_BW: ret = ret ? ret : raw_phase(p, ph, res, NULL); break;
 	case PH_BW: ret = ret ? ret : perf_bw_client(p, ph, res); break;
 	default: ret = ph->kind == PH_LAT ? perf_lat_run(p, ph, res) :
-			perf_raw_lat(p, ph, res); break;
+			raw_phase(p, ph, res, NULL); break;
 	}
 	memset(&m, 0, sizeof(m));
 	m.type = MSG_END;
@@ -493,8 +531,6 @@ perf_client_rows(struct perf *p)
 int
 main(int argc, char **argv)
 {
-	char err[UROCE_CONFIG_ERR_LEN];
-	struct uroce_config cfg;
 	struct perf_opts o, so;
 	struct perf p, s;
 	int ret;
@@ -503,30 +539,28 @@ main(int argc, char **argv)
 	ret = perf_opts_parse(argc, argv, &o);
 	if (ret != 0)
 		return ret > 0 ? 0 : PERF_EXIT_USAGE;
-	if (pin(o.core, o.server) < 0)
-		return PERF_EXIT_USAGE;
-	memset(&cfg, 0, sizeof(cfg));
-	if (uroce_config_load(o.config, &cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		return 1;
-	}
-	ret = uroce_engine_init(&cfg, UROCE_ENGINE_NO_LCORES |
-				(o.loop ? UROCE_ENGINE_WIRE_XDEV : 0), err,
-				sizeof(err));
-	if (ret < 0) {
-		fprintf(stderr, "%s\n", err);
-		uroce_config_free(&cfg);
-		return 1;
-	}
 	memset(&p, 0, sizeof(p));
 	p.o = &o;
 	p.fd = -1;
+	p.ops = o.verbs ? &perf_verbs_ops : &perf_native_ops;
+	/* --verbs: the engine lcore floats over the process's CPUs and only
+	 * this thread is pinned, after the engine starts (EAL takes its CPU
+	 * set from this thread's affinity). */
+	if (!o.verbs && pin(o.core, o.server) < 0)
+		return PERF_EXIT_USAGE;
+	if (p.ops->start(&p, o.config) < 0)
+		return 1;
+	if (o.verbs && pin(o.core, o.server) < 0) {
+		p.ops->stop(&p);
+		return PERF_EXIT_USAGE;
+	}
 	p.hz = rte_get_tsc_hz();
 	if (o.loop) {
 		so = o;
 		so.server = true;
 		memset(&s, 0, sizeof(s));
 		s.o = &so;
+		s.ops = p.ops;
 		s.fd = -1;
 		s.hz = p.hz;
 		ret = perf_loop_run(&p, &s);
@@ -544,9 +578,8 @@ main(int argc, char **argv)
 		perf_ctl_recv(p.fd, &b, 1, 5.0);
 	}
 	perf_teardown(&p);
-	uroce_engine_fini();
+	p.ops->stop(&p);
 	if (p.fd >= 0)
 		close(p.fd);
-	uroce_config_free(&cfg);
 	return ret < 0 ? 1 : 0;
 }

@@ -47,7 +47,10 @@ static const char usage_text[] =
 "      --bidir         bw, rate: both sides send (raw too)\n"
 "  -i, --interactive   a prompt: start, stop, show port stats, show qp N,\n"
 "                      set rate N KBPS, quit\n"
-"  not there yet (exit 2): --srq, --verbs\n";
+"      --verbs         through the verbs library: ibv_post_send(),\n"
+"                      ibv_poll_cq() on this thread, the stack on an\n"
+"                      engine lcore (the raw ceiling too)\n"
+"  not there yet (exit 2): --srq\n";
 
 enum {
 	O_SERVER = 256, O_CONNECT, O_CORE, O_MAXSZ, O_LATSZ, O_QPS, O_RATE,
@@ -241,7 +244,7 @@ parse_one(int c, struct perf_opts *o, uint64_t *size, bool *sweep)
 	case O_QUIET: o->quiet = true; break;
 	case O_SRQ: return not_yet("--srq");
 	case O_BIDIR: o->bidir = true; break;
-	case O_VERBS: return not_yet("--verbs");
+	case O_VERBS: o->verbs = true; break;
 	case O_LOOP: o->loop = true; break;
 	case 'i': o->interactive = true; break;
 	case 'h': fputs(usage_text, stdout); return 1;
@@ -315,6 +318,9 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 		return rule("-i", "the client (or --loop) has the prompt");
 	if (o->loop && o->bidir)
 		return rule("--loop --bidir", "not supported yet");
+	if (o->verbs && (o->loop || o->bidir || o->interactive))
+		return rule("--verbs", "not supported yet with --loop, --bidir "
+			    "or -i");
 	if (!o->loop && o->server == (o->connect != NULL))
 		return rule("--server/--connect", "give exactly one");
 	if (o->raw_only && o->no_raw)

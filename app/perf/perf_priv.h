@@ -15,7 +15,10 @@
  * Roles of the files:
  *   options.c    command line
  *   ctl.c        TCP control connection: hello, QP details, phases
- *   setup.c      engine, device objects, QPs brought to RTS
+ *   setup.c      device objects, QPs brought to RTS (through the backend)
+ *   native.c     backend: liburoce's own calls, progress on this thread
+ *   verbs.c      backend (--verbs): the verbs library, progress by the
+ *                engine lcore
  *   wl_*.c       workloads (struct perf_wl, like testpmd's fwd engines)
  *   bw.c         bandwidth / message-rate loop on the transport
  *   lat.c        latency ping-pong on the transport
@@ -71,6 +74,7 @@ struct perf_opts {
 	bool loop;			/* both ends in one process */
 	bool bidir;			/* bw: both sides send */
 	bool interactive;		/* -i */
+	bool verbs;			/* --verbs: the verbs backend */
 };
 
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o);
@@ -95,14 +99,19 @@ struct perf_peer_info {
 };
 
 struct perf_qp {
-	struct uroce_qp *qp;
+	struct uroce_qp *qp;		/* native backend */
+	struct ibv_qp *vqp;		/* verbs backend */
+	uint32_t qpn;
 	uint32_t rqpn, rpsn;		/* the peer's QP */
 	uint32_t outstanding;		/* send WRs posted, not completed */
 	uint32_t recvs;			/* receives posted */
 };
 
+struct perf_ops;
+
 struct perf {
 	struct perf_opts *o;
+	const struct perf_ops *ops;	/* the backend */
 	int fd;				/* control connection */
 	uint64_t hz;
 	struct uroce_dev *dev;
@@ -111,6 +120,12 @@ struct perf {
 	struct uroce_mr *mr;
 	struct uroce_cq *scq, *rcq;
 	uint32_t scq_size;
+	uint32_t lkey, rkey, max_inline; /* of the MR; of every QP */
+	/* The verbs backend's objects (verbs.c). */
+	struct ibv_context *vctx;
+	struct ibv_pd *vpd;
+	struct ibv_mr *vmr;
+	struct ibv_cq *vscq, *vrcq;
 	struct perf_qp *qps;
 	uint32_t nqp;
 	/* The buffer: the target area [0, area) (WRITEs and receives land
@@ -138,6 +153,42 @@ struct perf {
 	struct perf_bw_res *raw_rx;
 	struct perf_bw_res bidir_rx;	/* client: its half received */
 };
+
+/* ------------------------------------------------------------------------
+ * Backends: how the workloads reach the stack, like testpmd's forwarding
+ * engines a struct of callbacks. native.c calls liburoce and progresses
+ * the stack on the benchmark's thread (uroce_poll()); verbs.c goes through
+ * the verbs library (ibv_post_send(), ibv_poll_cq() on the same objects
+ * libibverbs.so.1 is built from) while the engine lcore progresses, to
+ * show what the layer costs. Errors are negative errno.
+ */
+struct perf_ops {
+	const char *name;
+	/* The stack up from the config, then p->dev; and down again. */
+	int (*start)(struct perf *p, const char *config);
+	void (*stop)(struct perf *p);
+	/* PD and MR over p->buf (p->lkey, p->rkey); the CQs
+	 * (p->scq_size); one QP (q->qpn, p->max_inline); modify. */
+	int (*pd_mr)(struct perf *p, unsigned int access);
+	int (*cqs)(struct perf *p, uint32_t cqe_s, uint32_t cqe_r);
+	int (*qp_create)(struct perf *p, struct perf_qp *q,
+			 struct ibv_qp_init_attr *init);
+	int (*qp_modify)(struct perf_qp *q, struct ibv_qp_attr *a, int mask);
+	/* Every object (any of them may be missing). */
+	void (*close)(struct perf *p);
+	int (*post_send)(struct perf_qp *q, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad);
+	int (*post_recv)(struct perf_qp *q, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad);
+	/* The send CQ, or the receive CQ: completions, < 0 overrun. */
+	int (*poll_cq)(struct perf *p, bool recv, int n, struct ibv_wc *wc);
+	/* The sums of the QPs' retransmit and timeout counters. */
+	void (*counters)(struct perf *p, uint64_t *retrans, uint64_t *timeouts);
+	/* fn(arg) where the port's queue is fn's alone (the raw ceiling). */
+	int (*on_port)(struct perf *p, int (*fn)(void *arg), void *arg);
+};
+
+extern const struct perf_ops perf_native_ops, perf_verbs_ops;
 
 /* ------------------------------------------------------------------------
  * Workloads: what one WR is, for each verb.

@@ -276,10 +276,10 @@ perf_report_json(const struct perf *p, const struct perf_row *rows,
 		return -errno;
 	}
 	fprintf(f, "{\n  \"tool\": \"uroce-perf\", \"version\": \"%s\",\n"
-		"  \"workload\": \"%s\", \"qps\": %u, \"depth\": %u, "
-		"\"path_mtu\": %u, \"tsc_hz\": %" PRIu64 ",\n  \"results\": [\n",
-		UROCE_VERSION, perf_wls[p->o->wl]->name, p->nqp, p->o->depth,
-		p->mtu, p->hz);
+		"  \"backend\": \"%s\", \"workload\": \"%s\", \"qps\": %u, "
+		"\"depth\": %u, \"path_mtu\": %u, \"tsc_hz\": %" PRIu64 ",\n"
+		"  \"results\": [\n", UROCE_VERSION, p->ops->name,
+		perf_wls[p->o->wl]->name, p->nqp, p->o->depth, p->mtu, p->hz);
 	for (i = 0; i < n; i++) {
 		if (rows[i].mode == PERF_MODE_LAT)
 			json_lat(f, &rows[i]);

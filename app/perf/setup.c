@@ -3,7 +3,8 @@
  *
  * The device objects of a run: one PD, one registered buffer, a send CQ
  * and a receive CQ shared by every QP, and the RC QPs brought to RTS with
- * the peer's details (ibv_modify_qp(3) masks).
+ * the peer's details (ibv_modify_qp(3) masks), made by the backend
+ * (native.c, verbs.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -59,21 +60,13 @@ base_create(struct perf *p, uint32_t max_size, uint32_t cqe_s, uint32_t cqe_r)
 	if (p->buf == NULL)
 		return fail("buffer", -ENOMEM);
 	memset(p->buf, 0, p->buf_len);
-	ret = uroce_pd_alloc(p->dev, &p->pd);
+	ret = p->ops->pd_mr(p, access);
 	if (ret < 0)
-		return fail("PD", ret);
-	ret = uroce_dev_mr_reg(p->pd, p->buf, p->buf_len, (uintptr_t)p->buf,
-			       access, &p->mr);
-	if (ret < 0)
-		return fail("memory region", ret);
-	p->scq_size = RTE_MIN(cqe_s, caps.max_cqe);
-	ret = uroce_dev_cq_create(p->dev, p->scq_size, p, &p->scq);
-	if (ret == 0)
-		ret = uroce_dev_cq_create(p->dev, RTE_MIN(cqe_r, caps.max_cqe),
-					  p, &p->rcq);
+		return fail("PD and memory region", ret);
+	ret = p->ops->cqs(p, RTE_MIN(cqe_s, caps.max_cqe),
+			  RTE_MIN(cqe_r, caps.max_cqe));
 	if (ret < 0)
 		return fail("CQ", ret);
-	p->scq_size = uroce_cq_size(p->scq);
 	return 0;
 }
 
@@ -115,15 +108,14 @@ perf_setup(struct perf *p, const struct perf_hello *h)
 	init.cap.max_recv_sge = 1;
 	init.cap.max_inline_data = RTE_MIN((uint32_t)PERF_INLINE, env->max_inline);
 	for (i = 0; i < h->nqp; i++) {
-		ret = uroce_dev_qp_create(p->pd, p->scq, p->rcq, &init, p,
-					  &p->qps[i].qp);
+		ret = p->ops->qp_create(p, &p->qps[i], &init);
 		if (ret < 0)
 			return fail("QP create", ret);
 		p->nqp = i + 1;
 	}
 	memset(&p->me, 0, sizeof(p->me));
 	p->me.active_mtu = env->lim.active_mtu;
-	p->me.rkey = p->mr->rkey;
+	p->me.rkey = p->rkey;
 	p->me.addr = (uintptr_t)p->buf;
 	memcpy(p->me.gid, env->gid[0].raw, 16);
 	memcpy(p->me.mac, env->mac, 6);
@@ -154,8 +146,8 @@ connect_one(struct perf *p, struct perf_qp *q)
 	a.port_num = 1;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		IBV_ACCESS_REMOTE_ATOMIC;
-	ret = uroce_dev_qp_modify(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	ret = p->ops->qp_modify(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 	if (ret < 0)
 		return ret;
 	memset(&a, 0, sizeof(a));
@@ -167,23 +159,23 @@ connect_one(struct perf *p, struct perf_qp *q)
 						lim->max_qp_rd_atom);
 	a.min_rnr_timer = 1;	/* 0.01 ms (IBTA 9.7.5.2.8): short RNR waits */
 	av_to_peer(p, &a.ah_attr);
-	ret = uroce_dev_qp_modify(q->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER);
+	ret = p->ops->qp_modify(q, &a, IBV_QP_STATE | IBV_QP_AV |
+				IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				IBV_QP_MIN_RNR_TIMER);
 	if (ret < 0)
 		return ret;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = q->qp->qpn & UROCE_PSN_MASK;	/* what the peer was told */
+	a.sq_psn = q->qpn & UROCE_PSN_MASK;	/* what the peer was told */
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = (uint8_t)RTE_MIN((uint32_t)PERF_RD_ATOM,
 					   lim->max_qp_init_rd_atom);
-	return uroce_dev_qp_modify(q->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-				   IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return p->ops->qp_modify(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+				 IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 /* --rate: ibv_modify_qp(IBV_QP_RATE_LIMIT) in RTS. A stack without pacing
@@ -197,7 +189,7 @@ rate_limit(struct perf *p, struct perf_qp *q, uint32_t kbps)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.rate_limit = kbps;
-	ret = uroce_dev_qp_modify(q->qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT);
+	ret = p->ops->qp_modify(q, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT);
 	if (ret < 0 && !p->rate_warned) {
 		fprintf(stderr, "uroce-perf: --rate %u: the QP refused the rate "
 			"limit (%s); running unpaced\n", kbps, strerror(-ret));
@@ -227,18 +219,8 @@ perf_connect_qps(struct perf *p, const struct perf_hello *h)
 void
 perf_teardown(struct perf *p)
 {
-	uint32_t i;
-
-	for (i = 0; i < p->nqp; i++)
-		uroce_dev_qp_destroy(p->qps[i].qp);
-	if (p->scq != NULL)
-		uroce_dev_cq_destroy(p->scq);
-	if (p->rcq != NULL)
-		uroce_dev_cq_destroy(p->rcq);
-	if (p->mr != NULL)
-		uroce_dev_mr_dereg(p->mr);
-	if (p->pd != NULL)
-		uroce_pd_free(p->pd);
+	if (p->ops != NULL)
+		p->ops->close(p);
 	free(p->qps);
 	free(p->buf);
 	p->qps = NULL;
@@ -246,20 +228,10 @@ perf_teardown(struct perf *p)
 	p->nqp = 0;
 }
 
-/* Sum of the QPs' retransmit counters (the first 256 QPs: reading more
- * every second would cost the run more than it tells). */
 void
 perf_qp_counters(struct perf *p, uint64_t *retrans, uint64_t *timeouts)
 {
-	struct uroce_qp_stats st;
-	uint32_t i, n = RTE_MIN(p->nqp, 256u);
-
-	*retrans = *timeouts = 0;
-	for (i = 0; i < n; i++)
-		if (uroce_dev_qp_stats(p->qps[i].qp, &st) == 0) {
-			*retrans += st.retransmits;
-			*timeouts += st.timeouts;
-		}
+	p->ops->counters(p, retrans, timeouts);
 }
 
 uint32_t

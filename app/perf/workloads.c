@@ -25,7 +25,7 @@ perf_wl_sge(const struct perf *p, struct ibv_send_wr *wr, uint64_t off,
 {
 	wr->sg_list->addr = (uintptr_t)p->buf + off;
 	wr->sg_list->length = size;
-	wr->sg_list->lkey = p->mr->lkey;
+	wr->sg_list->lkey = p->lkey;
 	wr->num_sge = 1;
 }
 

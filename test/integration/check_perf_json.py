@@ -5,7 +5,8 @@
 # Checks the JSON of a uroce-perf run (run_perf.sh): every row has the
 # transport's figures and its raw ceiling; messages completed is what -n
 # asked for, bytes = messages x size, no error, ratios present and
-# positive (--bidir: messages of both sides). No timing threshold.
+# positive (--bidir: messages of both sides); the backend the options
+# chose (--verbs or native). No timing threshold.
 #
 #	check_perf_json.py FILE [the client's options: -n N, -s N, -m M, -a]
 import json
@@ -61,6 +62,9 @@ def main():
     path, args = sys.argv[1], sys.argv[2:]
     with open(path) as f:
         d = json.load(f)
+    backend = "verbs" if "--verbs" in args else "native"
+    if d.get("backend") != backend:
+        fail(f"backend {d.get('backend')}, wanted {backend}")
     iters = int(opt(args, "-n", "0"))
     bw_iters = iters * (2 if "--bidir" in args else 1)	# both sides send
     modes = opt(args, "-m", "bw").split(",")

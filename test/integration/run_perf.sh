@@ -10,6 +10,9 @@
 #	run_perf.sh UROCE_PERF CHECKER [uroce-perf client options...]
 #	run_perf.sh UROCE_PERF CHECKER --loop [options...]   (one process)
 #
+# PERF_SERVER_OPTS: the server's own options (--verbs: the verbs backend;
+# its first line must then say so).
+#
 # Unique memif socket path and EAL file prefixes (never colliding with
 # another run); removes them, and kills only the processes it started.
 set -u
@@ -88,8 +91,9 @@ show() {
 	echo "--- client"; cat "$tmp/client.out"
 }
 
+# shellcheck disable=SC2086	# PERF_SERVER_OPTS: words
 ${PERF_SERVER_WRAP:-} "$perf" -c "$tmp/a.conf" --server -p "$port" --core -1 \
-	>"$tmp/server.out" 2>&1 &
+	${PERF_SERVER_OPTS:-} >"$tmp/server.out" 2>&1 &
 spid=$!
 for _ in $(seq 1 100); do
 	grep -q 'server on TCP port' "$tmp/server.out" && break
@@ -108,5 +112,9 @@ spid=
 show
 echo "run_perf: client exit $crc, server exit $src"
 [ "$crc" -eq 0 ] && [ "$src" -eq 0 ] || exit 1
+case " ${PERF_SERVER_OPTS:-} " in
+*" --verbs "*) grep -q 'server on TCP port.*(verbs)' "$tmp/server.out" ||
+	{ echo "run_perf: the server did not use the verbs backend"; exit 1; } ;;
+esac
 cat "$tmp/out.json"
 /usr/bin/python3 "$check" "$tmp/out.json" "$@"
