@@ -138,6 +138,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 	struct bw_client c = { .p = p, .wl = perf_wls[p->o->wl] };
 	uint64_t start, end, now, last_done, stall, r0, t0, loops = 0;
 	struct perf_live live;
+	double cpu0 = perf_thread_cpu();
 	int ret = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -186,6 +187,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 		perf_live_tick(p, &live, now, c.done, c.done * ph->size);
 	}
 	r->cycles = last_done - start;
+	r->cpu_cycles = (uint64_t)((perf_thread_cpu() - cpu0) * (double)p->hz);
 	r->secs = (double)r->cycles / (double)p->hz;
 	r->msgs = c.done;
 	r->bytes = c.done * ph->size;

@@ -86,6 +86,9 @@ struct perf_bw_res {
 	uint64_t msgs, bytes, frames, errors;
 	double secs;
 	uint64_t cycles;		/* of the busy loop */
+	/* CPU time of this thread in the loop, in TSC cycles: unlike
+	 * cycles, it leaves out the time other processes had the core. */
+	uint64_t cpu_cycles;
 	uint64_t retransmits, timeouts;
 };
 
@@ -328,6 +331,8 @@ uint32_t perf_frame_len(const struct perf *p, uint32_t size);
 uint32_t perf_frame_payload(const struct perf *p, uint32_t size);
 
 double perf_now(void);
+/* Seconds of CPU time of the calling thread. */
+double perf_thread_cpu(void);
 void perf_qp_counters(struct perf *p, uint64_t *retrans, uint64_t *timeouts);
 
 /* ------------------------------------------------------------------------

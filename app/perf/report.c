@@ -216,6 +216,9 @@ json_bw(FILE *f, const struct perf_row *w)
 			perf_gbps(t), perf_mps(t), t->msgs ?
 			(double)t->cycles / (double)t->msgs : 0, t->errors,
 			t->retransmits, t->timeouts);
+	if (w->has_tp)
+		fprintf(f, ", \"cpu_cycles_per_msg\": %.1f", t->msgs ?
+			(double)t->cpu_cycles / (double)t->msgs : 0);
 	if (w->has_raw)
 		fprintf(f, ", \"raw\": {\"frames\": %" PRIu64 ", \"seconds\": "
 			"%.6f, \"pps\": %.1f, \"goodput_gbps\": %.4f}",

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include <rte_cycles.h>
 #include <rte_ether.h>
 #include <rte_log.h>
 #include <rte_per_lcore.h>
@@ -76,7 +77,8 @@ struct eng_lcore {
 	struct eng_qp_list active;	/* QPs to call uroce_qp_tx() on */
 	struct eng_qp_list owned;	/* every QP this lcore owns */
 	struct uroce_wheel wheel;
-	uint64_t now;			/* TSC of the iteration */
+	uint64_t now;			/* TSC of the iteration: eng_now() */
+	bool now_read;			/* now was read in this iteration */
 	unsigned int idle;		/* consecutive empty iterations */
 	uint64_t sleep_ns;		/* current back-off sleep */
 	struct uroce_lcore_stats st;
@@ -173,6 +175,26 @@ extern struct eng *eng_g;
 /* The lcore context the calling thread runs (an engine lcore, or a thread
  * inside uroce_engine_poll() or an inline control operation); else NULL. */
 RTE_DECLARE_PER_LCORE(struct eng_lcore *, eng_cur);
+
+/*
+ * The iteration's clock, read at its first use only: reading the TSC costs
+ * about 100 cycles in some VMs, a third of an iteration that finds nothing
+ * to do, and such an iteration needs no time unless timers are armed. An
+ * empty wheel's cursor follows every read (a jump, uroce_wheel_expire()),
+ * so that a timer armed after iterations without a read is placed from the
+ * present, not from a stale cursor.
+ */
+static inline uint64_t
+eng_now(struct eng_lcore *lc)
+{
+	if (!lc->now_read) {
+		lc->now = rte_get_tsc_cycles();
+		lc->now_read = true;
+		if (uroce_wheel_count(&lc->wheel) == 0)
+			uroce_wheel_expire(&lc->wheel, lc->now, NULL, 0);
+	}
+	return lc->now;
+}
 
 static inline struct eng_cq *
 eng_cq_of(const struct uroce_cq *cq)

@@ -225,7 +225,7 @@ flow_qp_rx(struct eng_lcore *lc, struct uroce_dev *dev, uint32_t qpn,
 	if (eq == NULL || eq->dev != dev || eq->qp->lcore != lc->idx ||
 	    eq->qp->type != IBV_QPT_RAW_PACKET)
 		return;		/* gone since it was steered */
-	uroce_qp_raw_rx(eq->qp, m, lc->now);
+	uroce_qp_raw_rx(eq->qp, m, eng_now(lc));
 }
 
 /* Deliver here or hand to the owner. Takes m. */

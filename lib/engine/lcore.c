@@ -161,6 +161,8 @@ eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq)
 	}
 	if (uroce_wheel_armed(&eq->tmo) && eq->tmo.deadline == dl)
 		return;
+	if (uroce_wheel_count(&lc->wheel) == 0)
+		eng_now(lc);	/* the empty wheel's cursor to the present */
 	uroce_wheel_add(&lc->wheel, &eq->tmo, dl);
 }
 
@@ -207,8 +209,10 @@ eng_db_drain(struct eng_lcore *lc)
 		}
 		total += n;
 	} while (n == RTE_DIM(objs));
-	/* A doorbell that did not fit: serve every QP of the lcore. */
-	if (__atomic_exchange_n(&lc->db_overflow, 0, __ATOMIC_ACQ_REL) != 0) {
+	/* A doorbell that did not fit: serve every QP of the lcore. A load
+	 * first: an exchange is a locked instruction, every iteration. */
+	if (__atomic_load_n(&lc->db_overflow, __ATOMIC_RELAXED) != 0 &&
+	    __atomic_exchange_n(&lc->db_overflow, 0, __ATOMIC_ACQ_REL) != 0) {
 		TAILQ_FOREACH(eq, &lc->owned, owned_link) {
 			__atomic_exchange_n(&eq->db_pending, 0, __ATOMIC_ACQ_REL);
 			eng_qp_activate(lc, eq);
@@ -378,7 +382,7 @@ eng_tx(struct eng_lcore *lc)
 		}
 		txb = eng_qp_txb(lc, eq);
 		n0 = txb->n;
-		more = uroce_qp_tx(eq->qp, lc->now, txb);
+		more = uroce_qp_tx(eq->qp, eng_now(lc), txb);
 		built += txb->n - n0;
 		eng_qp_rearm(lc, eq);
 		if (more)
@@ -432,7 +436,7 @@ eng_deliver(struct eng_lcore *lc, struct uroce_dev *dev, struct rte_mbuf *m,
 		ds->handoffs++;
 		return;
 	}
-	uroce_qp_rx(eq->qp, &pkt, m, lc->now, eng_txb(lc, dev));
+	uroce_qp_rx(eq->qp, &pkt, m, eng_now(lc), eng_txb(lc, dev));
 	eng_qp_rearm(lc, eq);
 drop:
 	rte_pktmbuf_free(m);
@@ -489,9 +493,11 @@ eng_timers(struct eng_lcore *lc)
 	 * iteration's budget is spent: then it gets a batch with no room,
 	 * which makes it ask to be called again (kick), and eng_tx() serves
 	 * it in turn. */
+	if (uroce_wheel_count(&lc->wheel) == 0)
+		return 0;	/* no clock needed (eng_now()) */
 	none.n = 0;
 	none.cap = 0;
-	n = uroce_wheel_expire(&lc->wheel, lc->now, ents, RTE_DIM(ents));
+	n = uroce_wheel_expire(&lc->wheel, eng_now(lc), ents, RTE_DIM(ents));
 	for (i = 0; i < n; i++) {
 		eq = container_of(ents[i], struct eng_qp, tmo);
 		if (built >= ENG_TX_BUDGET || eng_qp_stalled(lc, eq))
@@ -499,7 +505,7 @@ eng_timers(struct eng_lcore *lc)
 		else
 			txb = eng_qp_txb(lc, eq);
 		n0 = txb->n;
-		uroce_qp_timer(eq->qp, lc->now, txb);
+		uroce_qp_timer(eq->qp, lc->now, txb);	/* read above */
 		built += txb->n - n0;
 		eng_qp_rearm(lc, eq);
 	}
@@ -515,7 +521,7 @@ eng_iterate(struct eng_lcore *lc)
 {
 	unsigned int d, work = 0;
 
-	lc->now = rte_get_tsc_cycles();
+	lc->now_read = false;
 	work += eng_ctrl_drain(lc);
 	work += eng_db_drain(lc);
 	for (d = 0; d < eng_g->ndev; d++)
@@ -531,8 +537,11 @@ eng_iterate(struct eng_lcore *lc)
 			eng_flush(lc, eng_g->dev[d]);
 		if (lc->wire_txb[d].n > 0)
 			eng_flush_txb(lc, eng_g->dev[d], &lc->wire_txb[d], false);
-		uroce_port_poll_ctrl(eng_g->dev[d]->port, lc->idx, lc->now);
+		if (uroce_port_ctrl_pending(eng_g->dev[d]->port))
+			uroce_port_poll_ctrl(eng_g->dev[d]->port, lc->idx,
+					     eng_now(lc));
 	}
+	lc->now_read = false;	/* callers between iterations read afresh */
 	lc->st.loops++;
 	if (work == 0)
 		lc->st.idle_loops++;

@@ -403,6 +403,12 @@ slot_poll(struct uroce_port *p, uint16_t q, struct net_neigh *s, uint64_t now)
 	s->due = now + t->retry_tsc;
 }
 
+bool
+uroce_port_ctrl_pending(const struct uroce_port *p)
+{
+	return __atomic_load_n(&p->neigh->pending, __ATOMIC_RELAXED) != 0;
+}
+
 void
 uroce_port_poll_ctrl(struct uroce_port *p, uint16_t q, uint64_t now)
 {

@@ -185,6 +185,9 @@ int uroce_port_resolve(struct uroce_port *p, const union uroce_gid *gid,
  * does the work (the others return).
  */
 void uroce_port_poll_ctrl(struct uroce_port *p, uint16_t q, uint64_t now);
+/** Whether uroce_port_poll_ctrl() has anything to do (a resolution under
+ *  way): the engine reads its clock for it only then. Any thread. */
+bool uroce_port_ctrl_pending(const struct uroce_port *p);
 
 /** A snapshot of the port's counters. */
 void uroce_port_stats_get(const struct uroce_port *p,
