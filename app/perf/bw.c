@@ -289,6 +289,17 @@ perf_bw_server(struct perf *p, const struct perf_phase *ph,
 		}
 		start = rte_rdtsc();
 	}
+	/* --verbs with nothing to receive (WRITE, READ, atomics): the engine
+	 * lcore serves the peer, this thread has nothing to do but wait, as
+	 * perftest's server does; spinning would take a core from it. */
+	if (ret == 0 && p->o->verbs && !p->o->bidir &&
+	    !perf_wls[p->o->wl]->needs_recv) {
+		while (!perf_ctl_wait(p->fd, 100))
+			;
+		r->cycles = rte_rdtsc() - start;
+		r->secs = (double)r->cycles / (double)p->hz;
+		return 0;
+	}
 	while (ret == 0) {
 		if (p->o->bidir) {
 			perf_progress(p);

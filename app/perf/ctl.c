@@ -143,7 +143,13 @@ perf_ctl_recv(int fd, void *m, size_t len, double wait_s)
 bool
 perf_ctl_ready(int fd)
 {
+	return perf_ctl_wait(fd, 0);
+}
+
+bool
+perf_ctl_wait(int fd, int ms)
+{
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
-	return poll(&pfd, 1, 0) > 0;
+	return poll(&pfd, 1, ms) > 0;
 }

@@ -282,6 +282,8 @@ bool perf_ctl_send(int fd, const void *m, size_t len);
 int perf_ctl_recv(int fd, void *m, size_t len, double wait_s);
 /* Non-blocking: whether a message is waiting. */
 bool perf_ctl_ready(int fd);
+/* Whether a message is waiting, or comes within ms milliseconds. */
+bool perf_ctl_wait(int fd, int ms);
 
 /* ------------------------------------------------------------------------
  * Phases.

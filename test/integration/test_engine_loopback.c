@@ -689,6 +689,25 @@ hold_workers(bool on)
 	}
 }
 
+static int
+on_caller(void *arg)
+{
+	*(unsigned int *)arg = rte_lcore_id();
+	return 7;
+}
+
+/* Native progress: uroce_engine_run_on() runs the function on the caller,
+ * under the progress lock; there is no lcore 1. */
+static void
+run_on_native(void)
+{
+	unsigned int where = RTE_MAX_LCORE;
+
+	UT_CHECK_EQ(uroce_engine_run_on(0, on_caller, &where), 7);
+	UT_CHECK_EQ(where, rte_lcore_id());
+	UT_CHECK_EQ(uroce_engine_run_on(1, on_caller, &where), -EINVAL);
+}
+
 static bool
 engine_up(const struct scenario *sc, struct uroce_config *cfg)
 {
@@ -710,6 +729,8 @@ engine_up(const struct scenario *sc, struct uroce_config *cfg)
 		return false;
 	}
 	UT_CHECK_EQ(uroce_engine_lcores(), sc->lcores);
+	if (sc->lcores == 0)
+		run_on_native();
 	return true;
 }
 
