@@ -33,9 +33,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
 
 #include "glue_priv.h"
 
@@ -326,6 +331,49 @@ devargs(const char *dev, uint16_t nb_queues, struct uroce_glue_link *link,
 	return 0;
 }
 
+/* The interface's queues as net_af_xdp counts them: its combined
+ * channels (ETHTOOL_GCHANNELS), 1 when it reports none (a veth). */
+static unsigned int
+iface_queues(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr = { .ifr_data = (void *)&ch };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int ret;
+
+	if (fd < 0)
+		return 1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ret = ioctl(fd, SIOCETHTOOL, &ifr);
+	close(fd);
+	return ret != 0 || ch.max_combined == 0 ? 1 : ch.combined_count;
+}
+
+/* One XSK per engine lcore's queue; RoCEv2 that the NIC spreads to a
+ * queue without one goes to the kernel (the program's default). */
+static int
+queues_check(const struct uroce_glue_link *link, uint16_t nb_queues,
+	     char *err, size_t len)
+{
+	unsigned int have = iface_queues(link->ifname);
+
+	if (nb_queues > have) {
+		snprintf(err, len, "interface %s has %u queue%s for AF_XDP "
+			 "sockets, %u wanted ([eal] lcores; ethtool -L %s "
+			 "combined %u where the NIC allows it)", link->ifname,
+			 have, have == 1 ? "" : "s", nb_queues, link->ifname,
+			 nb_queues);
+		return -EINVAL;
+	}
+	if (nb_queues < have)
+		GLUE_LOG(WARNING, "%s: %u queues, AF_XDP sockets on the first "
+			 "%u: RoCEv2 the NIC steers to the others goes to the "
+			 "kernel (set [eal] lcores = %u, or ethtool -L %s "
+			 "combined %u)\n", link->ifname, have, nb_queues, have,
+			 link->ifname, nb_queues);
+	return 0;
+}
+
 int
 glue_xdp_attach(const char *dev, uint16_t nb_queues,
 		struct uroce_glue_link *link, char *err, size_t len)
@@ -348,7 +396,9 @@ glue_xdp_attach(const char *dev, uint16_t nb_queues,
 			 XDP_PROG_ENV);
 		return -ENOENT;
 	}
-	ret = preflight(link, err, len);
+	ret = queues_check(link, nb_queues, err, len);
+	if (ret == 0)
+		ret = preflight(link, err, len);
 	if (ret != 0)
 		return ret;
 	GLUE_LOG(DEBUG, "af_xdp: %s\n", args);

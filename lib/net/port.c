@@ -163,7 +163,7 @@ kernel_mtu(struct uroce_port *p, uint32_t max)
 	uint32_t cap = kmtu > 0 ? RTE_MIN(max, (uint32_t)kmtu) : max;
 
 	if (want > cap)
-		NET_LOG(NOTICE, "%s: MTU %u lowered to %u (interface %s MTU "
+		NET_LOG(WARNING, "%s: MTU %u lowered to %u (interface %s MTU "
 			"%d, AF_XDP frames hold %u)\n", p->cfg->dev, want, cap,
 			p->link.ifname, kmtu, max);
 	p->mtu = (uint16_t)RTE_MIN(want, cap);
@@ -246,7 +246,14 @@ queues_setup(struct uroce_port *p, uint16_t dev_mtu, char *err, size_t len)
 					rte_eth_dev_socket_id(p->port_id), NULL);
 		if (ret != 0)
 			return open_err(err, len, p->cfg, "dev", ret,
-					"queue %u setup: %s", q, strerror(-ret));
+					"queue %u setup: %s%s%s%s", q,
+					strerror(-ret), p->link.ifname[0] ?
+					" (interface " : "", p->link.ifname,
+					p->link.kind == UROCE_GLUE_AF_XDP ?
+					": the XDP program or the AF_XDP "
+					"socket could not be attached; the "
+					"libbpf and af_xdp lines above say why)" :
+					p->link.ifname[0] ? ")" : "");
 	}
 	return 0;
 }

@@ -14,6 +14,10 @@
 #   write_bw  ib_write_bw 64 KiB over IPv4, with ping and TCP likewise.
 #   stale     a server killed with kill -9 leaves our program attached; the
 #             next run replaces it (and says so) and the pair works.
+#   limits    frame size and queues: with the veth at MTU 3500 and
+#             mtu = 9000 asked, the port lowers its MTU to the interface's
+#             and ibv_devinfo shows active_mtu 2048; lcores = 2 on a veth
+#             (one queue) fails with a message naming the interface.
 #   foreign   someone else's XDP program (xdp_pass.bpf.o) on the veth: the
 #             port fails with a message naming the interface and the
 #             program is still there, unchanged, afterwards.
@@ -251,6 +255,24 @@ scen_foreign() {
 	after=$(xdp_prog_of "$ns_a" "$if_a")
 	[ "$after" = "$id" ] || fail "the foreign program $id was touched ($after)"
 	ip -n "$ns_a" link set dev "$if_a" xdp off
+}
+
+scen_limits() {
+	ip -n "$ns_a" link set "$if_a" mtu 3500 || fail "veth MTU 3500"
+	ip -n "$ns_b" link set "$if_b" mtu 3500
+	UROCE_PORT_MTU=9000 tool a "$work/mtu.log" ibv_devinfo -v -d uroce0
+	wait $! || { cat "$work/mtu.log"; fail "ibv_devinfo on MTU 3500"; }
+	grep -qE "active_mtu:[[:space:]]+2048" "$work/mtu.log" ||
+		{ cat "$work/mtu.log"; fail "active_mtu is not 2048"; }
+	grep -q "MTU 9000 lowered to 3500" "$work/mtu.log" ||
+		{ cat "$work/mtu.log"; fail "no notice of the lowered MTU"; }
+	echo "limits: $(grep -o 'MTU 9000 lowered to [0-9]*' "$work/mtu.log"), active_mtu 2048"
+	UROCE_EAL_LCORES=2 tool a "$work/q.log" ibv_devinfo -d uroce0
+	wait $! && fail "two queues on a one-queue veth"
+	grep -q "interface $if_a has 1 queue for AF_XDP sockets, 2 wanted" \
+		"$work/q.log" || { cat "$work/q.log"; fail "no clear queue error"; }
+	grep "queue for AF_XDP" "$work/q.log" | head -1
+	no_prog_left
 }
 
 setup
