@@ -46,7 +46,7 @@ static const char usage_text[] =
 "                      ports (e.g. ringlink:NAME,side=0 and side=1)\n"
 "      --bidir         bw, rate: both sides send (raw too)\n"
 "      --srq           every QP receives from one shared receive queue\n"
-"                      holding --inflight (else qps x depth) receives\n"
+"                      holding min(--inflight, qps x depth) receives\n"
 "  -i, --interactive   a prompt: start, stop, show port stats, show qp N,\n"
 "                      set rate N KBPS, quit\n"
 "  not there yet (exit 2): --verbs\n";
@@ -331,8 +331,10 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 uint32_t
 perf_srq_wr(const struct perf_opts *o)
 {
-	uint64_t n = o->inflight != 0 ? o->inflight :
-		     (uint64_t)o->qps * o->depth;
+	uint64_t n = (uint64_t)o->qps * o->depth;
+
+	if (o->inflight != 0 && o->inflight < n)
+		n = o->inflight;
 
 	if (!o->srq)
 		return 0;
