@@ -93,43 +93,6 @@ no_event(struct ibv_context *ctx)
 /* ------------------------------------------------------------------------
  * Set-up: senders on c0, receivers sharing the SRQ on c1.
  */
-static void
-qp_connect(struct ibv_qp *qp, struct ibv_context *peer_ctx, uint32_t peer_qpn)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer_qpn;
-	a.rq_psn = 7;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 1;
-	UT_CHECK_EQ(ibv_query_gid(peer_ctx, 1, 0, &a.ah_attr.grh.dgid), 0);
-	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;		/* for ever: the SRQ runs dry at times */
-	a.sq_psn = 7;
-	a.max_rd_atomic = 1;
-	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
-}
-
 static struct ibv_qp *
 rc_qp(struct ibv_pd *pd, struct ibv_cq *cq, struct ibv_srq *srq)
 {
@@ -177,8 +140,9 @@ rig_open(struct rig *r, struct ibv_context *c0, struct ibv_context *c1)
 		if (!UT_CHECK(r->qa[q] != NULL && r->qb[q] != NULL))
 			return -1;
 		UT_CHECK(r->qb[q]->srq == r->srq);
-		qp_connect(r->qa[q], c1, r->qb[q]->qp_num);
-		qp_connect(r->qb[q], c0, r->qa[q]->qp_num);
+		/* RNR retry for ever: the SRQ runs dry at times. */
+		ut_verbs_rc_connect(r->qa[q], c1, r->qb[q]->qp_num, 7, 1);
+		ut_verbs_rc_connect(r->qb[q], c0, r->qa[q]->qp_num, 7, 1);
 	}
 	return 0;
 }
@@ -606,22 +570,16 @@ rig_close(struct rig *r)
 int
 main(void)
 {
-	struct ibv_device **list;
+	struct ibv_device **list = NULL;
 	struct ibv_context *c0 = NULL, *c1 = NULL;
 	struct rig r;
-	int num = 0;
 
 	memset(&r, 0, sizeof(r));
 	if (ut_verbs_ringlink_config("srq", 85) != 0) {
 		perror("config");
 		return 1;
 	}
-	list = ibv_get_device_list(&num);
-	if (UT_CHECK(list != NULL && num == 2)) {
-		c0 = ibv_open_device(list[0]);
-		c1 = ibv_open_device(list[1]);
-	}
-	if (UT_CHECK(c0 != NULL && c1 != NULL)) {
+	if (ut_verbs_open_pair(&list, &c0, &c1) == 0) {
 		fcntl(c1->async_fd, F_SETFL,
 		      fcntl(c1->async_fd, F_GETFL) | O_NONBLOCK);
 		if (rig_open(&r, c0, c1) == 0) {
@@ -635,12 +593,6 @@ main(void)
 		}
 		rig_close(&r);
 	}
-	if (c0 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c0), 0);
-	if (c1 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c1), 0);
-	if (list != NULL)
-		ibv_free_device_list(list);
-	unsetenv("UROCE_CONFIG");
+	ut_verbs_close_pair(list, c0, c1);
 	return ut_summary();
 }
