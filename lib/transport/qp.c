@@ -159,6 +159,10 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 		return -EINVAL;
 	if (init->srq != NULL && !type_srq_ok(init->qp_type))
 		return -EOPNOTSUPP;
+	/* An XRC SRQ serves XRC_RECV QPs only, through XRCETH. */
+	if (init->srq != NULL &&
+	    ((const struct uroce_srq *)(const void *)init->srq)->type == IBV_SRQT_XRC)
+		return -EINVAL;
 	ret = check_caps(env, &init->cap, init->srq != NULL);
 	if (ret < 0)
 		return ret;
