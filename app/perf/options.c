@@ -46,7 +46,7 @@ static const char usage_text[] =
 "                      ports (e.g. ringlink:NAME,side=0 and side=1)\n"
 "      --bidir         bw, rate: both sides send (raw too)\n"
 "      --srq           every QP receives from one shared receive queue\n"
-"                      holding min(--inflight, qps x depth) receives\n"
+"                      holding min(2 x --inflight, qps x depth) receives\n"
 "  -i, --interactive   a prompt: start, stop, show port stats, show qp N,\n"
 "                      set rate N KBPS, quit\n"
 "  not there yet (exit 2): --verbs\n";
@@ -333,8 +333,11 @@ perf_srq_wr(const struct perf_opts *o)
 {
 	uint64_t n = (uint64_t)o->qps * o->depth;
 
-	if (o->inflight != 0 && o->inflight < n)
-		n = o->inflight;
+	/* Twice what can be in flight: receives that completed wait for
+	 * the server's poll to be posted again, and a dry SRQ costs an RNR
+	 * wait. Never more than the private queues would hold. */
+	if (o->inflight != 0 && 2 * (uint64_t)o->inflight < n)
+		n = 2 * (uint64_t)o->inflight;
 
 	if (!o->srq)
 		return 0;

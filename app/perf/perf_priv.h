@@ -75,8 +75,8 @@ struct perf_opts {
 };
 
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o);
-/* --srq: receives the SRQ holds, the messages that can be in flight
- * (the smaller of --inflight and qps x depth); 0 without --srq. */
+/* --srq: receives the SRQ holds: twice the messages that can be in
+ * flight, at most qps x depth; 0 without --srq. */
 uint32_t perf_srq_wr(const struct perf_opts *o);
 
 /* ------------------------------------------------------------------------

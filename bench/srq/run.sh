@@ -8,8 +8,8 @@
 # pair (config/memif-{a,b}.conf), one busy thread each on its own core.
 # The two variants alternate, REPS times each; the median of each is shown
 # with the SRQ/private ratio and the receive WQEs each side keeps posted
-# (private: qps x depth; SRQ: min(--inflight, qps x depth)). The raw ceiling of each run is
-# in its JSON (the table shows the message rates only).
+# (private: qps x depth; SRQ: min(2 x --inflight, qps x depth)). The raw
+# ceiling of each run is in its JSON (the table shows message rates only).
 #
 #	bench/srq/run.sh [BUILD_DIR] [REPS]	(defaults: build, 3)
 #

@@ -6,7 +6,7 @@
 # transport's figures and its raw ceiling; messages completed is what -n
 # asked for, bytes = messages x size, no error, ratios present and
 # positive (--bidir: messages of both sides); --srq: the SRQ holds
-# min(--inflight, qps x depth) receives. No timing threshold.
+# min(2 x --inflight, qps x depth) receives. No timing threshold.
 #
 #	check_perf_json.py FILE [the client's options: -n N, -s N, -m M, -a]
 import json
@@ -78,7 +78,7 @@ def main():
                 fail(f"size {r['size']}, asked {opt(args, '-s', '')}")
     # --srq: one SRQ holds what can be in flight, not qps x depth receives.
     qps, depth = int(opt(args, "--qps", "1")), int(opt(args, "-q", "128"))
-    srq_wr = min(int(opt(args, "--inflight", str(qps * depth))), qps * depth)
+    srq_wr = min(2 * int(opt(args, "--inflight", str(qps * depth))), qps * depth)
     if d.get("srq") != ("--srq" in args):
         fail(f"srq {d.get('srq')}, --srq {'--srq' in args}")
     if "--srq" in args and d.get("recv_wqes") != srq_wr:
