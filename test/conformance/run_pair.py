@@ -163,6 +163,8 @@ CASES = {
 }
 # Groups that need the afp link (no TCP exchange to sync on over memif).
 AFP_ONLY = {'raw'}
+# Groups the default (no --group) afp run leaves out: they run on memif.
+MEMIF_DEFAULT = {'srq'}
 
 
 def tool_cmd(tool, line_buffered=False):
@@ -472,7 +474,8 @@ def main():
         if veth:
             veth.open()
         groups = a.group or [g for g in sorted(CASES)
-                             if veth or g not in AFP_ONLY]
+                             if (veth or g not in AFP_ONLY) and
+                             not (veth and g in MEMIF_DEFAULT)]
         for g in groups:
             for case in CASES[g]:
                 idx += 1
