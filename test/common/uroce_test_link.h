@@ -233,6 +233,8 @@ ut_node_init(struct ut_link *l, int side, enum ibv_mtu active_mtu)
 	e->max_sge = 8;
 	e->max_inline = 256;
 	e->max_qp_wr = 4096;
+	e->max_srq_wr = 4096;
+	e->max_srq_sge = 8;
 	/* UT_LINK_ZC_MIN=n: RC payloads of n bytes and more go zero-copy. */
 	if (getenv("UT_LINK_ZC_MIN") != NULL) {
 		e->tx_extbuf = true;
@@ -308,6 +310,7 @@ struct ut_qp_opts {
 	uint32_t psn[2];		/* sq_psn of A and of B */
 	uint32_t qkey;
 	uint8_t sgid_index;		/* 0: IPv4, 1: IPv6 */
+	struct uroce_srq *srq;		/* receives from it (ut_node_qp) */
 };
 
 static inline void
@@ -345,6 +348,7 @@ ut_node_qp(struct ut_node *n, const struct ut_qp_opts *o, uint32_t qpn,
 	init.cap.max_send_sge = o->max_sge;
 	init.cap.max_recv_sge = o->max_sge;
 	init.cap.max_inline_data = o->max_inline;
+	init.srq = (struct ibv_srq *)(void *)o->srq;
 	ret = uroce_qp_create(&n->env, &n->pd, n->scq, n->rcq, &init, qpn, qp);
 	if (ret == 0 && n->nqp < UT_LINK_QPS)
 		n->qps[n->nqp++] = *qp;

@@ -134,6 +134,13 @@ CASES = {
         pingpong('ibv_ud_pingpong', ['-s', '1024', '-n', '200']),
         pingpong('ibv_ud_pingpong', ['-s', '1024', '-n', '100', '-e']),
     ],
+    # Receives from one SRQ shared by -q QPs (default 16, rx-depth 500).
+    'srq': [
+        pingpong('ibv_srq_pingpong', ['-n', '200']),
+        pingpong('ibv_srq_pingpong', ['-q', '16', '-s', '1', '-n', '200']),
+        pingpong('ibv_srq_pingpong', ['-q', '4', '-s', '65536', '-n', '20']),
+        pingpong('ibv_srq_pingpong', ['-n', '100', '-e']),
+    ],
     'perf': [
         perftest('ib_send_bw', ['-n', '200', '-s', '4096']),
         perftest('ib_write_bw', ['-n', '200', '-s', '65536']),
@@ -156,6 +163,8 @@ CASES = {
 }
 # Groups that need the afp link (no TCP exchange to sync on over memif).
 AFP_ONLY = {'raw'}
+# Groups the default (no --group) afp run leaves out: they run on memif.
+MEMIF_DEFAULT = {'srq'}
 
 
 def tool_cmd(tool, line_buffered=False):
@@ -465,7 +474,8 @@ def main():
         if veth:
             veth.open()
         groups = a.group or [g for g in sorted(CASES)
-                             if veth or g not in AFP_ONLY]
+                             if (veth or g not in AFP_ONLY) and
+                             not (veth and g in MEMIF_DEFAULT)]
         for g in groups:
             for case in CASES[g]:
                 idx += 1
