@@ -30,6 +30,7 @@ type_wr_ops(enum ibv_qp_type type)
 {
 	switch (type) {
 	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
 		return WR_SEND_OPS | WR_WRITE_OPS | WR_RD_AT_OPS;
 	case IBV_QPT_UC:
 		return WR_SEND_OPS | WR_WRITE_OPS;
@@ -46,7 +47,30 @@ type_wr_ops(enum ibv_qp_type type)
 static bool
 type_connected(enum ibv_qp_type type)
 {
-	return type == IBV_QPT_RC || type == IBV_QPT_UC;
+	return type == IBV_QPT_RC || type == IBV_QPT_UC ||
+	       type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV;
+}
+
+/* Types with a responder: an XRC initiator only sends, an XRC target
+ * only receives (IBTA XRC annex, A14.2). */
+static bool
+type_has_responder(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_RC || type == IBV_QPT_UC ||
+	       type == IBV_QPT_XRC_RECV;
+}
+
+/* CQs a type needs at create: XRC_SEND only a send CQ, XRC_RECV none (its
+ * completions go to the CQ of the XRC SRQ that takes each message). */
+static int
+check_cqs(enum ibv_qp_type type, const struct uroce_cq *send_cq,
+	  const struct uroce_cq *recv_cq)
+{
+	if (type == IBV_QPT_XRC_RECV)
+		return 0;
+	if (send_cq == NULL || (type != IBV_QPT_XRC_SEND && recv_cq == NULL))
+		return -EINVAL;
+	return 0;
 }
 
 static int
@@ -109,7 +133,7 @@ alloc_transport(struct uroce_qp *qp)
 	qp->req = calloc(1, sizeof(*qp->req));
 	if (qp->req == NULL)
 		return -ENOMEM;
-	if (!type_connected(qp->type))
+	if (!type_has_responder(qp->type))
 		return 0;
 	qp->resp = resp = calloc(1, sizeof(*resp));
 	if (resp == NULL)
@@ -135,10 +159,11 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 
 	if (env == NULL || init == NULL || out == NULL)
 		return -EINVAL;
-	if (type_wr_ops(init->qp_type) == 0)
+	if (type_wr_ops(init->qp_type) == 0 && init->qp_type != IBV_QPT_XRC_RECV)
 		return -EOPNOTSUPP;
-	if (send_cq == NULL || recv_cq == NULL)
-		return -EINVAL;
+	ret = check_cqs(init->qp_type, send_cq, recv_cq);
+	if (ret < 0)
+		return ret;
 	if (init->srq != NULL)
 		return -EOPNOTSUPP;
 	ret = check_caps(env, &init->cap);
@@ -151,8 +176,9 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	qp->qpn = qpn & UROCE_QPN_MASK;
 	qp->type = init->qp_type;
 	qp->pd = pd;
-	qp->send_cq = send_cq;
-	qp->recv_cq = recv_cq;
+	qp->send_cq = init->qp_type == IBV_QPT_XRC_RECV ? NULL : send_cq;
+	qp->recv_cq = type_has_responder(init->qp_type) &&
+		      init->qp_type != IBV_QPT_XRC_RECV ? recv_cq : NULL;
 	qp->sq_sig_all = init->sq_sig_all != 0;
 	rte_spinlock_init(&qp->sq_lock);
 	rte_spinlock_init(&qp->rq_lock);
@@ -245,32 +271,12 @@ send_wr_check(const struct uroce_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
+/* The gather list, or the inline data itself. */
 static void
-send_wr_encode(struct uroce_send_wqe *w, const struct ibv_send_wr *wr,
-	       uint64_t len, enum ibv_qp_type type)
+send_wr_data(struct uroce_send_wqe *w, const struct ibv_send_wr *wr)
 {
 	int i;
 
-	memset(w, 0, sizeof(*w));
-	w->wr_id = wr->wr_id;
-	w->opcode = (uint8_t)wr->opcode;
-	w->num_sge = (uint8_t)wr->num_sge;
-	w->send_flags = wr->send_flags;
-	w->length = (uint32_t)len;
-	w->imm = wr->imm_data;
-	if (type == IBV_QPT_UD) {
-		w->ah = (struct uroce_ah *)wr->wr.ud.ah;
-		w->remote_qpn = wr->wr.ud.remote_qpn;
-		w->remote_qkey = wr->wr.ud.remote_qkey;
-	} else if (WR_BIT(wr->opcode) & (WR_WRITE_OPS | WR_BIT(IBV_WR_RDMA_READ))) {
-		w->remote_addr = wr->wr.rdma.remote_addr;
-		w->rkey = wr->wr.rdma.rkey;
-	} else if (WR_BIT(wr->opcode) & WR_RD_AT_OPS) {
-		w->remote_addr = wr->wr.atomic.remote_addr;
-		w->rkey = wr->wr.atomic.rkey;
-		w->compare_add = wr->wr.atomic.compare_add;
-		w->swap = wr->wr.atomic.swap;
-	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint8_t *d = w->data;
 
@@ -284,6 +290,38 @@ send_wr_encode(struct uroce_send_wqe *w, const struct ibv_send_wr *wr,
 	} else if (wr->num_sge > 0) {
 		memcpy(w->data, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));
 	}
+}
+
+static void
+send_wr_encode(struct uroce_send_wqe *w, const struct ibv_send_wr *wr,
+	       uint64_t len, enum ibv_qp_type type)
+{
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->num_sge = (uint8_t)wr->num_sge;
+	w->send_flags = wr->send_flags;
+	w->length = (uint32_t)len;
+	w->imm = wr->imm_data;
+	if (type == IBV_QPT_UD) {
+		w->ah = (struct uroce_ah *)wr->wr.ud.ah;
+		w->remote_qpn = wr->wr.ud.remote_qpn;
+		w->remote_qkey = wr->wr.ud.remote_qkey;
+		send_wr_data(w, wr);
+		return;
+	}
+	if (type == IBV_QPT_XRC_SEND)
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn & UROCE_QPN_MASK;
+	if (WR_BIT(wr->opcode) & (WR_WRITE_OPS | WR_BIT(IBV_WR_RDMA_READ))) {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	} else if (WR_BIT(wr->opcode) & WR_RD_AT_OPS) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	}
+	send_wr_data(w, wr);
 }
 
 int
@@ -320,8 +358,8 @@ recv_wr_check(const struct uroce_qp *qp, const struct ibv_recv_wr *wr,
 	uint64_t sum = 0;
 	int i;
 
-	if (qp->post_state == IBV_QPS_RESET)
-		return -EINVAL;
+	if (qp->post_state == IBV_QPS_RESET || qp->recv_cq == NULL)
+		return -EINVAL;	/* XRC QPs have no receive queue */
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge)
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
@@ -628,10 +666,17 @@ static const bool rx_state_ok[IBV_QPS_ERR + 1] = {
 	[IBV_QPS_SQE] = true,
 };
 
-static const uint8_t type_transport[] = {
-	[IBV_QPT_RC] = UROCE_TR_RC,
-	[IBV_QPT_UC] = UROCE_TR_UC,
-	[IBV_QPT_UD] = UROCE_TR_UD,
+/* The transport of the opcodes each QP type takes (the types missing
+ * take none from the wire: RAW_PACKET frames come through flow rules). */
+static const struct {
+	bool ok;
+	uint8_t transport;
+} type_transport[] = {
+	[IBV_QPT_RC] = { true, UROCE_TR_RC },
+	[IBV_QPT_UC] = { true, UROCE_TR_UC },
+	[IBV_QPT_UD] = { true, UROCE_TR_UD },
+	[IBV_QPT_XRC_SEND] = { true, UROCE_TR_XRC },
+	[IBV_QPT_XRC_RECV] = { true, UROCE_TR_XRC },
 };
 
 /* P_Key match (IBTA ch. 10.9): the QP's P_Key is the default full member
@@ -651,8 +696,9 @@ rx_admit(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	if ((unsigned int)qp->state > IBV_QPS_ERR || !rx_state_ok[qp->state])
 		why = &qp->stats.drop_state;
 	else if ((unsigned int)qp->type >= RTE_DIM(type_transport) ||
-		 type_wr_ops(qp->type) == 0 ||
-		 pkt->op->transport != type_transport[qp->type])
+		 !type_transport[qp->type].ok ||
+		 pkt->op->transport != type_transport[qp->type].transport ||
+		 ((pkt->op->flags & UROCE_OPF_REQ) && qp->type == IBV_QPT_XRC_SEND))
 		why = &qp->stats.drop_opcode;
 	else if (!pkey_ok(pkt->bth.pkey))
 		why = &qp->stats.drop_pkey;
@@ -679,9 +725,9 @@ uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		return;
 	}
 	if (op->flags & UROCE_OPF_RESP) {
-		if (qp->type != IBV_QPT_RC || qp->state == IBV_QPS_RTR) {
+		if (!uroce_qp_initiator(qp) || qp->state == IBV_QPS_RTR) {
 			qp->stats.drops++;
-			if (qp->type != IBV_QPT_RC)
+			if (!uroce_qp_initiator(qp))
 				qp->stats.drop_opcode++;
 			else
 				qp->stats.drop_state++;

@@ -229,6 +229,26 @@ uint64_t uroce_qp_us_to_cycles(const struct uroce_qp *qp, uint64_t us);
 bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
 		   uint64_t *wait_at);
 
+/* RC and the XRC initiator: ACKed requests, a window, retries, ERR on a
+ * send error. */
+static inline bool
+uroce_qp_initiator(const struct uroce_qp *qp)
+{
+	return qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND;
+}
+
+/* The BTH opcode bits of the QP's transport (IBTA Table 38): RC 0x00,
+ * UC 0x20, XRC 0xa0; the operation bits are RC's. */
+static inline uint8_t
+uroce_qp_opc_base(const struct uroce_qp *qp)
+{
+	if (qp->type == IBV_QPT_UC)
+		return UROCE_OPC_UC_BASE;
+	if (qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV)
+		return UROCE_OPC_XRC_BASE;
+	return 0;
+}
+
 static inline void
 uroce_qp_kick(struct uroce_qp *qp)
 {

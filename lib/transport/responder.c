@@ -185,7 +185,7 @@ send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn, uint64_t now,
 	  struct uroce_txb *txb)
 {
 	struct uroce_bth_fields bth = {
-		.opcode = UROCE_OPC_RC_ACK, .pkey = 0xffff,
+		.opcode = UROCE_OPC_RC_ACK | uroce_qp_opc_base(qp), .pkey = 0xffff,
 		.dqpn = qp->attr.dest_qp_num, .psn = psn,
 	};
 	struct uroce_ext_fields ext;
@@ -230,12 +230,13 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	memset(&ext, 0, sizeof(ext));
 	aeth_fill(qp, &ext, UROCE_AETH_ACK | UROCE_AETH_CREDIT_INVALID);
 	if (e->atomic) {
-		bth.opcode = UROCE_OPC_RC_ATOMIC_ACK;
+		bth.opcode = UROCE_OPC_RC_ATOMIC_ACK | uroce_qp_opc_base(qp);
 		ext.atmack_orig = e->orig;
 	} else {
 		plen = RTE_MIN(e->left, r->mtu);
 		last = e->left <= r->mtu;
-		bth.opcode = read_resp_opcode(e->psn == e->first_psn, last);
+		bth.opcode = read_resp_opcode(e->psn == e->first_psn, last) |
+			     uroce_qp_opc_base(qp);
 		/* Read the memory now, through the key again: the region may
 		 * have gone since the request (IBTA 10.6.3). */
 		if (plen > 0 &&
@@ -318,7 +319,7 @@ uroce_resp_timer(struct uroce_qp *qp, uint64_t now)
 
 	if (r->ack_at != UROCE_TIME_OFF && now >= r->ack_at) {
 		r->ack_at = UROCE_TIME_OFF;
-		if (r->unacked > 0 && qp->type == IBV_QPT_RC)
+		if (r->unacked > 0 && qp->type != IBV_QPT_UC)
 			owe_ack(qp);
 	}
 }

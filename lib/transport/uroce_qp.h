@@ -174,7 +174,7 @@ struct uroce_send_wqe {
 	uint32_t first_psn;
 	uint32_t last_psn;
 	uint32_t state;			/**< requester-private */
-	uint32_t pad1;
+	uint32_t xrc_srqn;		/**< XRC_SEND: the target SRQ (XRCETH) */
 	uint8_t data[];			/**< struct ibv_sge[num_sge] or inline bytes */
 };
 
@@ -271,6 +271,13 @@ struct uroce_qp {
 	struct uroce_qp_stats stats;
 	struct uroce_zc *zc;		/**< zero-copy frames' buffer owner, or NULL */
 
+	/* XRC (xrc.c). xrcd: the XRC domain of an XRC_RECV QP (the engine's,
+	 * set at create). xrc_pd: the PD of the XRC SRQ the request being
+	 * executed names; an XRC target has no PD of its own, its memory
+	 * checks use the SRQ's (IBTA XRC annex, A14.4). */
+	const void *xrcd;
+	const void *xrc_pd;
+
 	/* Pacing (issue 6): the requester consults it when pace_on. */
 	bool pace_on;
 	struct uroce_tb_profile pace_prof;
@@ -278,8 +285,11 @@ struct uroce_qp {
 };
 
 /**
- * Create a QP in RESET. Checks init (ibv_create_qp(3)): qp_type RC, UC, UD
- * or RAW_PACKET (else -EOPNOTSUPP); send_cq and recv_cq given (-EINVAL);
+ * Create a QP in RESET. Checks init (ibv_create_qp(3)): qp_type RC, UC, UD,
+ * RAW_PACKET, XRC_SEND or XRC_RECV (else -EOPNOTSUPP); send_cq and recv_cq
+ * given (-EINVAL), except: XRC_SEND has no receive side (recv_cq ignored,
+ * stored NULL), XRC_RECV no CQ and no work queue of its own (both ignored;
+ * its receives come from the XRC SRQ each request names);
  * cap within env's limits (-EINVAL); max_*_wr >= 1 rounded up to a power of
  * two; srq must be NULL (-EOPNOTSUPP until SRQs exist). init->cap is NOT
  * written; *out->cap holds what was created.

@@ -72,6 +72,9 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->create_cq_ex = uroce_verbs_create_cq_ex;
 	v->ibv_create_flow = uroce_verbs_create_flow;
 	v->ibv_destroy_flow = uroce_verbs_destroy_flow;
+	v->open_xrcd = uroce_verbs_open_xrcd;
+	v->close_xrcd = uroce_verbs_close_xrcd;
+	v->open_qp = uroce_verbs_open_qp;
 }
 
 struct ibv_context *
