@@ -176,9 +176,10 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	qp->qpn = qpn & UROCE_QPN_MASK;
 	qp->type = init->qp_type;
 	qp->pd = pd;
+	/* XRC QPs keep no receive CQ (a target completes into its SRQs'). */
 	qp->send_cq = init->qp_type == IBV_QPT_XRC_RECV ? NULL : send_cq;
-	qp->recv_cq = type_has_responder(init->qp_type) &&
-		      init->qp_type != IBV_QPT_XRC_RECV ? recv_cq : NULL;
+	qp->recv_cq = init->qp_type == IBV_QPT_XRC_SEND ||
+		      init->qp_type == IBV_QPT_XRC_RECV ? NULL : recv_cq;
 	qp->sq_sig_all = init->sq_sig_all != 0;
 	rte_spinlock_init(&qp->sq_lock);
 	rte_spinlock_init(&qp->rq_lock);
