@@ -74,15 +74,22 @@ qp_create_engine(struct ibv_pd *pd, struct ibv_qp_init_attr *init,
 	/* XRC_SEND has no receive side (ibv_create_qp_ex(3)). */
 	bool rq = init->qp_type != IBV_QPT_XRC_SEND;
 
+	struct ibv_qp_init_attr ei;
+
 	if (pd == NULL || init->send_cq == NULL ||
 	    (rq && init->recv_cq == NULL))
 		return EINVAL;
+	if (init->srq != NULL && init->srq->context != pd->context)
+		return EINVAL;
+	/* The engine takes its own SRQ (uroce_dev_qp_create()). */
+	ei = *init;
 	if (init->srq != NULL)
-		return EOPNOTSUPP;	/* no SRQs yet */
+		ei.srq = (struct ibv_srq *)(void *)
+			((struct uroce_vsrq *)init->srq)->usrq;
 	return -uroce_dev_qp_create(((struct uroce_vpd *)pd)->upd,
 				    ((struct uroce_vcq *)init->send_cq)->ucq,
 				    rq ? ((struct uroce_vcq *)init->recv_cq)->ucq : NULL,
-				    init, q, &q->uqp);
+				    &ei, q, &q->uqp);
 }
 
 /* Create the engine QP behind a new uroce_vqp (xrcd for XRC_RECV, pd for
@@ -111,7 +118,7 @@ qp_new(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 	qp = &q->qp;
 	qp->send_cq = q->uqp->send_cq != NULL ? init->send_cq : NULL;
 	qp->recv_cq = q->uqp->recv_cq != NULL ? init->recv_cq : NULL;
-	qp->srq = NULL;
+	qp->srq = init->srq;
 	if (init->qp_type == IBV_QPT_XRC_RECV) {
 		q->xrc_base = q;
 		q->xrc_handles = 1;
