@@ -115,11 +115,22 @@ eng_cq_event(void *ctx, struct uroce_cq *cq)
 		dev->ev.cq_event(dev->ev_arg, cq);
 }
 
+/* XRC targets: an SRQ of this device by number (lock-free, dev_srq.c). */
+static struct uroce_srq *
+eng_srq_lookup(void *ctx, uint32_t srqn)
+{
+	struct uroce_dev *dev = ctx;
+	struct uroce_srq *srq = uroce_dev_srq_lookup(srqn);
+
+	return srq != NULL && srq->env == &dev->env ? srq : NULL;
+}
+
 static const struct uroce_qp_env_ops eng_env_ops = {
 	.resolve = eng_resolve,
 	.kick = eng_kick,
 	.async_event = eng_async_event,
 	.cq_event = eng_cq_event,
+	.srq_lookup = eng_srq_lookup,
 };
 
 /* ------------------------------------------------------------------------

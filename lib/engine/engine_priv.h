@@ -231,6 +231,9 @@ void eng_kick(void *ctx, struct uroce_qp *qp);
 /* xrcd.c */
 void eng_xrcd_close_all(struct uroce_dev *dev);
 int eng_xrcd_owner(struct uroce_xrcd *xrcd);
+int eng_xrcd_srq_check(const struct uroce_xrcd *xrcd, const struct uroce_dev *dev,
+		       const struct eng_cq *cq);
+void eng_xrcd_srq_ref(struct uroce_xrcd *xrcd, struct eng_cq *cq, int dir);
 
 /* ctrl.c */
 typedef int (*eng_ctrl_fn)(struct eng_lcore *lc, void *arg);

@@ -101,3 +101,37 @@ eng_xrcd_close_all(struct uroce_dev *dev)
 	}
 	dev->n_xrcd = 0;
 }
+
+/*
+ * Engine lock. Whether an XRC SRQ with this CQ may join the domain: its
+ * CQ gets completions from the domain's target QPs, so it must be free or
+ * bound to the domain's lcore already (a CQ has one writer). -EINVAL with
+ * a log line otherwise.
+ */
+int
+eng_xrcd_srq_check(const struct uroce_xrcd *xrcd, const struct uroce_dev *dev,
+		   const struct eng_cq *cq)
+{
+	if (xrcd == NULL || cq == NULL || xrcd->dev != dev)
+		return -EINVAL;
+	if (cq->owner >= 0 && xrcd->refs > 0 && cq->owner != xrcd->owner) {
+		ENG_LOG(NOTICE,
+			"%s: create_srq: the CQ is on engine lcore %d, the XRC domain's QPs on %d\n",
+			dev->name, cq->owner, xrcd->owner);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Engine lock. An XRC SRQ joins (dir 1) or leaves (-1) its domain; joining
+ * binds its CQ to the domain's lcore (the CQ's, if the domain has none). */
+void
+eng_xrcd_srq_ref(struct uroce_xrcd *xrcd, struct eng_cq *cq, int dir)
+{
+	if (dir > 0) {
+		if (xrcd->refs == 0 && cq->owner >= 0)
+			xrcd->owner = cq->owner;
+		cq->owner = eng_xrcd_owner(xrcd);
+	}
+	xrcd->refs += (uint32_t)dir;
+}

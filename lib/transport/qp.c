@@ -73,6 +73,14 @@ check_cqs(enum ibv_qp_type type, const struct uroce_cq *send_cq,
 	return 0;
 }
 
+/* A receive queue of its own: not with an SRQ, not for XRC QPs. */
+static bool
+type_has_rq(const struct uroce_qp *qp)
+{
+	return qp->srq == NULL && qp->type != IBV_QPT_XRC_SEND &&
+	       qp->type != IBV_QPT_XRC_RECV;
+}
+
 /* The receive caps do not count with an SRQ (ibv_create_qp(3)). */
 static int
 check_caps(const struct uroce_qp_env *env, const struct ibv_qp_cap *cap,
@@ -117,12 +125,16 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 	uint32_t rslot = sizeof(struct uroce_recv_wqe) +
 			 cap->max_recv_sge * sizeof(struct ibv_sge);
 
-	if (qp->srq != NULL) {
+	if (!type_has_rq(qp)) {
 		/* No RQ of its own: an empty one-slot ring keeps the RQ code
-		 * paths uniform; receives go to srq_wqe, one SRQ slot. */
+		 * paths uniform; receives go to srq_wqe, one SRQ slot (XRC
+		 * targets: any SRQ of the domain's). */
 		nrq = 1;
 		rslot = sizeof(struct uroce_recv_wqe);
-		qp->srq_wqe = alloc_aligned(qp->srq->slot_size);
+	}
+	if (qp->srq != NULL || qp->type == IBV_QPT_XRC_RECV) {
+		qp->srq_wqe = alloc_aligned(qp->srq != NULL ? qp->srq->slot_size :
+					    uroce_xrc_wqe_size(qp->env));
 		if (qp->srq_wqe == NULL)
 			return -ENOMEM;
 	}
@@ -133,9 +145,9 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 	uroce_ring_init(&qp->sq, qp->sq_mem, nsq, sslot);
 	uroce_ring_init(&qp->rq, qp->rq_mem, nrq, rslot);
 	qp->cap.max_send_wr = nsq;
-	qp->cap.max_recv_wr = qp->srq != NULL ? 0 : nrq;
+	qp->cap.max_recv_wr = type_has_rq(qp) ? nrq : 0;
 	qp->cap.max_send_sge = cap->max_send_sge;
-	qp->cap.max_recv_sge = qp->srq != NULL ? 0 : cap->max_recv_sge;
+	qp->cap.max_recv_sge = type_has_rq(qp) ? cap->max_recv_sge : 0;
 	qp->cap.max_inline_data = cap->max_inline_data;
 	return 0;
 }
@@ -184,7 +196,9 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 		return ret;
 	if (init->srq != NULL && !type_srq_ok(init->qp_type))
 		return -EOPNOTSUPP;
-	ret = check_caps(env, &init->cap, init->srq != NULL);
+	ret = check_caps(env, &init->cap, init->srq != NULL ||
+			 init->qp_type == IBV_QPT_XRC_SEND ||
+			 init->qp_type == IBV_QPT_XRC_RECV);
 	if (ret < 0)
 		return ret;
 	qp = alloc_aligned(sizeof(*qp));

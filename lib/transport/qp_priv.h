@@ -142,6 +142,7 @@ struct uroce_resp_res {
 	uint32_t psn;		/**< next response PSN */
 	uint64_t va;		/**< READ: next byte */
 	uint32_t rkey;
+	const void *pd;		/**< READ: the R_Key's PD (XRC: the SRQ's) */
 	uint32_t left;		/**< READ: bytes still to send */
 	uint64_t orig;		/**< atomic: the value before */
 };
@@ -209,6 +210,18 @@ void uroce_dgram_complete(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 			  enum ibv_wc_status status);
 void uroce_ud_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		 uint64_t now);
+
+/* ------------------------------------------------------------------------
+ * XRC (xrc.c).
+ */
+/* Bytes of the WQE an XRC target holds (the largest an SRQ may have). */
+size_t uroce_xrc_wqe_size(const struct uroce_qp_env *env);
+/* Target: borrow the SRQ the XRCETH names (its WQEs, CQ and PD) for this
+ * request; -EINVAL when it is no XRC SRQ of the QP's domain, or another
+ * SRQ than the one the message in progress holds a WQE of. */
+int uroce_xrc_bind(struct uroce_qp *qp, uint32_t srqn);
+/* After the request: give the SRQ back unless a WQE of it is held. */
+void uroce_xrc_unbind(struct uroce_qp *qp);
 
 /* ------------------------------------------------------------------------
  * RAW_PACKET (raw.c); its receive is uroce_qp_raw_rx() (uroce_qp.h).

@@ -240,7 +240,7 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		/* Read the memory now, through the key again: the region may
 		 * have gone since the request (IBTA 10.6.3). */
 		if (plen > 0 &&
-		    uroce_mr_check_remote(qp->env->mrs, qp->pd, e->rkey, e->va, plen,
+		    uroce_mr_check_remote(qp->env->mrs, e->pd, e->rkey, e->va, plen,
 					  IBV_ACCESS_REMOTE_READ, &host) < 0) {
 			res_pop(r);
 			owe_nak(qp, UROCE_AETH_NAK | UROCE_NAK_REM_ACCESS, e->psn);
@@ -489,6 +489,7 @@ res_read_init(const struct uroce_qp *qp, struct uroce_resp_res *e, uint32_t psn,
 	e->last_psn = psn_add(psn, read_packets(qp, ext->reth.len) - 1);
 	e->va = ext->reth.va;
 	e->rkey = ext->reth.rkey;
+	e->pd = qp->pd;
 	e->left = ext->reth.len;
 }
 
@@ -673,6 +674,14 @@ rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 	enum cls c;
 
 	uroce_wire_ext_get(pkt, &ext);
+	/* XRC target: the SRQ named by the XRCETH serves this request (its
+	 * WQEs, CQ, PD); one of another domain is an invalid request (IBTA
+	 * A14.4). Duplicates and PSN errors need no SRQ. */
+	if (qp->type == IBV_QPT_XRC_RECV && uroce_xrc_bind(qp, ext.xrc_srqn) < 0 &&
+	    d == 0) {
+		rc_error(qp, UROCE_NAK_INV_REQ, psn);
+		return;
+	}
 	if (d < 0) {
 		rx_duplicate(qp, pkt, &ext);
 		return;
@@ -773,6 +782,8 @@ uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
 		return;
 	}
 	rc_rx(qp, pkt, now);
+	if (qp->type == IBV_QPT_XRC_RECV)
+		uroce_xrc_unbind(qp);
 	if (uroce_resp_tx(qp, now, txb))
 		uroce_qp_kick(qp);
 }

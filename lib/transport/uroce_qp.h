@@ -83,6 +83,10 @@ struct uroce_qp_env_ops {
 	void (*async_event)(void *ctx, enum ibv_event_type ev, void *obj);
 	/** cq asks for its completion channel to be signalled. Owner. */
 	void (*cq_event)(void *ctx, struct uroce_cq *cq);
+	/** XRC targets: the SRQ numbered srqn, or NULL; valid until the
+	 *  owner's next quiescent point (the engine frees SRQs after one).
+	 *  Owner. NULL: no SRQ is ever found. */
+	struct uroce_srq *(*srq_lookup)(void *ctx, uint32_t srqn);
 };
 
 /** The engine's env.tx_zc_min where zero-copy is allowed. Below it a copy
@@ -280,12 +284,10 @@ struct uroce_qp {
 	struct uroce_recv_wqe *srq_wqe;	/**< srq->slot_size bytes */
 	bool srq_held;
 
-	/* XRC (xrc.c). xrcd: the XRC domain of an XRC_RECV QP (the engine's,
-	 * set at create). xrc_pd: the PD of the XRC SRQ the request being
-	 * executed names; an XRC target has no PD of its own, its memory
-	 * checks use the SRQ's (IBTA XRC annex, A14.4). */
+	/* XRC (xrc.c): the XRC domain of an XRC_RECV QP (the engine's, set
+	 * at create). A target has no PD, SRQ or CQ of its own: pd, srq and
+	 * recv_cq are those of the XRC SRQ the request in progress names. */
 	const void *xrcd;
-	const void *xrc_pd;
 
 	/* Pacing (issue 6): the requester consults it when pace_on. */
 	bool pace_on;
