@@ -145,6 +145,13 @@ CASES = {
         pingpong('ibv_ud_pingpong', ['-s', '1024', '-n', '200']),
         pingpong('ibv_ud_pingpong', ['-s', '1024', '-n', '100', '-e']),
     ],
+    # Receives from one SRQ shared by -q QPs (default 16, rx-depth 500).
+    'srq': [
+        pingpong('ibv_srq_pingpong', ['-n', '200']),
+        pingpong('ibv_srq_pingpong', ['-q', '16', '-s', '1', '-n', '200']),
+        pingpong('ibv_srq_pingpong', ['-q', '4', '-s', '65536', '-n', '20']),
+        pingpong('ibv_srq_pingpong', ['-n', '100', '-e']),
+    ],
     # XRC: XRC_SEND -> XRC_RECV -> the XRC SRQ each message names, both
     # ways (each side is initiator and target), 1 B to 8 MTUs.
     'xrc': [
