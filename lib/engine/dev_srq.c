@@ -73,9 +73,17 @@ eng_srq_new(struct uroce_pd *pd, struct uroce_srq_init *init, void *user,
 	if (init->srqn == 0)
 		return -ENOMEM;
 	init->pd = pd;
+	if (init->type == IBV_SRQT_XRC) {
+		ret = eng_xrcd_srq_check(init->xrcd, dev, es->cq);
+		if (ret < 0)
+			return ret;
+	}
 	ret = uroce_srq_create(&dev->env, init, &srq);
 	if (ret < 0)
 		return ret;
+	if (init->type == IBV_SRQT_XRC)
+		eng_xrcd_srq_ref((struct uroce_xrcd *)(uintptr_t)init->xrcd,
+				 es->cq, 1);
 	srq->user = user;
 	srq->engine = es;
 	es->srq = srq;
@@ -128,6 +136,9 @@ static void
 eng_srq_unlink(struct eng_srq *es)
 {
 	es->pd->refs--;
+	if (es->srq->type == IBV_SRQT_XRC)
+		eng_xrcd_srq_ref((struct uroce_xrcd *)(uintptr_t)es->srq->xrcd,
+				 es->cq, -1);
 	if (es->cq != NULL)
 		es->cq->refs--;
 	es->dev->n_srq--;

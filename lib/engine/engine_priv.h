@@ -96,6 +96,16 @@ struct uroce_pd {
 	TAILQ_ENTRY(uroce_pd) link;
 };
 
+/* An XRC domain (xrcd.c). Its XRC_RECV QPs and the CQs of its XRC SRQs
+ * share one owner lcore: a target QP may complete into any SRQ of the
+ * domain (the one each request names), and a CQ has one writer. */
+struct uroce_xrcd {
+	struct uroce_dev *dev;
+	int owner;			/* lcore index, -1 while unused */
+	uint32_t refs;			/* XRC_RECV QPs and XRC SRQs */
+	TAILQ_ENTRY(uroce_xrcd) link;
+};
+
 /* A CQ: the transport's CQ first, so that container_of is a cast. */
 struct eng_cq {
 	struct uroce_cq cq;
@@ -126,8 +136,9 @@ struct eng_qp {
 	struct uroce_qp *qp;
 	struct uroce_dev *dev;
 	struct uroce_pd *pd;
-	struct eng_cq *scq, *rcq;
+	struct eng_cq *scq, *rcq;	/* NULL where the type has none */
 	struct eng_srq *srq;		/* receives come from it, or NULL */
+	struct uroce_xrcd *xrcd;	/* XRC_RECV */
 	struct uroce_wheel_entry tmo;	/* armed at uroce_qp_deadline() */
 	uint32_t db_pending;		/* on the owner's doorbell ring (atomic) */
 	bool active;			/* on the owner's active list */
@@ -146,8 +157,10 @@ struct uroce_dev {
 	struct uroce_dev_events ev;
 	void *ev_arg;
 	uint32_t n_qp, n_cq, n_pd, n_ah, n_srq;	/* engine lock */
+	uint32_t n_xrcd;
 	TAILQ_HEAD(, uroce_pd) pds;
 	TAILQ_HEAD(, eng_srq) srqs;
+	TAILQ_HEAD(, uroce_xrcd) xrcds;
 	TAILQ_HEAD(, eng_cq) cqs;
 	TAILQ_HEAD(, eng_ah) ahs;
 	struct eng_qp_list qps;
@@ -214,6 +227,13 @@ unsigned int eng_iterate(struct eng_lcore *lc);
 void eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq);
 void eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq);
 void eng_kick(void *ctx, struct uroce_qp *qp);
+
+/* xrcd.c */
+void eng_xrcd_close_all(struct uroce_dev *dev);
+int eng_xrcd_owner(struct uroce_xrcd *xrcd);
+int eng_xrcd_srq_check(const struct uroce_xrcd *xrcd, const struct uroce_dev *dev,
+		       const struct eng_cq *cq);
+void eng_xrcd_srq_ref(struct uroce_xrcd *xrcd, struct eng_cq *cq, int dir);
 
 /* ctrl.c */
 typedef int (*eng_ctrl_fn)(struct eng_lcore *lc, void *arg);

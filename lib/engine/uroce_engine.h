@@ -199,6 +199,22 @@ enum ibv_mtu uroce_dev_active_mtu(uint16_t ip_mtu);
 int uroce_dev_inject(struct uroce_dev *dev, struct rte_mbuf *m);
 
 /* ------------------------------------------------------------------------
+ * XRC domains (xrcd.c). Opaque. Sharing one through a file (an inode) is
+ * the verbs layer's business: here a domain is one object.
+ */
+struct uroce_xrcd;
+
+/** A new XRC domain. -ENOMEM. */
+int uroce_xrcd_alloc(struct uroce_dev *dev, struct uroce_xrcd **out);
+/** Free it: -EBUSY while an XRC_RECV QP or an XRC SRQ uses it. */
+int uroce_xrcd_free(struct uroce_xrcd *xrcd);
+struct uroce_dev *uroce_xrcd_dev(const struct uroce_xrcd *xrcd);
+/** The XRC_RECV QP numbered qpn in xrcd (ibv_open_qp(3)); -EINVAL if it
+ *  has none of that number. */
+int uroce_xrcd_qp_find(struct uroce_xrcd *xrcd, uint32_t qpn,
+		       struct uroce_qp **out);
+
+/* ------------------------------------------------------------------------
  * Objects. A struct uroce_pd is opaque; a CQ is the transport's
  * struct uroce_cq (poll it with uroce_cq_poll(), arm it with
  * uroce_cq_req_notify()); an MR the transport's struct uroce_mr (mr->pd is
@@ -284,6 +300,18 @@ int uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
 			struct uroce_cq *recv_cq,
 			const struct ibv_qp_init_attr *init, void *user,
 			struct uroce_qp **out);
+/**
+ * XRC (IBTA XRC annex A14). An XRC_SEND QP is created by
+ * uroce_dev_qp_create() with a send CQ only (recv_cq is not looked at);
+ * an XRC_RECV QP here, in its domain, with no PD, CQ or work queue: its
+ * requests go to the XRC SRQ each names, which must be of the same domain.
+ * The domain's target QPs share one owner lcore (and so do the CQs of its
+ * SRQs). -EINVAL (not XRC_RECV), -ENOMEM; other checks: uroce_qp_create().
+ */
+int uroce_dev_xrc_qp_create(struct uroce_xrcd *xrcd,
+			    const struct ibv_qp_init_attr *init, void *user,
+			    struct uroce_qp **out);
+
 /** ibv_modify_qp() on the owner: uroce_qp_modify() (-EINVAL changes
  *  nothing). */
 int uroce_dev_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr,

@@ -142,6 +142,7 @@ struct uroce_resp_res {
 	uint32_t psn;		/**< next response PSN */
 	uint64_t va;		/**< READ: next byte */
 	uint32_t rkey;
+	const void *pd;		/**< READ: the R_Key's PD (XRC: the SRQ's) */
 	uint32_t left;		/**< READ: bytes still to send */
 	uint64_t orig;		/**< atomic: the value before */
 };
@@ -211,6 +212,18 @@ void uroce_ud_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		 uint64_t now);
 
 /* ------------------------------------------------------------------------
+ * XRC (xrc.c).
+ */
+/* Bytes of the WQE an XRC target holds (the largest an SRQ may have). */
+size_t uroce_xrc_wqe_size(const struct uroce_qp_env *env);
+/* Target: borrow the SRQ the XRCETH names (its WQEs, CQ and PD) for this
+ * request; -EINVAL when it is no XRC SRQ of the QP's domain, or another
+ * SRQ than the one the message in progress holds a WQE of. */
+int uroce_xrc_bind(struct uroce_qp *qp, uint32_t srqn);
+/* After the request: give the SRQ back unless a WQE of it is held. */
+void uroce_xrc_unbind(struct uroce_qp *qp);
+
+/* ------------------------------------------------------------------------
  * RAW_PACKET (raw.c); its receive is uroce_qp_raw_rx() (uroce_qp.h).
  */
 bool uroce_raw_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
@@ -228,6 +241,26 @@ uint64_t uroce_qp_us_to_cycles(const struct uroce_qp *qp, uint64_t us);
 /* Pacing hook for one request frame of bytes: false = wait (deadline set). */
 bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
 		   uint64_t *wait_at);
+
+/* RC and the XRC initiator: ACKed requests, a window, retries, ERR on a
+ * send error. */
+static inline bool
+uroce_qp_initiator(const struct uroce_qp *qp)
+{
+	return qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND;
+}
+
+/* The BTH opcode bits of the QP's transport (IBTA Table 38): RC 0x00,
+ * UC 0x20, XRC 0xa0; the operation bits are RC's. */
+static inline uint8_t
+uroce_qp_opc_base(const struct uroce_qp *qp)
+{
+	if (qp->type == IBV_QPT_UC)
+		return UROCE_OPC_UC_BASE;
+	if (qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV)
+		return UROCE_OPC_XRC_BASE;
+	return 0;
+}
 
 static inline void
 uroce_qp_kick(struct uroce_qp *qp)

@@ -201,7 +201,7 @@ uroce_req_fail(struct uroce_qp *qp, uint32_t idx, enum ibv_wc_status status)
 		req->start_idx = qp->sq.tail;
 	/* RC errors are fatal to the QP (IBTA 10.3.1: ERR); UC/UD send
 	 * errors stop the send queue only (SQE). */
-	if (qp->type == IBV_QPT_RC)
+	if (uroce_qp_initiator(qp))
 		uroce_qp_to_err(qp);
 	else
 		uroce_qp_to_sqe(qp);
@@ -323,7 +323,7 @@ fill_send_write(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	}
 	/* ACK requests: the end of a message, every Nth packet of a long
 	 * one, and the packet that fills the window (so it reopens). */
-	if (qp->type == IBV_QPT_RC)
+	if (uroce_qp_initiator(qp))
 		p->bth.ackreq = last || (k + 1) % UROCE_REQ_ACKREQ_EVERY == 0 ||
 			psn_diff(req->tx_psn, req->una) >= UROCE_REQ_WINDOW - 1;
 }
@@ -341,9 +341,9 @@ fill_pkt(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 		fill_rd_atomic(w, p);
 	else
 		fill_send_write(qp, w, k, p);
-	p->opcode = req_opcode[w->opcode][p->pos];
-	if (qp->type == IBV_QPT_UC)
-		p->opcode |= UROCE_OPC_UC_BASE;
+	p->opcode = req_opcode[w->opcode][p->pos] | uroce_qp_opc_base(qp);
+	/* XRC: every request packet names the target's SRQ (XRCETH). */
+	p->ext.xrc_srqn = w->xrc_srqn;
 	p->bth.opcode = p->opcode;
 	p->bth.pkey = 0xffff;
 	p->bth.dqpn = qp->attr.dest_qp_num;
@@ -449,7 +449,7 @@ can_send(struct uroce_qp *qp, uint64_t now)
 		return false;
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return false;	/* start_wqe() failed it */
-	if (qp->type == IBV_QPT_RC &&
+	if (uroce_qp_initiator(qp) &&
 	    psn_diff(req->tx_psn, req->una) >= UROCE_REQ_WINDOW)
 		return false;
 	return true;

@@ -185,7 +185,7 @@ send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn, uint64_t now,
 	  struct uroce_txb *txb)
 {
 	struct uroce_bth_fields bth = {
-		.opcode = UROCE_OPC_RC_ACK, .pkey = 0xffff,
+		.opcode = UROCE_OPC_RC_ACK | uroce_qp_opc_base(qp), .pkey = 0xffff,
 		.dqpn = qp->attr.dest_qp_num, .psn = psn,
 	};
 	struct uroce_ext_fields ext;
@@ -230,16 +230,17 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	memset(&ext, 0, sizeof(ext));
 	aeth_fill(qp, &ext, UROCE_AETH_ACK | UROCE_AETH_CREDIT_INVALID);
 	if (e->atomic) {
-		bth.opcode = UROCE_OPC_RC_ATOMIC_ACK;
+		bth.opcode = UROCE_OPC_RC_ATOMIC_ACK | uroce_qp_opc_base(qp);
 		ext.atmack_orig = e->orig;
 	} else {
 		plen = RTE_MIN(e->left, r->mtu);
 		last = e->left <= r->mtu;
-		bth.opcode = read_resp_opcode(e->psn == e->first_psn, last);
+		bth.opcode = read_resp_opcode(e->psn == e->first_psn, last) |
+			     uroce_qp_opc_base(qp);
 		/* Read the memory now, through the key again: the region may
 		 * have gone since the request (IBTA 10.6.3). */
 		if (plen > 0 &&
-		    uroce_mr_check_remote(qp->env->mrs, qp->pd, e->rkey, e->va, plen,
+		    uroce_mr_check_remote(qp->env->mrs, e->pd, e->rkey, e->va, plen,
 					  IBV_ACCESS_REMOTE_READ, &host) < 0) {
 			res_pop(r);
 			owe_nak(qp, UROCE_AETH_NAK | UROCE_NAK_REM_ACCESS, e->psn);
@@ -318,7 +319,7 @@ uroce_resp_timer(struct uroce_qp *qp, uint64_t now)
 
 	if (r->ack_at != UROCE_TIME_OFF && now >= r->ack_at) {
 		r->ack_at = UROCE_TIME_OFF;
-		if (r->unacked > 0 && qp->type == IBV_QPT_RC)
+		if (r->unacked > 0 && qp->type != IBV_QPT_UC)
 			owe_ack(qp);
 	}
 }
@@ -488,6 +489,7 @@ res_read_init(const struct uroce_qp *qp, struct uroce_resp_res *e, uint32_t psn,
 	e->last_psn = psn_add(psn, read_packets(qp, ext->reth.len) - 1);
 	e->va = ext->reth.va;
 	e->rkey = ext->reth.rkey;
+	e->pd = qp->pd;
 	e->left = ext->reth.len;
 }
 
@@ -672,6 +674,14 @@ rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 	enum cls c;
 
 	uroce_wire_ext_get(pkt, &ext);
+	/* XRC target: the SRQ named by the XRCETH serves this request (its
+	 * WQEs, CQ, PD); one of another domain is an invalid request (IBTA
+	 * A14.4). Duplicates and PSN errors need no SRQ. */
+	if (qp->type == IBV_QPT_XRC_RECV && uroce_xrc_bind(qp, ext.xrc_srqn) < 0 &&
+	    d == 0) {
+		rc_error(qp, UROCE_NAK_INV_REQ, psn);
+		return;
+	}
 	if (d < 0) {
 		rx_duplicate(qp, pkt, &ext);
 		return;
@@ -772,6 +782,8 @@ uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
 		return;
 	}
 	rc_rx(qp, pkt, now);
+	if (qp->type == IBV_QPT_XRC_RECV)
+		uroce_xrc_unbind(qp);
 	if (uroce_resp_tx(qp, now, txb))
 		uroce_qp_kick(qp);
 }

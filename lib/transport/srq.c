@@ -30,7 +30,7 @@ const struct uroce_srq_type uroce_srq_type_basic = {
 static const struct uroce_srq_type *const srq_types[] = {
 	[IBV_SRQT_BASIC] = &uroce_srq_type_basic,
 
-	[IBV_SRQT_XRC] = NULL,
+	[IBV_SRQT_XRC] = &uroce_srq_type_xrc,
 
 	[IBV_SRQT_TM] = NULL,
 };

@@ -25,5 +25,6 @@ struct uroce_srq_type {
 
 /* The types' rules; a NULL entry of srq_types[] is -EOPNOTSUPP. */
 extern const struct uroce_srq_type uroce_srq_type_basic;
+extern const struct uroce_srq_type uroce_srq_type_xrc;	/* xrc.c */
 
 #endif /* UROCE_SRQ_PRIV_H */

@@ -83,6 +83,10 @@ struct uroce_qp_env_ops {
 	void (*async_event)(void *ctx, enum ibv_event_type ev, void *obj);
 	/** cq asks for its completion channel to be signalled. Owner. */
 	void (*cq_event)(void *ctx, struct uroce_cq *cq);
+	/** XRC targets: the SRQ numbered srqn, or NULL; valid until the
+	 *  owner's next quiescent point (the engine frees SRQs after one).
+	 *  Owner. NULL: no SRQ is ever found. */
+	struct uroce_srq *(*srq_lookup)(void *ctx, uint32_t srqn);
 };
 
 /** The engine's env.tx_zc_min where zero-copy is allowed. Below it a copy
@@ -177,7 +181,7 @@ struct uroce_send_wqe {
 	uint32_t first_psn;
 	uint32_t last_psn;
 	uint32_t state;			/**< requester-private */
-	uint32_t pad1;
+	uint32_t xrc_srqn;		/**< XRC_SEND: the target SRQ (XRCETH) */
 	uint8_t data[];			/**< struct ibv_sge[num_sge] or inline bytes */
 };
 
@@ -280,6 +284,11 @@ struct uroce_qp {
 	struct uroce_recv_wqe *srq_wqe;	/**< srq->slot_size bytes */
 	bool srq_held;
 
+	/* XRC (xrc.c): the XRC domain of an XRC_RECV QP (the engine's, set
+	 * at create). A target has no PD, SRQ or CQ of its own: pd, srq and
+	 * recv_cq are those of the XRC SRQ the request in progress names. */
+	const void *xrcd;
+
 	/* Pacing (issue 6): the requester consults it when pace_on. */
 	bool pace_on;
 	struct uroce_tb_profile pace_prof;
@@ -287,8 +296,11 @@ struct uroce_qp {
 };
 
 /**
- * Create a QP in RESET. Checks init (ibv_create_qp(3)): qp_type RC, UC, UD
- * or RAW_PACKET (else -EOPNOTSUPP); send_cq and recv_cq given (-EINVAL);
+ * Create a QP in RESET. Checks init (ibv_create_qp(3)): qp_type RC, UC, UD,
+ * RAW_PACKET, XRC_SEND or XRC_RECV (else -EOPNOTSUPP); send_cq and recv_cq
+ * given (-EINVAL), except: XRC_SEND has no receive side (recv_cq ignored,
+ * stored NULL), XRC_RECV no CQ and no work queue of its own (both ignored;
+ * its receives come from the XRC SRQ each request names);
  * cap within env's limits (-EINVAL); max_*_wr >= 1 rounded up to a power of
  * two. init->srq, when not NULL, is a struct uroce_srq * (cast, as a UD
  * WR's ah is a struct uroce_ah *): the QP (RC, UC or UD; else -EOPNOTSUPP)

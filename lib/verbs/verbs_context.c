@@ -73,6 +73,9 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->create_cq_ex = uroce_verbs_create_cq_ex;
 	v->ibv_create_flow = uroce_verbs_create_flow;
 	v->ibv_destroy_flow = uroce_verbs_destroy_flow;
+	v->open_xrcd = uroce_verbs_open_xrcd;
+	v->close_xrcd = uroce_verbs_close_xrcd;
+	v->open_qp = uroce_verbs_open_qp;
 	v->create_srq_ex = uroce_verbs_create_srq_ex;
 	v->get_srq_num = uroce_verbs_get_srq_num;
 }
@@ -158,11 +161,12 @@ device_attr(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->max_qp_wr = (int)env->max_qp_wr;
 	/* Only what works: RNR NAKs from the responder, flow steering for
 	 * RAW_PACKET QPs (ibv_create_flow(3) asks for it), SRQ resize
-	 * (ibv_modify_srq IBV_SRQ_MAX_WR); no APM, no resize_cq, no port
+	 * (ibv_modify_srq IBV_SRQ_MAX_WR), XRC (verbs_xrcd.c, lib/transport/
+	 * xrc.c); no APM, no resize_cq, no port
 	 * events, no memory windows. */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
 		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MANAGED_FLOW_STEERING |
-		IBV_DEVICE_SRQ_RESIZE;
+		IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_XRC;
 	a->max_sge = (int)env->max_sge;
 	a->max_sge_rd = (int)env->max_sge;
 	a->max_cq = (int)caps.max_cq;

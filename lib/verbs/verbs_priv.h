@@ -156,6 +156,17 @@ struct uroce_vqp {
 	bool is_ex;			/**< created with send_ops_flags */
 	uint32_t async_reported;	/**< under qp.mutex, as for CQs */
 	struct uroce_vwr *wr;		/**< the ibv_wr_* batch, is_ex only */
+	/* XRC_RECV (verbs_xrcd.c): the creating handle, and on it the
+	 * handles open on the QP (ibv_open_qp). */
+	struct uroce_vqp *xrc_base;
+	unsigned int xrc_handles;
+};
+
+/* An ibv_open_xrcd() handle on a domain (verbs_xrcd.c). */
+struct uroce_vxrcd_dom;
+struct uroce_vxrcd {
+	struct ibv_xrcd xrcd;
+	struct uroce_vxrcd_dom *dom;
 };
 
 struct uroce_vah {
@@ -230,6 +241,25 @@ int uroce_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr);
 struct ibv_qp *uroce_verbs_create_qp_ex(struct ibv_context *context,
 					struct ibv_qp_init_attr_ex *attr);
+
+/** Fill a new handle's struct ibv_qp (number, context, state RESET). */
+void uroce_verbs_qp_fill(struct uroce_vqp *q, struct ibv_context *context,
+			 struct ibv_pd *pd, void *qp_context);
+/** ibv_destroy_qp()'s work but the free: the engine QP, its events.
+ *  0 or an errno (nothing changed). */
+int uroce_verbs_qp_destroy(struct uroce_vqp *q);
+void uroce_verbs_qp_free(struct uroce_vqp *q);
+
+/* ---- verbs_xrcd.c ---- */
+struct uroce_xrcd;
+struct ibv_xrcd *uroce_verbs_open_xrcd(struct ibv_context *context,
+				       struct ibv_xrcd_init_attr *attr);
+int uroce_verbs_close_xrcd(struct ibv_xrcd *xrcd);
+struct uroce_xrcd *uroce_verbs_xrcd_engine(struct ibv_xrcd *xrcd);
+struct ibv_qp *uroce_verbs_open_qp(struct ibv_context *context,
+				   struct ibv_qp_open_attr *attr);
+/** ibv_destroy_qp() of an XRC_RECV handle. */
+int uroce_verbs_xrc_qp_destroy(struct uroce_vqp *q);
 
 /* ---- verbs_srq.c ---- */
 

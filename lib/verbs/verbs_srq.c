@@ -28,6 +28,22 @@ vsrq_of(struct ibv_srq *srq)
 	return (struct uroce_vsrq *)srq;
 }
 
+/* An XRC SRQ names its domain and its CQ, of the PD's device
+ * (ibv_create_srq_ex(3)): completions go to its CQ. */
+static int
+srq_init_xrc(const struct ibv_srq_init_attr_ex *a, struct uroce_srq_init *init)
+{
+	const uint32_t need = IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+
+	if ((a->comp_mask & need) != need || a->xrcd == NULL || a->cq == NULL ||
+	    a->xrcd->context->device != a->pd->context->device ||
+	    a->cq->context != a->pd->context)
+		return EINVAL;
+	init->xrcd = uroce_verbs_xrcd_engine(a->xrcd);
+	init->cq = ((struct uroce_vcq *)a->cq)->ucq;
+	return 0;
+}
+
 /* The engine's init from the verbs one: 0 or an errno. */
 static int
 srq_init(const struct ibv_srq_init_attr_ex *a, struct uroce_srq_init *init)
@@ -47,7 +63,8 @@ srq_init(const struct ibv_srq_init_attr_ex *a, struct uroce_srq_init *init)
 	case IBV_SRQT_BASIC:
 		/* xrcd, cq and tm_cap do not apply (ibv_create_srq_ex(3)). */
 		return 0;
-	case IBV_SRQT_XRC:	/* xrc: xrcd and cq */
+	case IBV_SRQT_XRC:
+		return srq_init_xrc(a, init);
 	case IBV_SRQT_TM:	/* tm: cq and tm_cap */
 	default:
 		return EOPNOTSUPP;

@@ -373,6 +373,10 @@ ut_qp_up(struct ut_link *l, int side, struct uroce_qp *qp, uint32_t peer_qpn,
 	struct ibv_qp_attr a;
 	int ret, mask;
 	bool ud = o->type == IBV_QPT_UD;
+	/* RC's attributes split between the XRC initiator (requester's)
+	 * and target (responder's), as ibv_modify_qp(3)'s tables say. */
+	bool resp = o->type == IBV_QPT_RC || o->type == IBV_QPT_XRC_RECV;
+	bool req = o->type == IBV_QPT_RC || o->type == IBV_QPT_XRC_SEND;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
@@ -399,7 +403,7 @@ ut_qp_up(struct ut_link *l, int side, struct uroce_qp *qp, uint32_t peer_qpn,
 		a.ah_attr.grh.hop_limit = 64;
 		memcpy(a.ah_attr.grh.dgid.raw, l->node[side ^ 1].env.gid[o->sgid_index].raw, 16);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-		if (o->type == IBV_QPT_RC) {
+		if (resp) {
 			a.max_dest_rd_atomic = o->max_rd_atomic;
 			a.min_rnr_timer = o->min_rnr_timer;
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -412,12 +416,15 @@ ut_qp_up(struct ut_link *l, int side, struct uroce_qp *qp, uint32_t peer_qpn,
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = o->psn[side];
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (o->type == IBV_QPT_RC) {
+	if (resp || req) {
 		a.timeout = o->timeout;
+		mask |= IBV_QP_TIMEOUT;
+	}
+	if (req) {
 		a.retry_cnt = o->retry_cnt;
 		a.rnr_retry = o->rnr_retry;
 		a.max_rd_atomic = o->max_rd_atomic;
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	}
 	return uroce_qp_modify(qp, &a, mask, l->now);

@@ -71,6 +71,42 @@ poll_all(struct uroce_cq *cq, struct ibv_wc *wc, int max)
 /* ---------------------------------------------------------------------------
  * Create.
  */
+/* XRC: an initiator has a send queue only, a target no queue and no CQ
+ * (IBTA XRC annex A14.2); neither takes ibv_post_recv, a target no send. */
+static void
+test_create_xrc(struct ut_node *n, struct ibv_qp_init_attr *init)
+{
+	struct ibv_recv_wr rwr = { .wr_id = 1 }, *rbad = NULL;
+	struct ibv_send_wr wr = { .wr_id = 2, .opcode = IBV_WR_SEND }, *bad = NULL;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct uroce_qp *qp = NULL;
+
+	init->qp_type = IBV_QPT_XRC_SEND;
+	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, NULL, n->rcq, init, 9, &qp), -EINVAL);
+	if (UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, n->scq, NULL, init, 9, &qp), 0)) {
+		UT_CHECK(qp->send_cq == n->scq && qp->recv_cq == NULL);
+		UT_CHECK(qp->resp == NULL);
+		UT_CHECK_EQ(uroce_qp_modify(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0), 0);
+		UT_CHECK_EQ(uroce_qp_post_recv(qp, &rwr, &rbad), -EINVAL);
+		UT_CHECK(rbad == &rwr);
+		uroce_qp_destroy(qp);
+	}
+	init->qp_type = IBV_QPT_XRC_RECV;
+	qp = NULL;
+	if (UT_CHECK_EQ(uroce_qp_create(&n->env, NULL, NULL, NULL, init, 10, &qp), 0)) {
+		UT_CHECK(qp->send_cq == NULL && qp->recv_cq == NULL);
+		UT_CHECK(qp->resp != NULL);
+		UT_CHECK_EQ(uroce_qp_modify(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0), 0);
+		rbad = NULL;
+		UT_CHECK_EQ(uroce_qp_post_recv(qp, &rwr, &rbad), -EINVAL);
+		UT_CHECK_EQ(uroce_qp_post_send(qp, &wr, &bad), -EINVAL);
+		UT_CHECK(bad == &wr);
+		uroce_qp_destroy(qp);
+	}
+}
+
 static void
 test_create(void)
 {
@@ -125,8 +161,9 @@ test_create(void)
 	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, n->scq, n->rcq, &init, 9, &qp), -EOPNOTSUPP);
 	uroce_srq_destroy(srq);
 	init.srq = NULL;
-	init.qp_type = IBV_QPT_XRC_SEND;
+	init.qp_type = IBV_QPT_DRIVER;
 	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, n->scq, n->rcq, &init, 9, &qp), -EOPNOTSUPP);
+	test_create_xrc(n, &init);
 	ut_link_fini(l);
 	free(l);
 }
