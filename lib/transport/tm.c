@@ -326,11 +326,14 @@ uroce_tm_match(const struct uroce_tm *tm, const struct uroce_tm_msg *msg)
 }
 
 struct uroce_tm_tag *
-uroce_tm_take(struct uroce_tm *tm, uint32_t slot)
+uroce_tm_take(struct uroce_tm *tm, uint32_t slot,
+	      const struct uroce_tm_msg *msg)
 {
 	struct uroce_tm_tag *t = &tm->tags[slot];
 
 	list_unlink(tm, slot);
+	t->msg_tag = msg->tag;
+	t->msg_priv = msg->app_ctx;
 	t->state = UROCE_TM_CONSUMED;
 	tm->stats.matched++;
 	return t;
@@ -375,8 +378,8 @@ uroce_tm_wc_info(const struct ibv_wc *wc, struct ibv_wc_tm_info *info)
 
 void
 uroce_tm_wc_recv(const struct uroce_tm *tm, const struct uroce_tm_tag *t,
-		 const struct uroce_tm_msg *msg, enum ibv_wc_status status,
-		 unsigned int flags, uint32_t byte_len, struct ibv_wc *wc)
+		 enum ibv_wc_status status, unsigned int flags,
+		 uint32_t byte_len, struct ibv_wc *wc)
 {
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = t->wr_id;
@@ -386,5 +389,5 @@ uroce_tm_wc_recv(const struct uroce_tm *tm, const struct uroce_tm_tag *t,
 	wc->wc_flags = flags;
 	if (uroce_tm_sync_req(tm))
 		wc->wc_flags |= IBV_WC_TM_SYNC_REQ;
-	uroce_tm_wc_set_info(wc, msg->tag, msg->app_ctx);
+	uroce_tm_wc_set_info(wc, t->msg_tag, t->msg_priv);
 }

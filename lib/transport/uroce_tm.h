@@ -73,6 +73,8 @@ struct uroce_tm_tag {
 	uint64_t wr_id;		/**< recv_wr_id of the ADD */
 	struct ibv_sge sge;	/**< the buffer (length 0 without one) */
 	uint32_t prev, next;	/**< list links (posting order, or free) */
+	uint64_t msg_tag;	/**< CONSUMED: the message's TMH tag */
+	uint32_t msg_priv;	/**< CONSUMED: its TMH user data */
 	uint16_t gen;		/**< bumped when the slot is freed */
 	uint8_t state;		/**< enum uroce_tm_tag_state */
 	bool eligible;		/**< added in sync: may match (see Phases) */
@@ -166,8 +168,10 @@ void uroce_tm_build(const struct uroce_tm_msg *msg, void *buf);
 uint32_t uroce_tm_match(const struct uroce_tm *tm,
 			const struct uroce_tm_msg *msg);
 
-/** Take the matched tag out of the list (LISTED -> CONSUMED). */
-struct uroce_tm_tag *uroce_tm_take(struct uroce_tm *tm, uint32_t slot);
+/** Take the matched tag out of the list (LISTED -> CONSUMED); it keeps
+ *  msg's tag and user data for its completions. */
+struct uroce_tm_tag *uroce_tm_take(struct uroce_tm *tm, uint32_t slot,
+				   const struct uroce_tm_msg *msg);
 
 /** Free a consumed tag once its last completion is out. */
 void uroce_tm_release(struct uroce_tm *tm, uint32_t slot);
@@ -195,13 +199,14 @@ void uroce_tm_wc_set_info(struct ibv_wc *wc, uint64_t tag, uint32_t priv);
 void uroce_tm_wc_info(const struct ibv_wc *wc, struct ibv_wc_tm_info *info);
 
 /**
- * An IBV_WC_TM_RECV completion of the tagged buffer t for msg: wc_flags
- * flags (IBV_WC_TM_MATCH, IBV_WC_TM_DATA_VALID) plus IBV_WC_TM_SYNC_REQ
- * when due, the tag info, status and byte_len as given. qp_num is left 0.
+ * An IBV_WC_TM_RECV completion of the consumed tag t: wc_flags flags
+ * (IBV_WC_TM_MATCH, IBV_WC_TM_DATA_VALID) plus IBV_WC_TM_SYNC_REQ when
+ * due, the message's tag info, status and byte_len as given. qp_num is
+ * left 0.
  */
 void uroce_tm_wc_recv(const struct uroce_tm *tm, const struct uroce_tm_tag *t,
-		      const struct uroce_tm_msg *msg, enum ibv_wc_status status,
-		      unsigned int flags, uint32_t byte_len, struct ibv_wc *wc);
+		      enum ibv_wc_status status, unsigned int flags,
+		      uint32_t byte_len, struct ibv_wc *wc);
 
 #ifdef __cplusplus
 }

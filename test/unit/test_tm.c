@@ -240,7 +240,7 @@ test_add_del(void)
 		uint32_t slot = uroce_tm_match(tm, &m);
 
 		UT_CHECK(slot != UROCE_TM_NIL);
-		uroce_tm_take(tm, slot);
+		uroce_tm_take(tm, slot, &m);
 		n_wc = 0;
 		UT_CHECK_EQ(del(tm, h1, IBV_OPS_SIGNALED), 0);
 		UT_CHECK_EQ(wcs[0].status, IBV_WC_TM_ERR);
@@ -267,14 +267,14 @@ test_match_order(void)
 	UT_CHECK_EQ(match_wr_id(tm, 0x9999), 3);
 	m = eager(0x1234);
 	slot = uroce_tm_match(tm, &m);
-	uroce_tm_take(tm, slot);
+	uroce_tm_take(tm, slot, &m);
 	UT_CHECK_EQ(match_wr_id(tm, 0x1234), 2);
 	UT_CHECK_EQ(match_wr_id(tm, 0x12ff), 3);
 	slot = uroce_tm_match(tm, &m);
-	uroce_tm_take(tm, slot);
+	uroce_tm_take(tm, slot, &m);
 	slot = uroce_tm_match(tm, &m);
 	UT_CHECK_EQ(tm->tags[slot].wr_id, 3);
-	uroce_tm_take(tm, slot);
+	uroce_tm_take(tm, slot, &m);
 	UT_CHECK_EQ(match_wr_id(tm, 0x1234), 4);
 	UT_CHECK_EQ(match_wr_id(tm, 0x1235), UINT64_MAX);
 	/* Only EAGER and RNDV match. */
@@ -329,7 +329,7 @@ test_match_model(void)
 			slot = uroce_tm_match(tm, &m);
 			UT_CHECK_EQ(slot == UROCE_TM_NIL ? UINT64_MAX : tm->tags[slot].wr_id, want);
 			if (slot != UROCE_TM_NIL) {
-				uroce_tm_take(tm, slot);
+				uroce_tm_take(tm, slot, &m);
 				uroce_tm_release(tm, slot);
 				mdl[want].live = false;
 				live--;
@@ -460,7 +460,7 @@ test_wc(void)
 	m.app_ctx = 0x89abcdef;
 	add(tm, m.tag, ~0ull, 9, 0, 0);
 	slot = uroce_tm_match(tm, &m);
-	uroce_tm_wc_recv(tm, uroce_tm_take(tm, slot), &m, IBV_WC_SUCCESS,
+	uroce_tm_wc_recv(tm, uroce_tm_take(tm, slot, &m), IBV_WC_SUCCESS,
 			 IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID, 100, &wc);
 	UT_CHECK_EQ(wc.wr_id, 9);
 	UT_CHECK_EQ(wc.opcode, IBV_WC_TM_RECV);
@@ -470,7 +470,7 @@ test_wc(void)
 	UT_CHECK_EQ(info.tag, m.tag);
 	UT_CHECK_EQ(info.priv, m.app_ctx);
 	uroce_tm_unexpected(tm);
-	uroce_tm_wc_recv(tm, &tm->tags[slot], &m, IBV_WC_SUCCESS,
+	uroce_tm_wc_recv(tm, &tm->tags[slot], IBV_WC_SUCCESS,
 			 IBV_WC_TM_DATA_VALID, 0, &wc);
 	UT_CHECK_EQ(wc.wc_flags, IBV_WC_TM_DATA_VALID | IBV_WC_TM_SYNC_REQ);
 	uroce_tm_destroy(tm);
