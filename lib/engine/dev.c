@@ -26,6 +26,7 @@
 #define ENG_MAX_SGE		32
 #define ENG_MAX_INLINE		256
 #define ENG_MAX_QP_WR		16384
+#define ENG_MAX_SRQ_WR		65536	/* a power of two: all of it usable */
 #define ENG_MAX_RD_ATOM		16
 #define ENG_RATE_MIN_KBPS	1
 #define ENG_RATE_MAX_KBPS	100000000u	/* 100 Gbit/s */
@@ -156,6 +157,8 @@ eng_dev_env(struct uroce_dev *dev, char *err, size_t err_len)
 	env->max_sge = ENG_MAX_SGE;
 	env->max_inline = ENG_MAX_INLINE;
 	env->max_qp_wr = ENG_MAX_QP_WR;
+	env->max_srq_wr = ENG_MAX_SRQ_WR;
+	env->max_srq_sge = ENG_MAX_SGE;
 	if (env->lim.active_mtu == 0) {
 		snprintf(err, err_len,
 			 "uroce: %s: [port%u] mtu = %u: too small for RoCEv2 (at least %u)",
@@ -187,6 +190,7 @@ eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 	TAILQ_INIT(&dev->cqs);
 	TAILQ_INIT(&dev->ahs);
 	TAILQ_INIT(&dev->qps);
+	TAILQ_INIT(&dev->srqs);
 	TAILQ_INIT(&dev->flows);
 	ret = uroce_port_open(eng_g->cfg, idx, eng_g->nb_ctx, &dev->port,
 			      err, err_len);
@@ -222,6 +226,7 @@ eng_dev_close(struct uroce_dev *dev)
 		uroce_qp_destroy(eq->qp);
 		free(eq);
 	}
+	eng_srq_dev_close(dev);
 	while ((ah = TAILQ_FIRST(&dev->ahs)) != NULL) {
 		TAILQ_REMOVE(&dev->ahs, ah, link);
 		free(ah);
@@ -297,6 +302,7 @@ uroce_dev_caps(const struct uroce_dev *dev, struct uroce_dev_caps *caps)
 	caps->max_mr = ENG_MAX_MR;
 	caps->max_pd = ENG_MAX_PD;
 	caps->max_ah = ENG_MAX_AH;
+	caps->max_srq = ENG_MAX_SRQ - 1;	/* SRQ number 0 is never given */
 	caps->max_mr_size = UINT64_MAX;
 }
 
@@ -729,6 +735,9 @@ eng_qp_new(struct uroce_pd *pd, struct eng_cq *scq, struct eng_cq *rcq,
 		free(eq);
 		return ret;
 	}
+	eq->srq = eng_srq_of_init(init);
+	if (eq->srq != NULL)
+		eq->srq->srq->refs++;
 	eq->qp = qp;
 	eq->dev = dev;
 	eq->pd = pd;
@@ -767,6 +776,9 @@ uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
 	scq = eng_cq_of(send_cq);
 	rcq = eng_cq_of(recv_cq);
 	if (scq->dev != pd->dev || rcq->dev != pd->dev)
+		return -EINVAL;
+	/* init->srq is the engine's SRQ (uroce_qp_create()), of this device. */
+	if (init->srq != NULL && eng_srq_of_init(init)->dev != pd->dev)
 		return -EINVAL;
 	pthread_mutex_lock(&eng_g->lock);
 	ret = eng_qp_new(pd, scq, rcq, init, user, &eq);
@@ -808,6 +820,8 @@ uroce_dev_qp_destroy(struct uroce_qp *qp)
 	eng_qp_detach(eq);
 	eng_cq_unref(eq->scq);
 	eng_cq_unref(eq->rcq);
+	if (eq->srq != NULL)
+		eq->srq->srq->refs--;
 	eq->pd->refs--;
 	dev->n_qp--;
 	TAILQ_REMOVE(&dev->qps, eq, dev_link);

@@ -45,6 +45,7 @@ extern int uroce_engine_logtype;
 #define ENG_MAX_MR		(1u << 16)
 #define ENG_MAX_PD		(1u << 16)
 #define ENG_MAX_AH		(1u << 16)
+#define ENG_MAX_SRQ		(1u << 16)	/* SRQ numbers 1 .. ENG_MAX_SRQ - 1 */
 #define ENG_QPN_PAGE_BITS	12
 #define ENG_QPN_PAGES		(1u << (24 - ENG_QPN_PAGE_BITS))
 #define ENG_QPN_PAGE_SIZE	(1u << ENG_QPN_PAGE_BITS)
@@ -105,6 +106,15 @@ struct eng_cq {
 	TAILQ_ENTRY(eng_cq) link;
 };
 
+/* The engine's per-SRQ state (srq->engine). */
+struct eng_srq {
+	struct uroce_srq *srq;
+	struct uroce_dev *dev;
+	struct uroce_pd *pd;
+	struct eng_cq *cq;		/* XRC, TM; NULL for BASIC */
+	TAILQ_ENTRY(eng_srq) link;	/* engine lock */
+};
+
 struct eng_ah {
 	struct uroce_ah ah;
 	struct uroce_dev *dev;
@@ -117,6 +127,7 @@ struct eng_qp {
 	struct uroce_dev *dev;
 	struct uroce_pd *pd;
 	struct eng_cq *scq, *rcq;
+	struct eng_srq *srq;		/* receives come from it, or NULL */
 	struct uroce_wheel_entry tmo;	/* armed at uroce_qp_deadline() */
 	uint32_t db_pending;		/* on the owner's doorbell ring (atomic) */
 	bool active;			/* on the owner's active list */
@@ -134,8 +145,9 @@ struct uroce_dev {
 	struct uroce_qp_env env;
 	struct uroce_dev_events ev;
 	void *ev_arg;
-	uint32_t n_qp, n_cq, n_pd, n_ah;	/* engine lock */
+	uint32_t n_qp, n_cq, n_pd, n_ah, n_srq;	/* engine lock */
 	TAILQ_HEAD(, uroce_pd) pds;
+	TAILQ_HEAD(, eng_srq) srqs;
 	TAILQ_HEAD(, eng_cq) cqs;
 	TAILQ_HEAD(, eng_ah) ahs;
 	struct eng_qp_list qps;
@@ -165,6 +177,10 @@ struct eng {
 	unsigned int rr;		/* round-robin owner */
 	uint64_t tsc_hz;
 	struct eng_qp **qpn_page[ENG_QPN_PAGES];
+	/* SRQ numbers (dev_srq.c): ENG_MAX_SRQ entries, allocated at the first
+	 * SRQ (RELEASE-published); rx paths look up without the lock. */
+	struct uroce_srq **srqn_tbl;
+	uint32_t srqn_next;
 };
 
 /* The engine, NULL when none runs. */
@@ -178,6 +194,14 @@ static inline struct eng_cq *
 eng_cq_of(const struct uroce_cq *cq)
 {
 	return (struct eng_cq *)(uintptr_t)cq;
+}
+
+/* The SRQ a QP's init names (uroce_qp_create(): a struct uroce_srq *). */
+static inline struct eng_srq *
+eng_srq_of_init(const struct ibv_qp_init_attr *init)
+{
+	return init->srq != NULL ?
+	       ((struct uroce_srq *)(void *)init->srq)->engine : NULL;
 }
 
 /* lcore.c */
@@ -217,6 +241,10 @@ int eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 void eng_dev_close(struct uroce_dev *dev);
 struct eng_qp *eng_qpn_lookup(uint32_t qpn);
 struct uroce_dev *eng_dev_by_mac(const uint8_t *mac);
+
+/* dev_srq.c */
+void eng_srq_dev_close(struct uroce_dev *dev);
+void eng_srq_fini(struct eng *e);
 
 /* stats.c */
 void eng_stats_retire(struct eng_qp *eq);

@@ -138,6 +138,7 @@ struct uroce_dev_caps {
 	uint32_t max_mr;
 	uint32_t max_pd;
 	uint32_t max_ah;
+	uint32_t max_srq;		/**< max_srq_wr/_sge: the env's */
 	uint64_t max_mr_size;
 };
 
@@ -250,10 +251,33 @@ int uroce_dev_ah_create(struct uroce_pd *pd, const struct ibv_ah_attr *attr,
 int uroce_dev_ah_destroy(struct uroce_ah *ah);
 
 /**
+ * ibv_create_srq_ex(): an SRQ of pd's device (uroce_srq_create() for the
+ * checks and errors; init->pd is set here, init->cq must be a CQ of the
+ * device or NULL). It gets an SRQ number (srq->srqn, 1 .. caps.max_srq)
+ * that uroce_dev_srq_lookup() finds. -ENOMEM beyond caps.max_srq.
+ */
+int uroce_dev_srq_create(struct uroce_pd *pd, struct uroce_srq_init *init,
+			 void *user, struct uroce_srq **out);
+/** ibv_destroy_srq(): -EBUSY while a QP uses it; no lookup finds it once
+ *  this returns. */
+int uroce_dev_srq_destroy(struct uroce_srq *srq);
+/** ibv_modify_srq(): uroce_srq_modify(). */
+int uroce_dev_srq_modify(struct uroce_srq *srq, struct ibv_srq_attr *attr,
+			 int mask);
+/** ibv_query_srq(): uroce_srq_query(). */
+int uroce_dev_srq_query(struct uroce_srq *srq, struct ibv_srq_attr *attr);
+/** The SRQ of number srqn, or NULL. Any thread, no lock: an engine lcore
+ *  may use what it found until its next quiescent point (eng_sync()). */
+struct uroce_srq *uroce_dev_srq_lookup(uint32_t srqn);
+
+/**
  * ibv_create_qp(): a QP in RESET with a fresh QPN (24 bits, never 0 or 1),
  * owned by an engine lcore (round-robin, or the lcore its CQs are bound
  * to). send_cq and recv_cq must belong to pd's device (-EINVAL) and agree
- * on the owner (-EINVAL with a log line). Other checks: uroce_qp_create().
+ * on the owner (-EINVAL with a log line). init->srq, if set, is a struct
+ * uroce_srq * of the device (cast; -EINVAL for another device's): the QP
+ * holds it (uroce_dev_srq_destroy() -EBUSY) until destroyed. Other checks:
+ * uroce_qp_create().
  * init->cap is not written; (*out)->cap holds the created sizes.
  */
 int uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,

@@ -49,16 +49,25 @@ type_connected(enum ibv_qp_type type)
 	return type == IBV_QPT_RC || type == IBV_QPT_UC;
 }
 
+/* The receive caps do not count with an SRQ (ibv_create_qp(3)). */
 static int
-check_caps(const struct uroce_qp_env *env, const struct ibv_qp_cap *cap)
+check_caps(const struct uroce_qp_env *env, const struct ibv_qp_cap *cap,
+	   bool srq)
 {
 	if (cap->max_send_wr > env->max_qp_wr ||
-	    cap->max_recv_wr > env->max_qp_wr ||
+	    (!srq && cap->max_recv_wr > env->max_qp_wr) ||
 	    cap->max_send_sge > env->max_sge ||
-	    cap->max_recv_sge > env->max_sge ||
+	    (!srq && cap->max_recv_sge > env->max_sge) ||
 	    cap->max_inline_data > env->max_inline)
 		return -EINVAL;
 	return 0;
+}
+
+/* QP types that take receives from an SRQ (IBTA 10.2.9: RC, UC, UD). */
+static bool
+type_srq_ok(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
 }
 
 static void *
@@ -84,6 +93,15 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 	uint32_t rslot = sizeof(struct uroce_recv_wqe) +
 			 cap->max_recv_sge * sizeof(struct ibv_sge);
 
+	if (qp->srq != NULL) {
+		/* No RQ of its own: an empty one-slot ring keeps the RQ code
+		 * paths uniform; receives go to srq_wqe, one SRQ slot. */
+		nrq = 1;
+		rslot = sizeof(struct uroce_recv_wqe);
+		qp->srq_wqe = alloc_aligned(qp->srq->slot_size);
+		if (qp->srq_wqe == NULL)
+			return -ENOMEM;
+	}
 	qp->sq_mem = alloc_aligned(uroce_ring_mem_size(nsq, sslot));
 	qp->rq_mem = alloc_aligned(uroce_ring_mem_size(nrq, rslot));
 	if (qp->sq_mem == NULL || qp->rq_mem == NULL)
@@ -91,9 +109,9 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 	uroce_ring_init(&qp->sq, qp->sq_mem, nsq, sslot);
 	uroce_ring_init(&qp->rq, qp->rq_mem, nrq, rslot);
 	qp->cap.max_send_wr = nsq;
-	qp->cap.max_recv_wr = nrq;
+	qp->cap.max_recv_wr = qp->srq != NULL ? 0 : nrq;
 	qp->cap.max_send_sge = cap->max_send_sge;
-	qp->cap.max_recv_sge = cap->max_recv_sge;
+	qp->cap.max_recv_sge = qp->srq != NULL ? 0 : cap->max_recv_sge;
 	qp->cap.max_inline_data = cap->max_inline_data;
 	return 0;
 }
@@ -139,15 +157,16 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 		return -EOPNOTSUPP;
 	if (send_cq == NULL || recv_cq == NULL)
 		return -EINVAL;
-	if (init->srq != NULL)
+	if (init->srq != NULL && !type_srq_ok(init->qp_type))
 		return -EOPNOTSUPP;
-	ret = check_caps(env, &init->cap);
+	ret = check_caps(env, &init->cap, init->srq != NULL);
 	if (ret < 0)
 		return ret;
 	qp = alloc_aligned(sizeof(*qp));
 	if (qp == NULL)
 		return -ENOMEM;
 	qp->env = env;
+	qp->srq = (struct uroce_srq *)(void *)init->srq;
 	qp->qpn = qpn & UROCE_QPN_MASK;
 	qp->type = init->qp_type;
 	qp->pd = pd;
@@ -197,6 +216,7 @@ uroce_qp_destroy(struct uroce_qp *qp)
 	free(qp->req);
 	free(qp->sq_mem);
 	free(qp->rq_mem);
+	free(qp->srq_wqe);
 	free(qp);
 }
 
@@ -313,45 +333,25 @@ uroce_qp_post_send(struct uroce_qp *qp, struct ibv_send_wr *wr,
 	return ret;
 }
 
-static int
-recv_wr_check(const struct uroce_qp *qp, const struct ibv_recv_wr *wr,
-	      uint64_t *len)
-{
-	uint64_t sum = 0;
-	int i;
-
-	if (qp->post_state == IBV_QPS_RESET)
-		return -EINVAL;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge)
-		return -EINVAL;
-	for (i = 0; i < wr->num_sge; i++)
-		sum += wr->sg_list[i].length;
-	*len = RTE_MIN(sum, (uint64_t)UINT32_MAX);
-	return 0;
-}
-
 int
 uroce_qp_post_recv(struct uroce_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	int ret = 0, posted = 0;
-	uint64_t len;
+	uint32_t len;
 
 	rte_spinlock_lock(&qp->rq_lock);
 	for (; wr != NULL; wr = wr->next) {
-		struct uroce_recv_wqe *r;
-
-		ret = recv_wr_check(qp, wr, &len);
+		/* A QP with an SRQ has no RQ to post to (ibv_post_recv(3)). */
+		if (qp->post_state == IBV_QPS_RESET || qp->srq != NULL)
+			ret = -EINVAL;
+		else
+			ret = uroce_recv_wr_check(wr, qp->cap.max_recv_sge, &len);
 		if (ret == 0 && uroce_ring_prod_avail(&qp->rq, 1) == 0)
 			ret = -ENOMEM;
 		if (ret < 0)
 			break;
-		r = uroce_ring_prod_slot(&qp->rq, 0);
-		r->wr_id = wr->wr_id;
-		r->num_sge = (uint32_t)wr->num_sge;
-		r->length = (uint32_t)len;
-		if (wr->num_sge > 0)
-			memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));
+		uroce_recv_wqe_fill(uroce_ring_prod_slot(&qp->rq, 0), wr, len);
 		uroce_ring_prod_commit(&qp->rq, 1);
 		posted++;
 	}
@@ -367,6 +367,23 @@ uroce_qp_post_recv(struct uroce_qp *qp, struct ibv_recv_wr *wr,
 /* ---------------------------------------------------------------------------
  * Errors, paths, time.
  */
+
+/*
+ * A QP with an SRQ that entered ERR has no WQE left that it will consume
+ * (its own was flushed just before): IBV_EVENT_QP_LAST_WQE_REACHED (IBTA
+ * 10.3.1, 11.6.3), so the application knows no completion of it can still
+ * come and may destroy it.
+ */
+static void
+uroce_qp_last_wqe(struct uroce_qp *qp)
+{
+	const struct uroce_qp_env_ops *ops = qp->env->ops;
+
+	if (qp->srq == NULL || ops == NULL || ops->async_event == NULL)
+		return;
+	ops->async_event(qp->env->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qp);
+}
+
 void
 uroce_qp_to_err(struct uroce_qp *qp)
 {
@@ -384,6 +401,7 @@ uroce_qp_to_err(struct uroce_qp *qp)
 	}
 	uroce_qp_flush_sq(qp);
 	uroce_qp_flush_rq(qp);
+	uroce_qp_last_wqe(qp);
 	uroce_qp_kick(qp);
 }
 
@@ -496,6 +514,10 @@ qp_reset(struct uroce_qp *qp)
 	qp->post_state = IBV_QPS_RESET;
 	uroce_ring_cons_release(&qp->sq, uroce_ring_cons_avail(&qp->sq, UINT32_MAX));
 	uroce_ring_cons_release(&qp->rq, uroce_ring_cons_avail(&qp->rq, UINT32_MAX));
+	/* A WQE taken from the SRQ is not the SRQ's any more: it completes
+	 * (flushed) rather than vanish with the QP's own queues. */
+	if (qp->srq != NULL && qp->srq_held)
+		uroce_qp_flush_rq(qp);
 	if (qp->req != NULL)
 		uroce_req_reset(qp);
 	if (qp->resp != NULL)

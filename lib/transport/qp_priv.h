@@ -251,6 +251,28 @@ uroce_rq_wqe(const struct uroce_qp *qp, uint32_t idx)
 	return uroce_ring_slot_at(&qp->rq, idx);
 }
 
+/*
+ * Receive WQEs, from the QP's RQ or its SRQ (wqe.c). The responder, UD and
+ * RAW_PACKET receive paths ask uroce_qp_rwqe() for the WQE the current
+ * message goes to (NULL: none posted: RNR NAK or drop), scatter into it
+ * with uroce_rwqe_scatter(), and call uroce_qp_rwqe_done() when the
+ * message completes (before its CQE is pushed). With an SRQ the first ask
+ * takes a WQE out of the SRQ into qp->srq_wqe, where it stays until done:
+ * a message that is dropped and started again (UC) reuses it.
+ */
+const struct uroce_recv_wqe *uroce_qp_rwqe(struct uroce_qp *qp);
+void uroce_qp_rwqe_done(struct uroce_qp *qp);
+/* Scatter into a receive WQE: its lkeys belong to the SRQ's PD if any. */
+int uroce_rwqe_scatter(const struct uroce_qp *qp,
+		       const struct uroce_recv_wqe *rw, uint32_t off,
+		       const void *src, uint32_t len);
+/* A receive WR's checks (num_sge in 0..max_sge: else -EINVAL) and bytes;
+ * then its WQE. Shared by ibv_post_recv and ibv_post_srq_recv. */
+int uroce_recv_wr_check(const struct ibv_recv_wr *wr, uint32_t max_sge,
+			uint32_t *len);
+void uroce_recv_wqe_fill(struct uroce_recv_wqe *r,
+			 const struct ibv_recv_wr *wr, uint32_t len);
+
 static inline bool
 uroce_wqe_is_rd_atomic(const struct uroce_send_wqe *w)
 {
@@ -289,7 +311,8 @@ uroce_wqe_signaled(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
 	return qp->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED);
 }
 
-/* Complete every SQ (and RQ when rq) WQE with IBV_WC_WR_FLUSH_ERR. */
+/* Complete every SQ (and RQ when rq) WQE with IBV_WC_WR_FLUSH_ERR. With
+ * an SRQ, flush_rq completes the WQE the QP holds, never the SRQ's. */
 void uroce_qp_flush_sq(struct uroce_qp *qp);
 void uroce_qp_flush_rq(struct uroce_qp *qp);
 

@@ -337,7 +337,7 @@ recv_complete(struct uroce_qp *qp, enum ibv_wc_status status,
 	      enum ibv_wc_opcode opcode, uint32_t len,
 	      const struct uroce_pkt *pkt, const struct uroce_ext_fields *ext)
 {
-	const struct uroce_recv_wqe *rw = uroce_rq_wqe(qp, qp->rq.tail);
+	const struct uroce_recv_wqe *rw = uroce_qp_rwqe(qp);
 	struct ibv_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
@@ -351,15 +351,17 @@ recv_complete(struct uroce_qp *qp, enum ibv_wc_status status,
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = ext->imm;
 	}
-	uroce_ring_cons_release(&qp->rq, 1);
+	uroce_qp_rwqe_done(qp);
 	qp->resp->rcv_off = 0;
 	uroce_qp_complete(qp, qp->recv_cq, &wc, pkt->bth.se);
 }
 
+/* No receive WQE for the next message (the RQ's, or one the SRQ gives:
+ * asking takes it, uroce_qp_rwqe()). */
 static bool
 rq_empty(struct uroce_qp *qp)
 {
-	return uroce_ring_cons_avail(&qp->rq, 1) == 0;
+	return uroce_qp_rwqe(qp) == NULL;
 }
 
 /* ---------------------------------------------------------------------------
@@ -391,15 +393,15 @@ rx_send(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	*code = UROCE_NAK_INV_REQ;
 	if (!mid_len_ok(qp, pkt))
 		return RX_NAK;
-	rw = uroce_rq_wqe(qp, qp->rq.tail);
+	rw = uroce_qp_rwqe(qp);
 	if ((uint64_t)r->rcv_off + plen > rw->length) {
 		/* Longer than the receive buffers (IBTA 9.9.3): the WQE
 		 * completes in error, the requester gets Invalid Request. */
 		recv_complete(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, pkt, ext);
 		return RX_NAK;
 	}
-	if (uroce_sge_scatter(qp, rw->sge, rw->num_sge, r->rcv_off,
-			      uroce_pkt_payload(pkt), plen) < 0) {
+	if (uroce_rwqe_scatter(qp, rw, r->rcv_off, uroce_pkt_payload(pkt),
+			       plen) < 0) {
 		recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, pkt, ext);
 		*code = UROCE_NAK_REM_OP;
 		return RX_NAK;

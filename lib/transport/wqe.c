@@ -23,7 +23,7 @@
  * ibv_reg_mr(3)). -EMSGSIZE when the list is shorter than off + len.
  */
 static int
-sge_copy(const struct uroce_qp *qp, const struct ibv_sge *sge,
+sge_copy(const struct uroce_qp *qp, const void *pd, const struct ibv_sge *sge,
 	 uint32_t num_sge, uint32_t off, void *buf, uint32_t len, bool to_sge)
 {
 	unsigned int need = to_sge ? IBV_ACCESS_LOCAL_WRITE : 0;
@@ -40,7 +40,7 @@ sge_copy(const struct uroce_qp *qp, const struct ibv_sge *sge,
 			continue;
 		}
 		n = RTE_MIN(sge[i].length - off, len);
-		ret = uroce_mr_check_local(qp->env->mrs, qp->pd, sge[i].lkey,
+		ret = uroce_mr_check_local(qp->env->mrs, pd, sge[i].lkey,
 					   sge[i].addr + off, n, need, &host);
 		if (ret < 0)
 			return ret;
@@ -63,16 +63,81 @@ uroce_wqe_gather(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 		memcpy(dst, w->data + off, len);
 		return 0;
 	}
-	return sge_copy(qp, (const struct ibv_sge *)w->data, w->num_sge, off,
-			dst, len, false);
+	return sge_copy(qp, qp->pd, (const struct ibv_sge *)w->data,
+			w->num_sge, off, dst, len, false);
 }
 
 int
 uroce_sge_scatter(const struct uroce_qp *qp, const struct ibv_sge *sge,
 		  uint32_t num_sge, uint32_t off, const void *src, uint32_t len)
 {
-	return sge_copy(qp, sge, num_sge, off, (void *)(uintptr_t)src, len,
-			true);
+	return sge_copy(qp, qp->pd, sge, num_sge, off, (void *)(uintptr_t)src,
+			len, true);
+}
+
+/* ---------------------------------------------------------------------------
+ * Receive WQEs: the QP's RQ, or its SRQ.
+ */
+int
+uroce_rwqe_scatter(const struct uroce_qp *qp, const struct uroce_recv_wqe *rw,
+		   uint32_t off, const void *src, uint32_t len)
+{
+	/* An SRQ's WQEs are the SRQ's PD's (IBTA 10.2.9: the QP and the SRQ
+	 * may be in different PDs). */
+	const void *pd = qp->srq != NULL ? qp->srq->pd : qp->pd;
+
+	return sge_copy(qp, pd, rw->sge, rw->num_sge, off,
+			(void *)(uintptr_t)src, len, true);
+}
+
+const struct uroce_recv_wqe *
+uroce_qp_rwqe(struct uroce_qp *qp)
+{
+	if (qp->srq == NULL)
+		return uroce_ring_cons_avail(&qp->rq, 1) == 0 ? NULL :
+		       uroce_rq_wqe(qp, qp->rq.tail);
+	if (!qp->srq_held) {
+		if (!uroce_srq_take(qp->srq, qp->srq_wqe))
+			return NULL;
+		qp->srq_held = true;
+		qp->stats.srq_taken++;
+	}
+	return qp->srq_wqe;
+}
+
+void
+uroce_qp_rwqe_done(struct uroce_qp *qp)
+{
+	if (qp->srq == NULL)
+		uroce_ring_cons_release(&qp->rq, 1);
+	else
+		qp->srq_held = false;
+}
+
+int
+uroce_recv_wr_check(const struct ibv_recv_wr *wr, uint32_t max_sge,
+		    uint32_t *len)
+{
+	uint64_t sum = 0;
+	int i;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		sum += wr->sg_list[i].length;
+	*len = (uint32_t)RTE_MIN(sum, (uint64_t)UINT32_MAX);
+	return 0;
+}
+
+void
+uroce_recv_wqe_fill(struct uroce_recv_wqe *r, const struct ibv_recv_wr *wr,
+		    uint32_t len)
+{
+	r->wr_id = wr->wr_id;
+	r->num_sge = (uint32_t)wr->num_sge;
+	r->length = len;
+	if (wr->num_sge > 0)
+		memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));
 }
 
 int
@@ -171,23 +236,36 @@ uroce_qp_flush_sq(struct uroce_qp *qp)
 	}
 }
 
+static void
+flush_rwqe(struct uroce_qp *qp, uint64_t wr_id)
+{
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = wr_id;
+	wc.status = IBV_WC_WR_FLUSH_ERR;
+	wc.opcode = IBV_WC_RECV;
+	wc.qp_num = qp->qpn;
+	uroce_qp_complete(qp, qp->recv_cq, &wc, false);
+}
+
 void
 uroce_qp_flush_rq(struct uroce_qp *qp)
 {
 	uint32_t n = uroce_ring_cons_avail(&qp->rq, UINT32_MAX);
-	struct ibv_wc wc;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {	/* each slot freed before its CQE */
-		const struct uroce_recv_wqe *r = uroce_ring_cons_slot(&qp->rq, 0);
+		uint64_t wr_id = uroce_rq_wqe(qp, qp->rq.tail)->wr_id;
 
-		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = r->wr_id;
-		wc.status = IBV_WC_WR_FLUSH_ERR;
-		wc.opcode = IBV_WC_RECV;
-		wc.qp_num = qp->qpn;
 		uroce_ring_cons_release(&qp->rq, 1);
-		uroce_qp_complete(qp, qp->recv_cq, &wc, false);
+		flush_rwqe(qp, wr_id);
+	}
+	/* The WQE taken from the SRQ is this QP's: it completes here. The
+	 * SRQ's own stay for the other QPs (ibv_create_qp(3), IBTA 10.2.9). */
+	if (qp->srq != NULL && qp->srq_held) {
+		qp->srq_held = false;
+		flush_rwqe(qp, qp->srq_wqe->wr_id);
 	}
 	if (qp->resp != NULL) {
 		qp->resp->rcv_off = 0;

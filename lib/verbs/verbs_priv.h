@@ -163,6 +163,15 @@ struct uroce_vah {
 	struct uroce_ah *uah;
 };
 
+/* An SRQ (verbs_srq.c). */
+struct uroce_srq;
+struct uroce_vsrq {
+	struct ibv_srq srq;
+	struct uroce_srq *usrq;
+	enum ibv_srq_type type;
+	uint32_t async_reported;	/**< under srq.mutex, as for CQs */
+};
+
 static inline struct uroce_vctx *
 uroce_vctx_of(struct ibv_context *ctx)
 {
@@ -194,7 +203,8 @@ void uroce_verbs_async_post(struct uroce_vctx *c,
 			    const struct ibv_async_event *ev);
 /** Drop the queued events of a destroyed object. */
 void uroce_verbs_async_forget(struct uroce_vctx *c, const void *obj);
-/** Engine callback: an affiliated event of a QP or (CQ_ERR) a CQ. */
+/** Engine callback: an affiliated event of a QP, an SRQ or (CQ_ERR) a
+ *  CQ. */
 void uroce_verbs_async_event(void *arg, enum ibv_event_type ev, void *obj);
 
 /* ---- verbs_cq.c ---- */
@@ -220,6 +230,14 @@ int uroce_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr);
 struct ibv_qp *uroce_verbs_create_qp_ex(struct ibv_context *context,
 					struct ibv_qp_init_attr_ex *attr);
+
+/* ---- verbs_srq.c ---- */
+
+struct ibv_srq *uroce_verbs_create_srq_ex(struct ibv_context *context,
+					  struct ibv_srq_init_attr_ex *attr);
+int uroce_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			      struct ibv_recv_wr **bad_wr);
+int uroce_verbs_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 
 /* ---- verbs_flow.c ---- */
 struct ibv_flow *uroce_verbs_create_flow(struct ibv_qp *qp,

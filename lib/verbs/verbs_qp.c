@@ -44,6 +44,7 @@ static int
 qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *init,
        struct uroce_vqp **out)
 {
+	struct ibv_qp_init_attr ei;
 	struct uroce_vqp *q;
 	struct ibv_qp *qp;
 	int ret;
@@ -51,15 +52,20 @@ qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *init,
 	if (pd == NULL || init == NULL || init->send_cq == NULL ||
 	    init->recv_cq == NULL)
 		return EINVAL;
-	if (init->srq != NULL)
-		return EOPNOTSUPP;	/* no SRQs yet */
+	if (init->srq != NULL && init->srq->context != pd->context)
+		return EINVAL;
 	q = calloc(1, sizeof(*q));
 	if (q == NULL)
 		return ENOMEM;
+	/* The engine takes its own SRQ (uroce_dev_qp_create()). */
+	ei = *init;
+	if (init->srq != NULL)
+		ei.srq = (struct ibv_srq *)(void *)
+			((struct uroce_vsrq *)init->srq)->usrq;
 	ret = uroce_dev_qp_create(((struct uroce_vpd *)pd)->upd,
 				  ((struct uroce_vcq *)init->send_cq)->ucq,
 				  ((struct uroce_vcq *)init->recv_cq)->ucq,
-				  init, q, &q->uqp);
+				  &ei, q, &q->uqp);
 	if (ret < 0) {
 		free(q);
 		return -ret;
@@ -70,7 +76,7 @@ qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *init,
 	qp->pd = pd;
 	qp->send_cq = init->send_cq;
 	qp->recv_cq = init->recv_cq;
-	qp->srq = NULL;
+	qp->srq = init->srq;
 	qp->handle = q->uqp->qpn;
 	qp->qp_num = q->uqp->qpn;
 	qp->state = IBV_QPS_RESET;

@@ -233,6 +233,8 @@ ut_node_init(struct ut_link *l, int side, enum ibv_mtu active_mtu)
 	e->max_sge = 8;
 	e->max_inline = 256;
 	e->max_qp_wr = 4096;
+	e->max_srq_wr = 4096;
+	e->max_srq_sge = 8;
 	/* UT_LINK_ZC_MIN=n: RC payloads of n bytes and more go zero-copy. */
 	if (getenv("UT_LINK_ZC_MIN") != NULL) {
 		e->tx_extbuf = true;

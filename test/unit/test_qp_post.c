@@ -80,7 +80,8 @@ test_create(void)
 	struct ibv_qp_attr attr;
 	struct uroce_qp *qp = NULL;
 	struct ut_node *n;
-	int srq_dummy;
+	struct uroce_srq_init srq_init = { 0 };
+	struct uroce_srq *srq = NULL;
 
 	if (!UT_CHECK(l != NULL) || !UT_CHECK_EQ(ut_link_init(l, 1, IBV_MTU_1024), 0))
 		return;
@@ -113,8 +114,16 @@ test_create(void)
 	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, n->scq, n->rcq, &init, 9, &qp), -EINVAL);
 	init.cap.max_send_wr = 1;
 	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, NULL, n->rcq, &init, 9, &qp), -EINVAL);
-	init.srq = (struct ibv_srq *)&srq_dummy;
+	/* RAW_PACKET QPs take no receives from an SRQ. */
+	srq_init.type = IBV_SRQT_BASIC;
+	srq_init.pd = &n->pd;
+	srq_init.max_wr = 4;
+	srq_init.max_sge = 1;
+	UT_CHECK_EQ(uroce_srq_create(&n->env, &srq_init, &srq), 0);
+	init.srq = (struct ibv_srq *)(void *)srq;
+	init.qp_type = IBV_QPT_RAW_PACKET;
 	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, n->scq, n->rcq, &init, 9, &qp), -EOPNOTSUPP);
+	uroce_srq_destroy(srq);
 	init.srq = NULL;
 	init.qp_type = IBV_QPT_XRC_SEND;
 	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, n->scq, n->rcq, &init, 9, &qp), -EOPNOTSUPP);
