@@ -89,10 +89,15 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 	uint32_t nrq = rte_align32pow2(RTE_MAX(cap->max_recv_wr, 1u));
 	uint32_t sdata = RTE_MAX(cap->max_send_sge * (uint32_t)sizeof(struct ibv_sge),
 				 cap->max_inline_data);
-	uint32_t sslot = RTE_ALIGN_CEIL(sizeof(struct uroce_send_wqe) + sdata, 8);
+	uint32_t sslot;
 	uint32_t rslot = sizeof(struct uroce_recv_wqe) +
 			 cap->max_recv_sge * sizeof(struct ibv_sge);
 
+	/* On a TM-SRQ the send queue also carries the rendezvous FIN, inline
+	 * (tm_rx.c). */
+	if (uroce_qp_on_tm_srq(qp))
+		sdata = RTE_MAX(sdata, UROCE_TM_FIN_LEN);
+	sslot = RTE_ALIGN_CEIL(sizeof(struct uroce_send_wqe) + sdata, 8);
 	if (qp->srq != NULL) {
 		/* No RQ of its own: an empty one-slot ring keeps the RQ code
 		 * paths uniform; receives go to srq_wqe, one SRQ slot. */
@@ -159,6 +164,10 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 		return -EINVAL;
 	if (init->srq != NULL && !type_srq_ok(init->qp_type))
 		return -EOPNOTSUPP;
+	/* Tag matching is for RC (tm_caps.flags IBV_TM_CAP_RC only). */
+	if (init->srq != NULL && init->qp_type != IBV_QPT_RC &&
+	    ((const struct uroce_srq *)(const void *)init->srq)->type == IBV_SRQT_TM)
+		return -EOPNOTSUPP;
 	ret = check_caps(env, &init->cap, init->srq != NULL);
 	if (ret < 0)
 		return ret;
@@ -172,6 +181,10 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	qp->pd = pd;
 	qp->send_cq = send_cq;
 	qp->recv_cq = recv_cq;
+	/* A TM-SRQ reports the receives of its QPs to its own CQ
+	 * (tag_matching.md, "TM-SRQ creation"). */
+	if (uroce_qp_on_tm_srq(qp))
+		qp->recv_cq = qp->srq->cq;
 	qp->sq_sig_all = init->sq_sig_all != 0;
 	rte_spinlock_init(&qp->sq_lock);
 	rte_spinlock_init(&qp->rq_lock);
