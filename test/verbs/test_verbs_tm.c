@@ -28,6 +28,7 @@
 
 #include <endian.h>
 #include <infiniband/tm_types.h>
+#include <infiniband/verbs.h>
 
 #include "uroce_test.h"
 #include "uroce_test_verbs.h"
@@ -531,7 +532,9 @@ main(void)
 		test_create_errors(&b);
 		test_ops(&b);
 		test_eager(&a, &b);
+		UT_NOTE("before the rendezvous");
 		test_rndv(&a, &b);
+		UT_NOTE("rendezvous");
 	}
 	side_close(&a);
 	side_close(&b);
