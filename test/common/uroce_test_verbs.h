@@ -13,8 +13,11 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <infiniband/verbs.h>
 
 static char ut_verbs_conf[64];
 static char ut_verbs_rundir[96];
@@ -69,6 +72,58 @@ ut_verbs_ringlink_config(const char *name, unsigned int subnet)
 	setenv("UROCE_CONFIG", ut_verbs_conf, 1);
 	atexit(ut_verbs_cleanup);
 	return 0;
+}
+
+/*
+ * RESET -> INIT -> RTR -> RTS of an RC QP towards peer_qpn on the device
+ * of peer_ctx (GID 0): path MTU 1024, PSNs 100, remote write, read and
+ * atomics allowed, 4 reads/atomics each way, retries 7 (RNR: for ever).
+ * @return 0, or the errno of the first ibv_modify_qp() that failed.
+ */
+static inline int
+ut_verbs_rc_connect(struct ibv_qp *qp, struct ibv_context *peer_ctx,
+		    uint32_t peer_qpn)
+{
+	struct ibv_qp_attr a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		IBV_ACCESS_REMOTE_ATOMIC;
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret != 0)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer_qpn;
+	a.rq_psn = 100;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 1;
+	ret = ibv_query_gid(peer_ctx, 1, 0, &a.ah_attr.grh.dgid);
+	if (ret == 0)
+		ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+				    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER);
+	if (ret != 0)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 100;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 #endif /* UROCE_TEST_VERBS_H */

@@ -114,15 +114,6 @@ env_new(uint64_t seed, uint32_t srq_wr)
 /* ---------------------------------------------------------------------------
  * Helpers.
  */
-static void
-fill_rand(uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)ut_rand();
-}
-
 /* A sends len bytes at A's offset off (a message built there). */
 static int
 a_send(struct env *e, uint64_t wr_id, uint32_t off, uint32_t len)
@@ -146,7 +137,7 @@ a_msg(struct env *e, uint32_t off, uint8_t op, uint64_t tag, uint32_t priv,
 	uint32_t h = uroce_tm_hdr_len(op);
 
 	uroce_tm_build(&m, e->ma + off);
-	fill_rand(e->ma + off + h, n);
+	ut_fill_rand(e->ma + off + h, n);
 	return h + n;
 }
 
@@ -316,7 +307,7 @@ test_unexpected(void)
 	UT_CHECK_EQ(e->tm->n_listed, 1);
 	/* NO_TAG: delivered whole, IBV_WC_TM_NO_TAG, the phase stays. */
 	e->ma[8192] = IBV_TMH_NO_TAG;
-	fill_rand(e->ma + 8193, 40);
+	ut_fill_rand(e->ma + 8193, 40);
 	UT_CHECK_EQ(a_send(e, 3, 8192, 41), 0);
 	run(e, &wa, 1, &wb, 1);
 	UT_CHECK_EQ(wb.wc[0].opcode, IBV_WC_TM_NO_TAG);
@@ -408,7 +399,7 @@ rndv_one(struct env *e, uint64_t tag, uint32_t a_off, uint32_t b_off,
 		.len = n,
 	};
 
-	fill_rand(e->ma + a_off + 64, n);
+	ut_fill_rand(e->ma + a_off + 64, n);
 	uroce_tm_build(&m, e->ma + a_off);
 	b_add(e, tag, recv_wr_id, b_off, n, (uint32_t)e->tm->unexp_hw);
 	UT_CHECK_EQ(a_send(e, recv_wr_id, a_off, RHDR), 0);
@@ -467,7 +458,7 @@ test_rndv(void)
 
 	/* A buffer too small: RNDV_INCOMPLETE with the headers in it. */
 	b_add(e, 0x5252, 8, 300000, 50, 0);
-	fill_rand(e->ma + 200000 + 64, 1000);
+	ut_fill_rand(e->ma + 200000 + 64, 1000);
 	{
 		struct uroce_tm_msg m = {
 			.op = IBV_TMH_RNDV, .tag = 0x5252,

@@ -150,39 +150,7 @@ side_open(struct side *s, struct ibv_context *ctx, bool tm)
 static void
 side_connect(struct side *s, const struct side *peer)
 {
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
-	UT_CHECK_EQ(ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 100;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 1;
-	UT_CHECK_EQ(ibv_query_gid(peer->ctx, 1, 0, &a.ah_attr.grh.dgid), 0);
-	UT_CHECK_EQ(ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 100;
-	a.max_rd_atomic = 4;
-	UT_CHECK_EQ(ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	UT_CHECK_EQ(ut_verbs_rc_connect(s->qp, peer->ctx, peer->qp->qp_num), 0);
 }
 
 static void
@@ -206,15 +174,6 @@ side_close(struct side *s)
 /* ---------------------------------------------------------------------------
  * Helpers.
  */
-static void
-fill_rand(uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)ut_rand();
-}
-
 static void
 tmh_put(uint8_t *p, uint8_t op, uint64_t tag, uint32_t priv)
 {
@@ -401,7 +360,7 @@ test_eager(struct side *a, struct side *b)
 
 	tag_add(b, 0x42, 10, 0, 4096, unexp);
 	tmh_put(a->buf, IBV_TMH_EAGER, 0x42, 0xfeed);
-	fill_rand(a->buf + TMH_LEN, 700);
+	ut_fill_rand(a->buf + TMH_LEN, 700);
 	send_at(a, 1, 0, TMH_LEN + 700);
 	if (UT_CHECK(wait_xwc(b, &x))) {
 		UT_CHECK_EQ(x.status, IBV_WC_SUCCESS);
@@ -418,7 +377,7 @@ test_eager(struct side *a, struct side *b)
 	/* Unexpected: the whole message to the plain receive. */
 	recv_at(b, 20, 8192, 4096);
 	tmh_put(a->buf + 8192, IBV_TMH_EAGER, 0x43, 1);
-	fill_rand(a->buf + 8192 + TMH_LEN, 100);
+	ut_fill_rand(a->buf + 8192 + TMH_LEN, 100);
 	send_at(a, 2, 8192, TMH_LEN + 100);
 	if (UT_CHECK(wait_xwc(b, &x))) {
 		UT_CHECK_EQ(x.opcode, IBV_WC_RECV);
@@ -432,7 +391,7 @@ test_eager(struct side *a, struct side *b)
 	/* NO_TAG. */
 	recv_at(b, 21, 16384, 4096);
 	a->buf[16384] = IBV_TMH_NO_TAG;
-	fill_rand(a->buf + 16385, 20);
+	ut_fill_rand(a->buf + 16385, 20);
 	send_at(a, 3, 16384, 21);
 	if (UT_CHECK(wait_xwc(b, &x))) {
 		UT_CHECK_EQ(x.opcode, IBV_WC_TM_NO_TAG);
@@ -444,7 +403,7 @@ test_eager(struct side *a, struct side *b)
 	/* Synced: a new tag matches again, no SYNC_REQ. */
 	tag_add(b, 0x44, 11, 24576, 4096, unexp);
 	tmh_put(a->buf + 24576, IBV_TMH_EAGER, 0x44, 2);
-	fill_rand(a->buf + 24576 + TMH_LEN, 3000);
+	ut_fill_rand(a->buf + 24576 + TMH_LEN, 3000);
 	send_at(a, 4, 24576, TMH_LEN + 3000);
 	if (UT_CHECK(wait_xwc(b, &x))) {
 		UT_CHECK_EQ(x.opcode, IBV_WC_TM_RECV);
@@ -468,7 +427,7 @@ test_rndv(struct side *a, struct side *b)
 	struct xwc x;
 
 	recv_at(a, 30, fin, 64);
-	fill_rand(a->buf + data, n);
+	ut_fill_rand(a->buf + data, n);
 	tmh_put(a->buf, IBV_TMH_RNDV, 0x99, 0x1234);
 	rvh.va = htobe64((uintptr_t)(a->buf + data));
 	rvh.rkey = htobe32(a->mr->rkey);
