@@ -221,6 +221,8 @@ uroce_qp_destroy(struct uroce_qp *qp)
 	if (qp == NULL)
 		return;
 	uroce_zc_qp_fini(qp);
+	if (uroce_qp_on_tm_srq(qp) && qp->resp != NULL)
+		uroce_tm_qp_flush(qp, true, false);
 	if (qp->resp != NULL) {
 		free(qp->resp->res);
 		free(qp->resp->replay);
@@ -525,6 +527,8 @@ static void
 qp_reset(struct uroce_qp *qp)
 {
 	qp->post_state = IBV_QPS_RESET;
+	if (uroce_qp_on_tm_srq(qp))
+		uroce_tm_qp_flush(qp, true, true);
 	uroce_ring_cons_release(&qp->sq, uroce_ring_cons_avail(&qp->sq, UINT32_MAX));
 	uroce_ring_cons_release(&qp->rq, uroce_ring_cons_avail(&qp->rq, UINT32_MAX));
 	/* A WQE taken from the SRQ is not the SRQ's any more: it completes

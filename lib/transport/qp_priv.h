@@ -230,6 +230,9 @@ enum uroce_tm_rx uroce_tm_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 			     bool len_ok, uint8_t *code);
 /* A plain receive completion of such a QP: opcode and flags. */
 void uroce_tm_rx_plain_wc(const struct uroce_qp *qp, struct ibv_wc *wc);
+/* The QP's tagged receives in progress (and with sq, its rendezvous
+ * READs) complete flushed when complete, else are only given back. */
+void uroce_tm_qp_flush(struct uroce_qp *qp, bool sq, bool complete);
 /* The completion an internal WQE produces: false if none. */
 bool uroce_tm_sq_wc(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 		    enum ibv_wc_status status, struct ibv_wc *wc,

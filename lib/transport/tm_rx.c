@@ -369,3 +369,41 @@ uroce_tm_sq_wc(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	*cq = qp->recv_cq;
 	return true;
 }
+
+/* ---------------------------------------------------------------------------
+ * A QP leaving: its tagged buffers are the SRQ's, so they do not vanish
+ * with the QP's queues (as a WQE taken from a plain SRQ, srq.c).
+ */
+void
+uroce_tm_qp_flush(struct uroce_qp *qp, bool sq, bool complete)
+{
+	struct uroce_responder *r = qp->resp;
+	struct uroce_tm *tm = tm_of(qp);
+	uint32_t i, n;
+
+	/* An eager message in progress: its MATCH may be out already. */
+	if (r->tm_mode == UROCE_TMM_TAGGED) {
+		if (complete)
+			tag_complete(qp, r->tm_slot, IBV_WC_WR_FLUSH_ERR,
+				     r->tm_flags, 0, true);
+		else
+			uroce_tm_release(tm, r->tm_slot);
+	}
+	r->tm_mode = UROCE_TMM_NONE;
+	if (!sq)
+		return;
+	/* Rendezvous READs not done: flushed (RESET, destroy drop the SQ
+	 * without completions; ERR flushes it through uroce_sq_complete_tail). */
+	n = uroce_ring_cons_avail(&qp->sq, UINT32_MAX);
+	for (i = 0; i < n; i++) {
+		const struct uroce_send_wqe *w = uroce_sq_wqe(qp, qp->sq.tail + i);
+		struct uroce_cq *cq;
+		struct ibv_wc wc;
+
+		if (!(w->send_flags & UROCE_SEND_TM_RNDV))
+			continue;
+		if (uroce_tm_sq_wc(qp, w, IBV_WC_WR_FLUSH_ERR, &wc, &cq) &&
+		    complete)
+			uroce_qp_complete(qp, cq, &wc, false);
+	}
+}

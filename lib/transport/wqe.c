@@ -303,6 +303,8 @@ uroce_qp_flush_rq(struct uroce_qp *qp)
 		uroce_ring_cons_release(&qp->rq, 1);
 		flush_rwqe(qp, wr_id);
 	}
+	if (uroce_qp_on_tm_srq(qp) && qp->resp != NULL)
+		uroce_tm_qp_flush(qp, false, true);
 	/* The WQE taken from the SRQ is this QP's: it completes here. The
 	 * SRQ's own stay for the other QPs (ibv_create_qp(3), IBTA 10.2.9). */
 	if (qp->srq != NULL && qp->srq_held) {

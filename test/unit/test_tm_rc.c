@@ -477,6 +477,51 @@ test_rndv(void)
 	env_free(e);
 }
 
+/* B's QP fails while a rendezvous READ is out: the tagged buffer
+ * completes flushed (it is the SRQ's) and its slot is free again. */
+static void
+rndv_flush(enum ibv_qp_state to)
+{
+	struct env *e = env_new(6, 16);
+	struct ibv_qp_attr a = { .qp_state = to };
+	struct want wb;
+	unsigned int i;
+	uint32_t slot;
+
+	if (e == NULL)
+		return;
+	rndv_one(e, 0x6161, 0, 0, 5000, 4);
+	slot = e->tm->head;
+	memset(&wb, 0, sizeof(wb));
+	wb.cq = e->srq->cq;
+	wb.n = 1;
+	/* A hears nothing: B's READ is never answered. */
+	e->l.node[0].rx_off = true;
+	for (i = 0; i < 1000 && !got_n(&e->l, &wb); i++)
+		ut_link_step(&e->l);
+	UT_CHECK_EQ(wb.got, 1);
+	UT_CHECK_EQ(wb.wc[0].wc_flags, IBV_WC_TM_MATCH);
+	UT_CHECK_EQ(e->tm->tags[slot].state, UROCE_TM_CONSUMED);
+	UT_CHECK_EQ(uroce_qp_modify(e->qb, &a, IBV_QP_STATE, e->l.now), 0);
+	wb.n = 2;
+	UT_CHECK(got_n(&e->l, &wb));
+	UT_CHECK_EQ(wb.wc[1].opcode, IBV_WC_TM_RECV);
+	UT_CHECK_EQ(wb.wc[1].status, IBV_WC_WR_FLUSH_ERR);
+	UT_CHECK_EQ(wb.wc[1].wr_id, 4);
+	UT_CHECK_EQ(e->tm->tags[slot].state, UROCE_TM_FREE);
+	/* Nothing of the internal WQEs on B's own send CQ. */
+	UT_CHECK_EQ(uroce_cq_poll(e->l.node[1].scq, 1, &wb.wc[0]), 0);
+	UT_NOTE("to state %d", (int)to);
+	env_free(e);
+}
+
+static void
+test_rndv_flush(void)
+{
+	rndv_flush(IBV_QPS_ERR);	/* the SQ flush */
+	rndv_flush(IBV_QPS_RESET);	/* the SQ dropped, the tag not */
+}
+
 /* Many rendezvous and eager messages with loss and reordering. */
 static void
 test_lossy(void)
@@ -525,6 +570,7 @@ main(int argc, char **argv)
 	test_rnr();
 	test_bad_hdr();
 	test_rndv();
+	test_rndv_flush();
 	test_lossy();
 	return ut_summary();
 }
