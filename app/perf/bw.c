@@ -200,29 +200,6 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
  * Server: progress, and receives kept posted when the workload needs them,
  * until the client's next control message.
  */
-static int
-post_recvs(struct perf *p, uint32_t qi, uint32_t n)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)p->buf,
-			       .length = p->area,
-			       .lkey = p->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = qi, .sg_list = &sge, .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-	uint32_t i;
-	int ret;
-
-	for (i = 0; i < n; i++) {
-		ret = uroce_qp_post_recv(p->qps[qi].qp, &wr, &bad);
-		if (ret < 0) {
-			fprintf(stderr, "uroce-perf: post_recv: %s\n",
-				strerror(-ret));
-			return ret;
-		}
-		p->qps[qi].recvs++;
-	}
-	return 0;
-}
-
 int
 perf_bw_server_begin(struct perf *p)
 {
@@ -230,7 +207,7 @@ perf_bw_server_begin(struct perf *p)
 	int ret;
 
 	for (qi = 0; perf_wls[p->o->wl]->needs_recv && qi < p->nqp; qi++) {
-		ret = post_recvs(p, qi, p->o->depth - p->qps[qi].recvs);
+		ret = perf_recvs_fill(p, qi, p->o->depth);
 		if (ret < 0)
 			return ret;
 	}
@@ -252,14 +229,14 @@ perf_bw_server_step(struct perf *p, struct perf_bw_res *r)
 		return n;
 	for (i = 0; i < n; i++) {
 		qi = (uint32_t)wc[i].wr_id;
-		p->qps[qi].recvs--;
+		perf_recv_taken(p, qi);
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			r->errors++;
 			continue;
 		}
 		r->msgs++;
 		r->bytes += wc[i].byte_len;
-		if (post_recvs(p, qi, 1) < 0)
+		if (perf_recvs_fill(p, qi, p->o->depth) < 0)
 			return -EIO;
 	}
 	return 0;

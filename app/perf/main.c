@@ -184,6 +184,7 @@ run_server(struct perf *p)
 	p->o->depth = h.depth;
 	p->o->qps = h.nqp;
 	p->o->bidir = h.bidir != 0;
+	p->o->srq = h.srq_wr != 0;
 	p->peer = h.info;
 	ret = perf_setup(p, &h);
 	if (ret < 0)
@@ -434,6 +435,7 @@ run_client(struct perf *p)
 		.magic = HELLO_MAGIC, .wl = p->o->wl, .nqp = p->o->qps,
 		.depth = p->o->depth, .max_size = p->o->max_size,
 		.rate_kbps = p->o->rate_kbps, .bidir = p->o->bidir,
+		.srq_wr = perf_srq_wr(p->o),
 	};
 	int ret;
 

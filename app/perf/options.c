@@ -45,9 +45,11 @@ static const char usage_text[] =
 "      --loop          both ends in this process, over the config's two\n"
 "                      ports (e.g. ringlink:NAME,side=0 and side=1)\n"
 "      --bidir         bw, rate: both sides send (raw too)\n"
+"      --srq           every QP receives from one shared receive queue\n"
+"                      holding min(--inflight, qps x depth) receives\n"
 "  -i, --interactive   a prompt: start, stop, show port stats, show qp N,\n"
 "                      set rate N KBPS, quit\n"
-"  not there yet (exit 2): --srq, --verbs\n";
+"  not there yet (exit 2): --verbs\n";
 
 enum {
 	O_SERVER = 256, O_CONNECT, O_CORE, O_MAXSZ, O_LATSZ, O_QPS, O_RATE,
@@ -239,7 +241,7 @@ parse_one(int c, struct perf_opts *o, uint64_t *size, bool *sweep)
 	case O_JSON: o->json = optarg; break;
 	case O_PLOT: o->plot = optarg; break;
 	case O_QUIET: o->quiet = true; break;
-	case O_SRQ: return not_yet("--srq");
+	case O_SRQ: o->srq = true; break;
 	case O_BIDIR: o->bidir = true; break;
 	case O_VERBS: return not_yet("--verbs");
 	case O_LOOP: o->loop = true; break;
@@ -324,4 +326,17 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 	if (o->duration != 0 && o->iters != 0)
 		return rule("--duration/--iters", "give at most one");
 	return sizes_fill(o, size, sweep);
+}
+
+uint32_t
+perf_srq_wr(const struct perf_opts *o)
+{
+	uint64_t n = (uint64_t)o->qps * o->depth;
+
+	if (o->inflight != 0 && o->inflight < n)
+		n = o->inflight;
+
+	if (!o->srq)
+		return 0;
+	return (uint32_t)RTE_MIN(n, (uint64_t)UINT32_MAX);
 }

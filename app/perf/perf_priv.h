@@ -71,9 +71,13 @@ struct perf_opts {
 	bool loop;			/* both ends in one process */
 	bool bidir;			/* bw: both sides send */
 	bool interactive;		/* -i */
+	bool srq;			/* every QP receives from one SRQ */
 };
 
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o);
+/* --srq: receives the SRQ holds, the messages that can be in flight
+ * (the smaller of --inflight and qps x depth); 0 without --srq. */
+uint32_t perf_srq_wr(const struct perf_opts *o);
 
 /* ------------------------------------------------------------------------
  * The run's state, the same shape on both sides.
@@ -111,6 +115,9 @@ struct perf {
 	struct uroce_mr *mr;
 	struct uroce_cq *scq, *rcq;
 	uint32_t scq_size;
+	struct uroce_srq *srq;		/* --srq: the QPs' receives, or NULL */
+	uint32_t srq_wr;		/* receives it is kept filled with */
+	uint32_t srq_recvs;		/* receives posted to it */
 	struct perf_qp *qps;
 	uint32_t nqp;
 	/* The buffer: the target area [0, area) (WRITEs and receives land
@@ -217,6 +224,7 @@ struct perf_phase {
 struct perf_hello {
 	uint32_t magic;
 	uint32_t wl, nqp, depth, max_size, rate_kbps, bidir;
+	uint32_t srq_wr;		/* --srq: receives the SRQ holds; 0: none */
 	struct perf_peer_info info;
 };
 
@@ -236,6 +244,13 @@ struct perf_hello;
 int perf_setup(struct perf *p, const struct perf_hello *h);
 int perf_connect_qps(struct perf *p, const struct perf_hello *h);
 void perf_teardown(struct perf *p);
+/* Receives (the whole target area each) for QP qi: on its RQ, or on the
+ * SRQ all QPs share. fill tops its queue up to want (the SRQ: srq_wr);
+ * taken counts one that completed. 0 or a negative errno. */
+int perf_recvs_fill(struct perf *p, uint32_t qi, uint32_t want);
+void perf_recv_taken(struct perf *p, uint32_t qi);
+/* Receive WQEs the run keeps posted, over all QPs. */
+uint64_t perf_recvs_total(const struct perf *p);
 
 int perf_bw_client(struct perf *p, const struct perf_phase *ph,
 		   struct perf_bw_res *r);

@@ -77,6 +77,25 @@ base_create(struct perf *p, uint32_t max_size, uint32_t cqe_s, uint32_t cqe_r)
 	return 0;
 }
 
+/* --srq: one SRQ for every QP's receives, as many as can be in flight
+ * (the hello's srq_wr), within the device's limit. */
+static int
+srq_create(struct perf *p, const struct perf_hello *h, const struct perf_wl *wl)
+{
+	const struct uroce_qp_env *env = uroce_dev_env(p->dev);
+	struct uroce_srq_init init = { .type = IBV_SRQT_BASIC, .max_sge = 1 };
+	int ret;
+
+	if (h->srq_wr == 0 || !wl->needs_recv)
+		return 0;
+	init.max_wr = RTE_MIN(h->srq_wr, env->max_srq_wr);
+	ret = uroce_dev_srq_create(p->pd, &init, p, &p->srq);
+	if (ret < 0)
+		return fail("SRQ", ret);
+	p->srq_wr = init.max_wr;
+	return 0;
+}
+
 /* Everything of one side, from the run's parameters (the client's
  * options, which the server gets in the hello). */
 int
@@ -107,7 +126,11 @@ perf_setup(struct perf *p, const struct perf_hello *h)
 	p->qps = calloc(h->nqp, sizeof(*p->qps));
 	if (p->qps == NULL)
 		return fail("QPs", -ENOMEM);
+	ret = srq_create(p, h, wl);
+	if (ret < 0)
+		return ret;
 	memset(&init, 0, sizeof(init));
+	init.srq = (struct ibv_srq *)(void *)p->srq;	/* the engine's SRQ */
 	init.qp_type = IBV_QPT_RC;
 	init.cap.max_send_wr = h->depth;
 	init.cap.max_recv_wr = wl->needs_recv ? h->depth : 1;
@@ -231,6 +254,10 @@ perf_teardown(struct perf *p)
 
 	for (i = 0; i < p->nqp; i++)
 		uroce_dev_qp_destroy(p->qps[i].qp);
+	if (p->srq != NULL)
+		uroce_dev_srq_destroy(p->srq);
+	p->srq = NULL;
+	p->srq_recvs = 0;
 	if (p->scq != NULL)
 		uroce_dev_cq_destroy(p->scq);
 	if (p->rcq != NULL)
@@ -244,6 +271,52 @@ perf_teardown(struct perf *p)
 	p->qps = NULL;
 	p->buf = NULL;
 	p->nqp = 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Receives.
+ */
+static uint32_t *
+recv_count(struct perf *p, uint32_t qi)
+{
+	return p->srq != NULL ? &p->srq_recvs : &p->qps[qi].recvs;
+}
+
+int
+perf_recvs_fill(struct perf *p, uint32_t qi, uint32_t want)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)p->buf, .length = p->area,
+			       .lkey = p->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = qi, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	uint32_t *n = recv_count(p, qi);
+	int ret;
+
+	if (p->srq != NULL)
+		want = p->srq_wr;
+	while (*n < want) {
+		ret = p->srq != NULL ? uroce_srq_post_recv(p->srq, &wr, &bad) :
+		      uroce_qp_post_recv(p->qps[qi].qp, &wr, &bad);
+		if (ret < 0) {
+			fprintf(stderr, "uroce-perf: post_recv: %s\n",
+				strerror(-ret));
+			return ret;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
+void
+perf_recv_taken(struct perf *p, uint32_t qi)
+{
+	(*recv_count(p, qi))--;
+}
+
+uint64_t
+perf_recvs_total(const struct perf *p)
+{
+	return p->srq != NULL ? p->srq_wr : (uint64_t)p->nqp * p->o->depth;
 }
 
 /* Sum of the QPs' retransmit counters (the first 256 QPs: reading more

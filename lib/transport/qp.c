@@ -168,6 +168,10 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	if (init->srq != NULL && init->qp_type != IBV_QPT_RC &&
 	    ((const struct uroce_srq *)(const void *)init->srq)->type == IBV_SRQT_TM)
 		return -EOPNOTSUPP;
+	/* An XRC SRQ serves XRC_RECV QPs only, through XRCETH. */
+	if (init->srq != NULL &&
+	    ((const struct uroce_srq *)(const void *)init->srq)->type == IBV_SRQT_XRC)
+		return -EINVAL;
 	ret = check_caps(env, &init->cap, init->srq != NULL);
 	if (ret < 0)
 		return ret;

@@ -189,6 +189,7 @@ srq_limit_crossed(struct uroce_srq *srq)
 bool
 uroce_srq_take(struct uroce_srq *srq, struct uroce_recv_wqe *dst)
 {
+	const struct uroce_recv_wqe *w;
 	bool fire;
 
 	rte_spinlock_lock(&srq->cons_lock);
@@ -196,7 +197,9 @@ uroce_srq_take(struct uroce_srq *srq, struct uroce_recv_wqe *dst)
 		rte_spinlock_unlock(&srq->cons_lock);
 		return false;
 	}
-	memcpy(dst, uroce_ring_cons_slot(&srq->ring, 0), srq->slot_size);
+	w = uroce_ring_cons_slot(&srq->ring, 0);
+	/* The SGEs it has, not the slot's max_sge. */
+	memcpy(dst, w, sizeof(*w) + w->num_sge * sizeof(w->sge[0]));
 	uroce_ring_cons_release(&srq->ring, 1);
 	srq->taken++;
 	fire = srq_limit_crossed(srq);

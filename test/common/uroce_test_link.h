@@ -310,6 +310,7 @@ struct ut_qp_opts {
 	uint32_t psn[2];		/* sq_psn of A and of B */
 	uint32_t qkey;
 	uint8_t sgid_index;		/* 0: IPv4, 1: IPv6 */
+	struct uroce_srq *srq;		/* receives from it (ut_node_qp) */
 };
 
 static inline void
@@ -347,6 +348,7 @@ ut_node_qp(struct ut_node *n, const struct ut_qp_opts *o, uint32_t qpn,
 	init.cap.max_send_sge = o->max_sge;
 	init.cap.max_recv_sge = o->max_sge;
 	init.cap.max_inline_data = o->max_inline;
+	init.srq = (struct ibv_srq *)(void *)o->srq;
 	ret = uroce_qp_create(&n->env, &n->pd, n->scq, n->rcq, &init, qpn, qp);
 	if (ret == 0 && n->nqp < UT_LINK_QPS)
 		n->qps[n->nqp++] = *qp;

@@ -134,6 +134,13 @@ CASES = {
         pingpong('ibv_ud_pingpong', ['-s', '1024', '-n', '200']),
         pingpong('ibv_ud_pingpong', ['-s', '1024', '-n', '100', '-e']),
     ],
+    # Receives from one SRQ shared by -q QPs (default 16, rx-depth 500).
+    'srq': [
+        pingpong('ibv_srq_pingpong', ['-n', '200']),
+        pingpong('ibv_srq_pingpong', ['-q', '16', '-s', '1', '-n', '200']),
+        pingpong('ibv_srq_pingpong', ['-q', '4', '-s', '65536', '-n', '20']),
+        pingpong('ibv_srq_pingpong', ['-n', '100', '-e']),
+    ],
     'perf': [
         perftest('ib_send_bw', ['-n', '200', '-s', '4096']),
         perftest('ib_write_bw', ['-n', '200', '-s', '65536']),

@@ -5,7 +5,8 @@
 # Checks the JSON of a uroce-perf run (run_perf.sh): every row has the
 # transport's figures and its raw ceiling; messages completed is what -n
 # asked for, bytes = messages x size, no error, ratios present and
-# positive (--bidir: messages of both sides). No timing threshold.
+# positive (--bidir: messages of both sides); --srq: the SRQ holds
+# min(--inflight, qps x depth) receives. No timing threshold.
 #
 #	check_perf_json.py FILE [the client's options: -n N, -s N, -m M, -a]
 import json
@@ -75,6 +76,13 @@ def main():
             if "-s" in args and "-a" not in args and \
                     r["size"] != int(opt(args, "-s", "0")):
                 fail(f"size {r['size']}, asked {opt(args, '-s', '')}")
+    # --srq: one SRQ holds what can be in flight, not qps x depth receives.
+    qps, depth = int(opt(args, "--qps", "1")), int(opt(args, "-q", "128"))
+    srq_wr = min(int(opt(args, "--inflight", str(qps * depth))), qps * depth)
+    if d.get("srq") != ("--srq" in args):
+        fail(f"srq {d.get('srq')}, --srq {'--srq' in args}")
+    if "--srq" in args and d.get("recv_wqes") != srq_wr:
+        fail(f"recv_wqes {d.get('recv_wqes')}, wanted {srq_wr}")
     for m in modes:
         if want[m] == 0:
             fail(f"no {m} row")

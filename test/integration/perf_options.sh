@@ -43,7 +43,6 @@ bad "--server/--connect" $c
 bad "--server/--connect" $c --server --connect 127.0.0.1
 bad "--config" --server
 bad "--raw/--no-raw" $c --server --raw --no-raw
-bad "not supported yet" $c --server --srq
 bad "not supported yet" --loop $c --bidir
 bad "not supported yet" $c --server --verbs
 bad "--loop" $c --loop --server

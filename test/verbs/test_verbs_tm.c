@@ -150,7 +150,13 @@ side_open(struct side *s, struct ibv_context *ctx, bool tm)
 static void
 side_connect(struct side *s, const struct side *peer)
 {
-	UT_CHECK_EQ(ut_verbs_rc_connect(s->qp, peer->ctx, peer->qp->qp_num), 0);
+	struct ibv_qp_attr a = {
+		.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	ut_verbs_rc_connect(s->qp, peer->ctx, peer->qp->qp_num, 100, 1);
+	/* The peer's rendezvous READs need remote read (RTS -> RTS). */
+	UT_CHECK_EQ(ibv_modify_qp(s->qp, &a, IBV_QP_ACCESS_FLAGS), 0);
 }
 
 static void
@@ -467,10 +473,9 @@ test_rndv(struct side *a, struct side *b)
 int
 main(void)
 {
-	struct ibv_device **list;
+	struct ibv_device **list = NULL;
 	struct ibv_context *c0 = NULL, *c1 = NULL;
 	struct side a, b;
-	int num = 0;
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
@@ -478,31 +483,20 @@ main(void)
 		perror("config");
 		return 1;
 	}
-	list = ibv_get_device_list(&num);
-	if (UT_CHECK(list != NULL && num == 2)) {
-		c0 = ibv_open_device(list[0]);
-		c1 = ibv_open_device(list[1]);
-	}
-	if (UT_CHECK(c0 != NULL && c1 != NULL) &&
+	if (ut_verbs_open_pair(&list, &c0, &c1) == 0 &&
 	    side_open(&a, c0, false) == 0 && side_open(&b, c1, true) == 0) {
 		side_connect(&a, &b);
 		side_connect(&b, &a);
 		test_caps(c1);
 		test_create_errors(&b);
 		test_ops(&b);
-		test_eager(&a, &b);
 		UT_NOTE("before the rendezvous");
+		test_eager(&a, &b);
 		test_rndv(&a, &b);
 		UT_NOTE("rendezvous");
 	}
 	side_close(&a);
 	side_close(&b);
-	if (c0 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c0), 0);
-	if (c1 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c1), 0);
-	if (list != NULL)
-		ibv_free_device_list(list);
-	unsetenv("UROCE_CONFIG");
+	ut_verbs_close_pair(list, c0, c1);
 	return ut_summary();
 }
