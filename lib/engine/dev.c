@@ -733,24 +733,38 @@ eng_qp_ref(struct eng_qp *eq, int owner, int dir)
 		eq->xrcd->refs += (uint32_t)dir;
 }
 
-/* Engine lock. The owner of a new QP: the lcore its CQs are bound to (both
- * must agree: a CQ is written by one lcore only), else round-robin. */
+/* Engine lock. The owner of a new QP: the lcore its CQs are bound to (all
+ * must agree: a CQ is written by one lcore only), else round-robin. The
+ * CQ of its SRQ (TM) counts too: the QP's receives complete there, and
+ * every QP of a TM-SRQ on one lcore makes its matching single-threaded. */
 static int
-eng_pick_owner(struct eng_cq *scq, struct eng_cq *rcq)
+eng_pick_owner(struct eng_cq *scq, struct eng_cq *rcq, struct eng_cq *srq_cq)
 {
-	if (rcq == NULL)
-		rcq = scq;	/* XRC_SEND: a send CQ only */
-	if (scq->owner >= 0 && rcq->owner >= 0 && scq->owner != rcq->owner) {
-		ENG_LOG(NOTICE,
-			"%s: create_qp: send CQ is on engine lcore %d, recv CQ on %d: a QP's CQs need one owner\n",
-			scq->dev->name, scq->owner, rcq->owner);
-		return -EINVAL;
+	struct eng_cq *cqs[3] = { scq, rcq, srq_cq };
+	int owner = -1;
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(cqs); i++) {
+		if (cqs[i] == NULL || cqs[i]->owner < 0)
+			continue;
+		if (owner >= 0 && cqs[i]->owner != owner) {
+			ENG_LOG(NOTICE,
+				"%s: create_qp: its CQs (send, recv, SRQ's) are on engine lcores %d and %d: a QP's CQs need one owner\n",
+				scq->dev->name, owner, cqs[i]->owner);
+			return -EINVAL;
+		}
+		owner = cqs[i]->owner;
 	}
-	if (scq->owner >= 0)
-		return scq->owner;
-	if (rcq->owner >= 0)
-		return rcq->owner;
-	return (int)(eng_g->rr++ % eng_g->nb_ctx);
+	return owner >= 0 ? owner : (int)(eng_g->rr++ % eng_g->nb_ctx);
+}
+
+/* Engine lock. The CQ that the QPs of a TM-SRQ complete on. */
+static struct eng_cq *
+eng_tm_cq_of_init(const struct ibv_qp_init_attr *init)
+{
+	struct eng_srq *es = eng_srq_of_init(init);
+
+	return es != NULL && es->srq->type == IBV_SRQT_TM ? es->cq : NULL;
 }
 
 /* Engine lock. */
@@ -768,7 +782,8 @@ eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 
 	if (dev->n_qp >= ENG_MAX_QP)
 		return -ENOMEM;
-	owner = xrcd != NULL ? eng_xrcd_owner(xrcd) : eng_pick_owner(scq, rcq);
+	owner = xrcd != NULL ? eng_xrcd_owner(xrcd) :
+		eng_pick_owner(scq, rcq, eng_tm_cq_of_init(init));
 	if (owner < 0)
 		return owner;
 	qpn = eng_qpn_alloc();
@@ -799,6 +814,8 @@ eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	qp->xrcd = xrcd;
 	eng_qp_attach(eq);
 	eng_qp_ref(eq, owner, 1);
+	if (eng_tm_cq_of_init(init) != NULL)
+		eng_tm_cq_of_init(init)->owner = owner;
 	dev->n_qp++;
 	TAILQ_INSERT_TAIL(&dev->qps, eq, dev_link);
 	__atomic_store_n(slot, eq, __ATOMIC_RELEASE);

@@ -277,6 +277,11 @@ int uroce_dev_srq_create(struct uroce_pd *pd, struct uroce_srq_init *init,
 /** ibv_destroy_srq(): -EBUSY while a QP uses it; no lookup finds it once
  *  this returns. */
 int uroce_dev_srq_destroy(struct uroce_srq *srq);
+/** ibv_post_srq_ops() (ibv_post_srq_ops(3)) on a TM-SRQ: uroce_tm_post_ops()
+ *  run on the lcore of the SRQ's CQ; -EINVAL with *bad_wr = wr for an SRQ
+ *  of another type. */
+int uroce_dev_srq_post_ops(struct uroce_srq *srq, struct ibv_ops_wr *wr,
+			   struct ibv_ops_wr **bad_wr);
 /** ibv_modify_srq(): uroce_srq_modify(). */
 int uroce_dev_srq_modify(struct uroce_srq *srq, struct ibv_srq_attr *attr,
 			 int mask);

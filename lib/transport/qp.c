@@ -121,10 +121,15 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 	uint32_t nrq = rte_align32pow2(RTE_MAX(cap->max_recv_wr, 1u));
 	uint32_t sdata = RTE_MAX(cap->max_send_sge * (uint32_t)sizeof(struct ibv_sge),
 				 cap->max_inline_data);
-	uint32_t sslot = RTE_ALIGN_CEIL(sizeof(struct uroce_send_wqe) + sdata, 8);
+	uint32_t sslot;
 	uint32_t rslot = sizeof(struct uroce_recv_wqe) +
 			 cap->max_recv_sge * sizeof(struct ibv_sge);
 
+	/* On a TM-SRQ the send queue also carries the rendezvous FIN, inline
+	 * (tm_rx.c). */
+	if (uroce_qp_on_tm_srq(qp))
+		sdata = RTE_MAX(sdata, UROCE_TM_FIN_LEN);
+	sslot = RTE_ALIGN_CEIL(sizeof(struct uroce_send_wqe) + sdata, 8);
 	if (!type_has_rq(qp)) {
 		/* No RQ of its own: an empty one-slot ring keeps the RQ code
 		 * paths uniform; receives go to srq_wqe, one SRQ slot (XRC
@@ -196,6 +201,10 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 		return ret;
 	if (init->srq != NULL && !type_srq_ok(init->qp_type))
 		return -EOPNOTSUPP;
+	/* Tag matching is for RC (tm_caps.flags IBV_TM_CAP_RC only). */
+	if (init->srq != NULL && init->qp_type != IBV_QPT_RC &&
+	    ((const struct uroce_srq *)(const void *)init->srq)->type == IBV_SRQT_TM)
+		return -EOPNOTSUPP;
 	/* An XRC SRQ serves XRC_RECV QPs only, through XRCETH. */
 	if (init->srq != NULL &&
 	    ((const struct uroce_srq *)(const void *)init->srq)->type == IBV_SRQT_XRC)
@@ -217,6 +226,10 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	qp->send_cq = init->qp_type == IBV_QPT_XRC_RECV ? NULL : send_cq;
 	qp->recv_cq = init->qp_type == IBV_QPT_XRC_SEND ||
 		      init->qp_type == IBV_QPT_XRC_RECV ? NULL : recv_cq;
+	/* A TM-SRQ reports the receives of its QPs to its own CQ
+	 * (tag_matching.md, "TM-SRQ creation"). */
+	if (uroce_qp_on_tm_srq(qp))
+		qp->recv_cq = qp->srq->cq;
 	qp->sq_sig_all = init->sq_sig_all != 0;
 	rte_spinlock_init(&qp->sq_lock);
 	rte_spinlock_init(&qp->rq_lock);
@@ -253,6 +266,8 @@ uroce_qp_destroy(struct uroce_qp *qp)
 	if (qp == NULL)
 		return;
 	uroce_zc_qp_fini(qp);
+	if (uroce_qp_on_tm_srq(qp) && qp->resp != NULL)
+		uroce_tm_qp_flush(qp, true, false);
 	if (qp->resp != NULL) {
 		free(qp->resp->res);
 		free(qp->resp->replay);
@@ -571,6 +586,8 @@ static void
 qp_reset(struct uroce_qp *qp)
 {
 	qp->post_state = IBV_QPS_RESET;
+	if (uroce_qp_on_tm_srq(qp))
+		uroce_tm_qp_flush(qp, true, true);
 	uroce_ring_cons_release(&qp->sq, uroce_ring_cons_avail(&qp->sq, UINT32_MAX));
 	uroce_ring_cons_release(&qp->rq, uroce_ring_cons_avail(&qp->rq, UINT32_MAX));
 	/* A WQE taken from the SRQ is not the SRQ's any more: it completes

@@ -179,6 +179,10 @@ struct uroce_responder {
 	struct uroce_resp_res *res;
 	struct uroce_replay *replay;	/**< last res_cap atomics */
 	uint32_t replay_next;
+	/* On a TM-SRQ (tm_rx.c): where the SEND in progress goes. */
+	uint8_t tm_mode;	/**< enum uroce_tm_mode */
+	uint32_t tm_slot;	/**< TAGGED: the tag it matched */
+	uint32_t tm_flags;	/**< TAGGED: IBV_WC_TM_MATCH not yet reported */
 };
 
 void uroce_resp_reset(struct uroce_qp *qp);
@@ -188,6 +192,52 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 bool uroce_resp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
 void uroce_resp_timer(struct uroce_qp *qp, uint64_t now);
 uint64_t uroce_resp_deadline(const struct uroce_qp *qp);
+
+/* ------------------------------------------------------------------------
+ * RC QPs on a tag-matching SRQ (tm_rx.c).
+ */
+enum uroce_tm_mode {
+	UROCE_TMM_NONE,		/**< plain receive, IBV_WC_RECV (unexpected) */
+	UROCE_TMM_NO_TAG,	/**< plain receive, IBV_WC_TM_NO_TAG */
+	UROCE_TMM_TAGGED,	/**< EAGER data to the matched tag */
+	UROCE_TMM_DISCARD,	/**< rest of a matched RNDV request: ignored */
+};
+
+/* What uroce_tm_rx() made of a SEND packet: the responder's rx results,
+ * or PLAIN: rx_send() goes on as for a plain SRQ. */
+enum uroce_tm_rx {
+	UROCE_TM_RX_OK,
+	UROCE_TM_RX_RNR,
+	UROCE_TM_RX_NAK,
+	UROCE_TM_RX_PLAIN,
+};
+
+/* Internal send WQEs of a rendezvous (never posted by the application). */
+#define UROCE_SEND_TM_RNDV	(UINT32_C(1) << 30)	/* READ of the data */
+#define UROCE_SEND_TM_FIN	(UINT32_C(1) << 29)	/* SEND of the FIN */
+#define UROCE_SEND_TM_MASK	(UROCE_SEND_TM_RNDV | UROCE_SEND_TM_FIN)
+/* Bytes of a FIN: the request's TMH and RVH. */
+#define UROCE_TM_FIN_LEN	32u
+
+static inline bool
+uroce_qp_on_tm_srq(const struct uroce_qp *qp)
+{
+	return qp->srq != NULL && qp->srq->type == IBV_SRQT_TM;
+}
+
+/* A SEND packet of a QP on a TM-SRQ (len_ok: its length is right for its
+ * place in the message); *code is the NAK code for UROCE_TM_RX_NAK. */
+enum uroce_tm_rx uroce_tm_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+			     bool len_ok, uint8_t *code);
+/* A plain receive completion of such a QP: opcode and flags. */
+void uroce_tm_rx_plain_wc(const struct uroce_qp *qp, struct ibv_wc *wc);
+/* The QP's tagged receives in progress (and with sq, its rendezvous
+ * READs) complete flushed when complete, else are only given back. */
+void uroce_tm_qp_flush(struct uroce_qp *qp, bool sq, bool complete);
+/* The completion an internal WQE produces: false if none. */
+bool uroce_tm_sq_wc(struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		    enum ibv_wc_status status, struct ibv_wc *wc,
+		    struct uroce_cq **cq);
 
 /* ------------------------------------------------------------------------
  * UD (ud.c).
@@ -330,6 +380,20 @@ int uroce_wqe_check(const struct uroce_qp *qp, const struct uroce_send_wqe *w);
 int uroce_sge_scatter(const struct uroce_qp *qp, const struct ibv_sge *sge,
 		      uint32_t num_sge, uint32_t off, const void *src,
 		      uint32_t len);
+
+/* Complete the WQE at the SQ tail with status and release its slot (the
+ * slot is free before the completion is visible): a successful WQE
+ * completes if signaled, an unsuccessful one always; the internal WQEs of
+ * a rendezvous (tm_rx.c) complete on the TM-SRQ's CQ, or not at all. */
+void uroce_sq_complete_tail(struct uroce_qp *qp, enum ibv_wc_status status);
+/* Scatter into an SGE list whose lkeys belong to pd. */
+int uroce_pd_scatter(const struct uroce_qp *qp, const void *pd,
+		     const struct ibv_sge *sge, uint32_t num_sge, uint32_t off,
+		     const void *src, uint32_t len);
+/* Copy a READ response or atomic result into a send WQE's SGEs (a
+ * rendezvous READ's SGE is a tagged buffer of the TM-SRQ's PD). */
+int uroce_wqe_scatter(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		      uint32_t off, const void *src, uint32_t len);
 
 /* The completion of a send WQE. */
 void uroce_send_wc(const struct uroce_qp *qp, const struct uroce_send_wqe *w,

@@ -152,7 +152,6 @@ void
 uroce_req_retire(struct uroce_qp *qp)
 {
 	struct uroce_requester *req = qp->req;
-	struct ibv_wc wc;
 
 	while (qp->sq.tail != req->start_idx) {
 		const struct uroce_send_wqe *w = uroce_sq_wqe(qp, qp->sq.tail);
@@ -161,15 +160,7 @@ uroce_req_retire(struct uroce_qp *qp)
 			break;
 		if (uroce_wqe_is_rd_atomic(w))
 			req->rd_started--;
-		/* The slot is free before the completion is visible: an
-		 * application that polls it and posts at once finds room. */
-		if (uroce_wqe_signaled(qp, w)) {
-			uroce_send_wc(qp, w, IBV_WC_SUCCESS, &wc);
-			uroce_ring_cons_release(&qp->sq, 1);
-			uroce_qp_complete(qp, qp->send_cq, &wc, false);
-		} else {
-			uroce_ring_cons_release(&qp->sq, 1);
-		}
+		uroce_sq_complete_tail(qp, IBV_WC_SUCCESS);
 	}
 	/* The cursor never stays behind what is acknowledged. */
 	if ((int32_t)(req->tx_idx - qp->sq.tail) < 0 ||
@@ -182,21 +173,14 @@ void
 uroce_req_fail(struct uroce_qp *qp, uint32_t idx, enum ibv_wc_status status)
 {
 	struct uroce_requester *req = qp->req;
-	struct ibv_wc wc;
 
 	QP_LOG(INFO, qp, "wr_id %" PRIu64 " failed: status %d",
 	       uroce_sq_wqe(qp, idx)->wr_id, (int)status);
 	/* Completions stay in order: what precedes the failed WQE and has
 	 * not completed is flushed first. */
-	while (qp->sq.tail != idx) {
-		uroce_send_wc(qp, uroce_sq_wqe(qp, qp->sq.tail),
-			      IBV_WC_WR_FLUSH_ERR, &wc);
-		uroce_ring_cons_release(&qp->sq, 1);
-		uroce_qp_complete(qp, qp->send_cq, &wc, false);
-	}
-	uroce_send_wc(qp, uroce_sq_wqe(qp, idx), status, &wc);
-	uroce_ring_cons_release(&qp->sq, 1);
-	uroce_qp_complete(qp, qp->send_cq, &wc, false);
+	while (qp->sq.tail != idx)
+		uroce_sq_complete_tail(qp, IBV_WC_WR_FLUSH_ERR);
+	uroce_sq_complete_tail(qp, status);
 	if ((int32_t)(req->start_idx - qp->sq.tail) < 0)
 		req->start_idx = qp->sq.tail;
 	/* RC errors are fatal to the QP (IBTA 10.3.1: ERR); UC/UD send

@@ -352,6 +352,8 @@ recv_complete(struct uroce_qp *qp, enum ibv_wc_status status,
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = ext->imm;
 	}
+	if (uroce_qp_on_tm_srq(qp))
+		uroce_tm_rx_plain_wc(qp, &wc);
 	uroce_qp_rwqe_done(qp);
 	qp->resp->rcv_off = 0;
 	uroce_qp_complete(qp, qp->recv_cq, &wc, pkt->bth.se);
@@ -378,6 +380,13 @@ mid_len_ok(const struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	       pkt->payload_len == qp->resp->mtu;
 }
 
+/* What the tag-matching path's results mean here. */
+static const enum rx_res tm_res[] = {
+	[UROCE_TM_RX_OK] = RX_OK,
+	[UROCE_TM_RX_RNR] = RX_RNR,
+	[UROCE_TM_RX_NAK] = RX_NAK,
+};
+
 static enum rx_res
 rx_send(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	const struct uroce_ext_fields *ext, uint8_t *code)
@@ -386,6 +395,14 @@ rx_send(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	const struct uroce_recv_wqe *rw;
 	uint32_t plen = pkt->payload_len;
 
+	/* On a TM-SRQ the tag-matching header decides first (tm_rx.c);
+	 * unexpected and NO_TAG messages go on as plain SRQ receives. */
+	if (uroce_qp_on_tm_srq(qp)) {
+		enum uroce_tm_rx t = uroce_tm_rx(qp, pkt, mid_len_ok(qp, pkt), code);
+
+		if (t != UROCE_TM_RX_PLAIN)
+			return tm_res[t];
+	}
 	if (pkt->op->flags & UROCE_OPF_FIRST) {
 		if (rq_empty(qp))
 			return RX_RNR;	/* ch. 9.7: nothing consumed */

@@ -32,7 +32,7 @@ static const struct uroce_srq_type *const srq_types[] = {
 
 	[IBV_SRQT_XRC] = &uroce_srq_type_xrc,
 
-	[IBV_SRQT_TM] = NULL,
+	[IBV_SRQT_TM] = &uroce_srq_type_tm,
 };
 
 static uint32_t

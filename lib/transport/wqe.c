@@ -75,6 +75,31 @@ uroce_sge_scatter(const struct uroce_qp *qp, const struct ibv_sge *sge,
 			len, true);
 }
 
+int
+uroce_pd_scatter(const struct uroce_qp *qp, const void *pd,
+		 const struct ibv_sge *sge, uint32_t num_sge, uint32_t off,
+		 const void *src, uint32_t len)
+{
+	return sge_copy(qp, pd, sge, num_sge, off, (void *)(uintptr_t)src, len,
+			true);
+}
+
+/* The PD of a send WQE's SGEs: a rendezvous READ (tm_rx.c) lands in a
+ * tagged buffer, registered in the TM-SRQ's PD. */
+static const void *
+wqe_pd(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
+{
+	return (w->send_flags & UROCE_SEND_TM_RNDV) ? qp->srq->pd : qp->pd;
+}
+
+int
+uroce_wqe_scatter(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		  uint32_t off, const void *src, uint32_t len)
+{
+	return sge_copy(qp, wqe_pd(qp, w), (const struct ibv_sge *)w->data,
+			w->num_sge, off, (void *)(uintptr_t)src, len, true);
+}
+
 /* ---------------------------------------------------------------------------
  * Receive WQEs: the QP's RQ, or its SRQ.
  */
@@ -153,9 +178,9 @@ uroce_wqe_check(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
 	if (w->send_flags & IBV_SEND_INLINE)
 		return 0;
 	for (i = 0; i < w->num_sge; i++) {
-		ret = uroce_mr_check_local(qp->env->mrs, qp->pd, sge[i].lkey,
-					   sge[i].addr, sge[i].length, need,
-					   &host);
+		ret = uroce_mr_check_local(qp->env->mrs, wqe_pd(qp, w),
+					   sge[i].lkey, sge[i].addr,
+					   sge[i].length, need, &host);
 		if (ret < 0)
 			return ret;
 	}
@@ -211,20 +236,37 @@ uroce_qp_complete(struct uroce_qp *qp, struct uroce_cq *cq,
 }
 
 void
+uroce_sq_complete_tail(struct uroce_qp *qp, enum ibv_wc_status status)
+{
+	const struct uroce_send_wqe *w = uroce_sq_wqe(qp, qp->sq.tail);
+	struct uroce_cq *cq = qp->send_cq;
+	struct ibv_wc wc;
+	bool due;
+
+	if (w->send_flags & UROCE_SEND_TM_MASK) {
+		due = uroce_tm_sq_wc(qp, w, status, &wc, &cq);
+	} else {
+		due = status != IBV_WC_SUCCESS || uroce_wqe_signaled(qp, w);
+		if (due)
+			uroce_send_wc(qp, w, status, &wc);
+	}
+	/* The slot is free before the completion is visible: an application
+	 * that polls it and posts at once finds room. */
+	uroce_ring_cons_release(&qp->sq, 1);
+	if (due)
+		uroce_qp_complete(qp, cq, &wc, false);
+}
+
+void
 uroce_qp_flush_sq(struct uroce_qp *qp)
 {
 	uint32_t n = uroce_ring_cons_avail(&qp->sq, UINT32_MAX);
-	struct ibv_wc wc;
 	uint32_t i;
 
 	/* A flushed WR completes signaled or not: unsuccessful completions
 	 * are always generated (IBTA ch. 10.8, ibv_post_send(3)). */
-	for (i = 0; i < n; i++) {	/* each slot freed before its CQE */
-		uroce_send_wc(qp, uroce_ring_cons_slot(&qp->sq, 0),
-			      IBV_WC_WR_FLUSH_ERR, &wc);
-		uroce_ring_cons_release(&qp->sq, 1);
-		uroce_qp_complete(qp, qp->send_cq, &wc, false);
-	}
+	for (i = 0; i < n; i++)
+		uroce_sq_complete_tail(qp, IBV_WC_WR_FLUSH_ERR);
 	if (qp->req != NULL) {
 		qp->req->start_idx = qp->sq.tail;
 		qp->req->tx_idx = qp->sq.tail;
@@ -261,6 +303,8 @@ uroce_qp_flush_rq(struct uroce_qp *qp)
 		uroce_ring_cons_release(&qp->rq, 1);
 		flush_rwqe(qp, wr_id);
 	}
+	if (uroce_qp_on_tm_srq(qp) && qp->resp != NULL)
+		uroce_tm_qp_flush(qp, false, true);
 	/* The WQE taken from the SRQ is this QP's: it completes here. The
 	 * SRQ's own stay for the other QPs (ibv_create_qp(3), IBTA 10.2.9). */
 	if (qp->srq != NULL && qp->srq_held) {

@@ -269,6 +269,15 @@ int uroce_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			      struct ibv_recv_wr **bad_wr);
 int uroce_verbs_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 
+/* ---- verbs_tm.c ---- */
+struct uroce_srq_init;
+int uroce_verbs_srq_init_tm(struct ibv_context *context,
+			    const struct ibv_srq_init_attr_ex *a,
+			    struct uroce_srq_init *init);
+int uroce_verbs_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *wr,
+			     struct ibv_ops_wr **bad_wr);
+void uroce_verbs_tm_caps(struct ibv_tm_caps *caps);
+
 /* ---- verbs_flow.c ---- */
 struct ibv_flow *uroce_verbs_create_flow(struct ibv_qp *qp,
 					 struct ibv_flow_attr *attr);

@@ -46,7 +46,8 @@ srq_init_xrc(const struct ibv_srq_init_attr_ex *a, struct uroce_srq_init *init)
 
 /* The engine's init from the verbs one: 0 or an errno. */
 static int
-srq_init(const struct ibv_srq_init_attr_ex *a, struct uroce_srq_init *init)
+srq_init(struct ibv_context *context, const struct ibv_srq_init_attr_ex *a,
+	 struct uroce_srq_init *init)
 {
 	enum ibv_srq_type type = (a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ?
 				 a->srq_type : IBV_SRQT_BASIC;
@@ -66,6 +67,7 @@ srq_init(const struct ibv_srq_init_attr_ex *a, struct uroce_srq_init *init)
 	case IBV_SRQT_XRC:
 		return srq_init_xrc(a, init);
 	case IBV_SRQT_TM:	/* tm: cq and tm_cap */
+		return uroce_verbs_srq_init_tm(context, a, init);
 	default:
 		return EOPNOTSUPP;
 	}
@@ -80,7 +82,7 @@ srq_new(struct ibv_context *context, struct ibv_srq_init_attr_ex *a)
 	struct ibv_srq *srq;
 	int ret;
 
-	ret = srq_init(a, &init);
+	ret = srq_init(context, a, &init);
 	if (ret == 0 && a->pd->context != context)
 		ret = EINVAL;
 	if (ret != 0)

@@ -78,7 +78,7 @@ test_create(struct ut_node *n)
 	unsigned int i;
 	static const struct { enum ibv_srq_type type; uint32_t wr, sge; int err; } bad[] = {
 		{ IBV_SRQT_XRC, 4, 1, -EINVAL },	/* no domain, no CQ (test_xrc.c) */
-		{ IBV_SRQT_TM, 4, 1, -EOPNOTSUPP },
+		{ IBV_SRQT_TM, 4, 1, -EINVAL },		/* no CQ, no tm_cap */
 		{ (enum ibv_srq_type)7, 4, 1, -EOPNOTSUPP },
 		{ IBV_SRQT_BASIC, 0, 1, -EINVAL },
 		{ IBV_SRQT_BASIC, 4097, 1, -EINVAL },	/* env max_srq_wr 4096 */

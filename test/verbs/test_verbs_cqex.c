@@ -70,8 +70,6 @@ static const struct bad_attr bad_attrs[] = {
 	{ "cvlan", { .cqe = 8, .wc_flags = IBV_WC_EX_WITH_CVLAN }, EOPNOTSUPP },
 	{ "flow tag", { .cqe = 8, .wc_flags = IBV_WC_EX_WITH_FLOW_TAG },
 	  EOPNOTSUPP },
-	{ "tm info", { .cqe = 8, .wc_flags = IBV_WC_EX_WITH_TM_INFO },
-	  EOPNOTSUPP },
 	{ "unknown wc_flag", { .cqe = 8, .wc_flags = 1ull << 40 }, EOPNOTSUPP },
 	{ "ignore overrun",
 	  { .cqe = 8, .comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
