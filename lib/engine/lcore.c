@@ -542,6 +542,18 @@ eng_timers(struct eng_lcore *lc)
 /* ------------------------------------------------------------------------
  * The loop.
  */
+
+/* An iteration that found work: its cycles (uroce_lcore_stats). */
+static void
+eng_count_work(struct eng_lcore *lc)
+{
+	uint64_t d = rte_get_tsc_cycles() - lc->now;
+
+	if (d > eng_g->tsc_hz / 1000)
+		lc->st.long_loops++;
+	else
+		lc->st.work_cycles += d;
+}
 unsigned int
 eng_iterate(struct eng_lcore *lc)
 {
@@ -568,6 +580,8 @@ eng_iterate(struct eng_lcore *lc)
 	lc->st.loops++;
 	if (work == 0)
 		lc->st.idle_loops++;
+	else
+		eng_count_work(lc);
 	return work;
 }
 
