@@ -87,6 +87,7 @@ run_pair() {
 	shift 3
 	depth=$((32 / nqp))
 	[ "$depth" -lt 2 ] && depth=2
+	rm -f "$tmp/server.out"	# the wait below must not read the last one's
 	"$exe" -c "$tmp/a.conf" --server -p "$port" --core "$core_a" --quiet \
 		>"$tmp/server.out" 2>&1 &
 	spid=$!

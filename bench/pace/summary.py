@@ -60,7 +60,16 @@ def main():
     if len(sys.argv) < 3:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2
-    runs = {os.path.basename(p)[:-5]: load(p) for p in sys.argv[2:]}
+    runs = {}
+    for p in sys.argv[2:]:
+        run = load(p)
+        if "pace" not in run:       # a run that failed: said by run.sh
+            print(f"summary.py: {p}: no pace figures", file=sys.stderr)
+            continue
+        runs[os.path.basename(p)[:-5]] = run
+    if "ceiling" not in runs:
+        print("summary.py: no ceiling run", file=sys.stderr)
+        return 1
     ceiling = runs["ceiling"]["pace"]["achieved_bps"]
     order = sorted(runs, key=lambda n: (group(n) != "ceiling",
                                         group(n) == "multi",
