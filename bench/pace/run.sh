@@ -21,7 +21,8 @@
 # Environment: PACE_WINDOWS (default 4, the first discarded), PACE_WINDOW
 # (1 s), PCAP_RATE (200000), PCAP_BURST (16384), PACE_MODE=tiny (the
 # integration test: 3 QPs at 20 Mbit/s in 0.2 s windows, the JSON checked
-# by summary.py --check; no capture, no plot). Creates its own sockets and
+# by summary.py --check; no capture, no plot), PACE_MODE=burst (step 2
+# only). Creates its own sockets and
 # file prefixes (with its PID) in a temp dir and removes them, and the EAL
 # runtime dirs, at exit.
 set -u
@@ -128,12 +129,14 @@ fi
 
 runs=$out/runs
 mkdir -p "$runs"
+status=0
+[ "$mode" = burst ] && only_burst=1 || only_burst=0
+if [ "$only_burst" = 0 ]; then
 rm -f "$runs"/*.json
 confs ""
 echo "== uroce-perf pacing: $(date -u +%F), $ncpu CPUs, server on core" \
 	"$core_a, client on core $core_b; windows of ${window} s, $windows" \
 	"per scenario (the first discarded)"
-status=0
 run_pair ceiling 1 "$secs" || exit 1
 ceil_kbps=$($py -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["pace"]["achieved_bps"] / 1000))' "$runs/ceiling.json") || exit 1
 for r in 10000 100000 1000000 5000000 10000000; do
@@ -145,6 +148,7 @@ for n in 1 100 1000 10000; do
 		status=1
 done
 $py "$here/summary.py" "$out/pace.json" "$runs"/*.json || status=1
+fi
 
 echo
 echo "== captured run: 4 QPs x $pcap_rate kbit/s, max_burst_sz $pcap_burst"
@@ -152,6 +156,7 @@ confs "pcap = $tmp/client.pcapng"
 run_pair pcap 4 "$secs" --rate "$pcap_rate" --burst "$pcap_burst" || status=1
 $py "$here/burst.py" "$tmp/client.pcapng" "$pcap_rate" "$pcap_burst" \
 	"$out/burst.json" || status=1
+[ "$only_burst" = 1 ] && exit $status
 
 if command -v gnuplot >/dev/null; then
 	$py "$here/plot_data.py" "$out/pace.json" "$tmp/plot.dat" &&
