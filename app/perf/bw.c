@@ -142,6 +142,10 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 
 	memset(r, 0, sizeof(*r));
 	c.sig = RTE_MIN(p->o->depth, (uint32_t)SIG_MAX);
+	/* Pacing (pace.c): batches of half the depth keep each QP
+	 * backlogged while a batch completes. */
+	if (p->pace != NULL && p->o->depth > 1)
+		c.sig = RTE_MIN(p->o->depth / 2, (uint32_t)SIG_MAX);
 	c.sig_max = p->scq_size;
 	c.target = ph->iters;
 	c.inflight = RTE_MAX(p->o->inflight, c.sig);
@@ -154,6 +158,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 	last_done = start;
 	stall = (uint64_t)(PERF_WAIT_S * (double)p->hz);
 	perf_live_start(p, &live, start);
+	perf_pace_begin(p, ph->duration);
 	for (;;) {
 		bool posting = !perf_stop &&
 			(c.target != 0 ? c.posted < c.target : now < end);
@@ -184,6 +189,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 			break;
 		}
 		perf_live_tick(p, &live, now, c.done, c.done * ph->size);
+		perf_pace_tick(p, now);
 	}
 	r->cycles = last_done - start;
 	r->secs = (double)r->cycles / (double)p->hz;

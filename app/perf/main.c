@@ -459,6 +459,8 @@ run_client(struct perf *p)
 	ret = exchange_qpns(p);
 	if (ret == 0)
 		ret = perf_connect_qps(p, &h);
+	if (ret == 0)
+		ret = perf_pace_setup(p);
 	if (ret < 0)
 		return ret;
 	if (p->o->interactive) {
@@ -481,6 +483,7 @@ perf_client_rows(struct perf *p)
 	n = rows_plan(p->o, rows);
 	ret = client_run_rows(p, rows, n);
 	perf_report_table(p, rows, n, stdout);
+	perf_pace_report(p, stdout);
 	if (p->o->json != NULL && perf_report_json(p, rows, n, p->o->json) < 0)
 		ret = ret ? ret : -EIO;
 	if (p->o->plot != NULL && perf_plot(p, rows, n, p->o->plot) < 0)
@@ -489,6 +492,7 @@ perf_client_rows(struct perf *p)
 		free(rows[i].rlat);
 		free(rows[i].tlat);
 	}
+	perf_pace_free(p);
 	return ret;
 }
 

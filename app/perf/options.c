@@ -37,6 +37,10 @@ static const char usage_text[] =
 "      --qps N         QPs, 1..10000, posted to round robin (1)\n"
 "      --inflight N    messages in flight over all QPs (qps x depth)\n"
 "      --rate KBPS     rate limit per QP (kbit/s)\n"
+"      --rate-total KBPS  rate limits summing to KBPS, 1:2:3:4 round robin\n"
+"      --burst N       max_burst_sz of the rate limits (0: the default)\n"
+"      --window S      bw: pacing measured in windows of S s, the first\n"
+"                      discarded (achieved/target, per QP in --json)\n"
 "      --raw           the raw ceiling only\n"
 "      --no-raw        the transport only (no ratio)\n"
 "      --json FILE     every figure as JSON\n"
@@ -54,7 +58,7 @@ static const char usage_text[] =
 enum {
 	O_SERVER = 256, O_CONNECT, O_CORE, O_MAXSZ, O_LATSZ, O_QPS, O_RATE,
 	O_RAW, O_NORAW, O_JSON, O_PLOT, O_QUIET, O_SRQ, O_BIDIR, O_VERBS,
-	O_LOOP, O_INFLIGHT,
+	O_LOOP, O_INFLIGHT, O_RATE_TOTAL, O_BURST, O_WINDOW,
 };
 
 static const struct option long_opts[] = {
@@ -75,6 +79,9 @@ static const struct option long_opts[] = {
 	{ "qps", required_argument, NULL, O_QPS },
 	{ "inflight", required_argument, NULL, O_INFLIGHT },
 	{ "rate", required_argument, NULL, O_RATE },
+	{ "rate-total", required_argument, NULL, O_RATE_TOTAL },
+	{ "burst", required_argument, NULL, O_BURST },
+	{ "window", required_argument, NULL, O_WINDOW },
 	{ "raw", no_argument, NULL, O_RAW },
 	{ "no-raw", no_argument, NULL, O_NORAW },
 	{ "json", required_argument, NULL, O_JSON },
@@ -236,6 +243,21 @@ parse_one(int c, struct perf_opts *o, uint64_t *size, bool *sweep)
 		ret = num("--rate", optarg, 1, 100000000, &v);
 		o->rate_kbps = (uint32_t)v;
 		break;
+	case O_RATE_TOTAL:
+		ret = num("--rate-total", optarg, 1, UINT64_C(1) << 40,
+			  &o->rate_total_kbps);
+		break;
+	case O_BURST:
+		ret = num("--burst", optarg, 0, 16 << 20, &v);
+		o->burst = (uint32_t)v;
+		break;
+	case O_WINDOW:
+		o->window_s = strtod(optarg, &end);
+		if (end == optarg || *end != '\0' || !(o->window_s > 0) ||
+		    o->window_s > 60)
+			ret = bad("--window", optarg,
+				  "not a number of seconds in (0, 60]");
+		break;
 	case O_RAW: o->raw_only = true; break;
 	case O_NORAW: o->no_raw = true; break;
 	case O_JSON: o->json = optarg; break;
@@ -319,6 +341,12 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 		return rule("--loop --bidir", "not supported yet");
 	if (!o->loop && o->server == (o->connect != NULL))
 		return rule("--server/--connect", "give exactly one");
+	if (o->rate_kbps != 0 && o->rate_total_kbps != 0)
+		return rule("--rate/--rate-total", "give at most one");
+	if ((o->window_s != 0 || o->rate_total_kbps != 0 || o->burst != 0) &&
+	    (o->loop || o->bidir || o->interactive))
+		return rule("--window/--rate-total/--burst",
+			    "two processes, one way, no -i");
 	if (o->raw_only && o->no_raw)
 		return rule("--raw/--no-raw", "give at most one");
 	if (o->duration == 0 && o->iters == 0)

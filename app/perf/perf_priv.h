@@ -23,6 +23,7 @@
  *   hist.c       latency histogram
  *   report.c     live line, final table, JSON
  *   plot.c       gnuplot output
+ *   pace.c       per-QP rates and pacing measured in windows (--window)
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -65,6 +66,9 @@ struct perf_opts {
 	uint32_t qps;
 	uint32_t inflight;		/* messages in flight, all QPs (0: qps x depth) */
 	uint32_t rate_kbps;		/* per QP, 0: none */
+	uint64_t rate_total_kbps;	/* split 1:2:3:4 over the QPs (pace.c) */
+	uint32_t burst;			/* max_burst_sz, 0: the default */
+	double window_s;		/* pacing windows (pace.c), 0: none */
 	bool raw_only, no_raw;
 	const char *json, *plot;
 	bool quiet;			/* no live line */
@@ -144,6 +148,7 @@ struct perf {
 	struct perf_bw_res *self_srv;
 	struct perf_bw_res *raw_rx;
 	struct perf_bw_res bidir_rx;	/* client: its half received */
+	struct perf_pace *pace;		/* client with --window etc. (pace.c) */
 };
 
 /* ------------------------------------------------------------------------
@@ -310,6 +315,15 @@ int perf_report_json(const struct perf *p, const struct perf_row *rows,
 		     unsigned int n, const char *path);
 int perf_plot(const struct perf *p, const struct perf_row *rows,
 	      unsigned int n, const char *path);
+
+/* pace.c: set-up after the QPs are connected, the bw phase's hooks. */
+struct perf_pace;
+int perf_pace_setup(struct perf *p);
+void perf_pace_free(struct perf *p);
+void perf_pace_begin(struct perf *p, double duration);
+void perf_pace_tick(struct perf *p, uint64_t now);
+void perf_pace_report(const struct perf *p, FILE *f);
+void perf_pace_json(const struct perf *p, FILE *f);
 
 double perf_gbps(const struct perf_bw_res *r);
 double perf_mps(const struct perf_bw_res *r);	/* messages (frames) / s */

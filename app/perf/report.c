@@ -278,10 +278,12 @@ perf_report_json(const struct perf *p, const struct perf_row *rows,
 	fprintf(f, "{\n  \"tool\": \"uroce-perf\", \"version\": \"%s\",\n"
 		"  \"workload\": \"%s\", \"qps\": %u, \"depth\": %u, "
 		"\"path_mtu\": %u, \"tsc_hz\": %" PRIu64 ",\n"
-		"  \"srq\": %s, \"recv_wqes\": %" PRIu64 ",\n  \"results\": [\n",
+		"  \"srq\": %s, \"recv_wqes\": %" PRIu64 ",\n",
 		UROCE_VERSION, perf_wls[p->o->wl]->name, p->nqp, p->o->depth,
 		p->mtu, p->hz, p->srq != NULL ? "true" : "false",
 		perf_wls[p->o->wl]->needs_recv ? perf_recvs_total(p) : 0);
+	perf_pace_json(p, f);
+	fprintf(f, "  \"results\": [\n");
 	for (i = 0; i < n; i++) {
 		if (rows[i].mode == PERF_MODE_LAT)
 			json_lat(f, &rows[i]);

@@ -40,6 +40,8 @@ extern int uroce_engine_logtype;
 #define ENG_DB_RING_SIZE	16384
 #define ENG_TIMER_BURST		32
 #define ENG_WHEEL_SLOTS		256
+/* The ready list of QPs that put nothing on a port (lcore.c). */
+#define ENG_SCHED_NOWIRE	UROCE_CONFIG_MAX_PORTS
 #define ENG_MAX_QP		(1u << 16)
 #define ENG_MAX_CQ		(1u << 16)
 #define ENG_MAX_MR		(1u << 16)
@@ -74,7 +76,9 @@ struct eng_lcore {
 	uint32_t db_overflow;		/* a doorbell did not fit (atomic) */
 
 	/* Owner-private from here. */
-	struct eng_qp_list active;	/* QPs to call uroce_qp_tx() on */
+	/* QPs to call uroce_qp_tx() on: a ready list per port, and one
+	 * (ENG_SCHED_NOWIRE) for QPs that build no frames (lcore.c). */
+	struct uroce_sched ready;
 	struct eng_qp_list owned;	/* every QP this lcore owns */
 	struct uroce_wheel wheel;
 	uint64_t now;			/* TSC of the iteration */
@@ -141,9 +145,8 @@ struct eng_qp {
 	struct uroce_xrcd *xrcd;	/* XRC_RECV */
 	struct uroce_wheel_entry tmo;	/* armed at uroce_qp_deadline() */
 	uint32_t db_pending;		/* on the owner's doorbell ring (atomic) */
-	bool active;			/* on the owner's active list */
 	uint32_t n_flow;		/* flow rules steering to it (engine lock) */
-	TAILQ_ENTRY(eng_qp) active_link;	/* owner */
+	struct uroce_sched_entry ready;	/* on the owner's ready lists */
 	TAILQ_ENTRY(eng_qp) owned_link;		/* owner */
 	TAILQ_ENTRY(eng_qp) dev_link;		/* engine lock */
 };

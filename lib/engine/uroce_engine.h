@@ -119,6 +119,12 @@ struct uroce_lcore_stats {
 	uint64_t ctrl_msgs;		/**< control messages executed */
 	uint64_t doorbells;		/**< doorbells from other threads */
 	uint64_t timers;		/**< timer expiries */
+	/** TSC cycles of the iterations that found work, from the
+	 * iteration's start to its end: what the stack costs, for cycles per
+	 * frame. An iteration longer than a millisecond is left out (the
+	 * thread was preempted: other load would count as ours). */
+	uint64_t work_cycles;
+	uint64_t long_loops;		/**< iterations left out of work_cycles */
 };
 
 /** @return 0, or -EINVAL for an index >= max(1, uroce_engine_lcores()). */
