@@ -9,6 +9,7 @@
  */
 
 #include <errno.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +36,8 @@ static const struct link_kind link_kinds[] = {
 	{ "net_memif", UROCE_GLUE_MEMIF, "memif", true, true, true },
 	{ "net_af_packet", UROCE_GLUE_AF_PACKET, "af_packet", false, false, false },
 	{ "net_tap", UROCE_GLUE_TAP, "tap", false, false, false },
+	{ XDP_PREFIX, UROCE_GLUE_AF_XDP, "af_xdp", false, false, false },
+	{ "net_af_xdp", UROCE_GLUE_AF_XDP, "af_xdp", false, false, false },
 	{ "net_ring", UROCE_GLUE_RING, "ring", true, true, false },
 	{ "", UROCE_GLUE_VDEV, "vdev", false, false, false },
 	{ NULL, UROCE_GLUE_PCI, "pci", false, false, false },
@@ -110,8 +113,9 @@ find_port(const char *name, uint16_t *port_id)
 	return -ENODEV;
 }
 
-static int
-probe(const char *dev, struct uroce_glue_link *link, char *err, size_t len)
+int
+glue_probe(const char *dev, struct uroce_glue_link *link, char *err,
+	   size_t len)
 {
 	char name[RTE_DEV_NAME_MAX_LEN];
 	int ret;
@@ -159,7 +163,7 @@ probe_memif(const char *dev, struct uroce_glue_link *link, char *err,
 	char with[UROCE_CONFIG_STR_LEN + sizeof(",bsize=" MEMIF_BSIZE)];
 
 	snprintf(with, sizeof(with), "%s,bsize=" MEMIF_BSIZE, dev);
-	return probe(with, link, err, len);
+	return glue_probe(with, link, err, len);
 }
 
 int
@@ -185,10 +189,16 @@ uroce_glue_attach(const char *dev, uint16_t nb_queues,
 	link->peer_link = k->peer_link;
 	if (k->kind == UROCE_GLUE_RINGLINK)
 		ret = glue_ringlink_attach(dev, nb_queues, link, err, err_len);
+	else if (k->kind == UROCE_GLUE_AF_XDP)
+		ret = glue_xdp_attach(dev, nb_queues, link, err, err_len);
 	else if (k->kind == UROCE_GLUE_MEMIF && strstr(dev, "bsize=") == NULL)
 		ret = probe_memif(dev, link, err, err_len);
 	else
-		ret = probe(dev, link, err, err_len);
+		ret = glue_probe(dev, link, err, err_len);
+	/* af_packet and tap on a named kernel interface (neighbours). */
+	if (ret == 0 && link->ifindex == 0 &&
+	    glue_devarg_iface(dev, link->ifname, sizeof(link->ifname)))
+		link->ifindex = if_nametoindex(link->ifname);
 	if (ret == 0)
 		GLUE_LOG(DEBUG, "%s: %s link, ethdev %u (%s)\n", dev, k->name,
 			 link->port_id, link->name);
@@ -219,4 +229,6 @@ uroce_glue_detach(struct uroce_glue_link *link)
 			GLUE_LOG(WARNING, "%s: remove: %s\n", link->name,
 				 strerror(-ret));
 	}
+	if (link->kind == UROCE_GLUE_AF_XDP)
+		glue_xdp_detach(link);
 }

@@ -14,6 +14,20 @@ extern int uroce_glue_logtype;
 	rte_log(RTE_LOG_ ## level, uroce_glue_logtype, "uroce.glue: " __VA_ARGS__)
 
 #define RINGLINK_PREFIX		"ringlink:"
+#define XDP_PREFIX		"af_xdp:"
+/* A dev string with the devargs pmd_glue adds (xdp_prog=PATH ...). */
+#define UROCE_GLUE_DEVARGS_LEN	1024
+
+/* glue.c: rte_dev_probe() dev, or find the ethdev EAL made already. */
+int glue_probe(const char *dev, struct uroce_glue_link *link, char *err,
+	       size_t len);
+
+/* xdp.c: AF_XDP ports with our XDP program (see uroce_glue.h). */
+int glue_xdp_attach(const char *dev, uint16_t nb_queues,
+		    struct uroce_glue_link *link, char *err, size_t len);
+void glue_xdp_detach(struct uroce_glue_link *link);
+/* The iface= devarg of dev into name (len bytes); false if absent. */
+bool glue_devarg_iface(const char *dev, char *name, size_t len);
 
 /* ringlink.c: the in-process link (see uroce_glue.h). */
 int glue_ringlink_attach(const char *dev, uint16_t nb_queues,

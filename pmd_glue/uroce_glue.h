@@ -11,8 +11,9 @@
  *
  * Dev string grammar:
  *
- *	dev      = ringlink | pci | vdev
+ *	dev      = ringlink | af_xdp | pci | vdev
  *	ringlink = "ringlink:" NAME ",side=" ("0" | "1")
+ *	af_xdp   = "af_xdp:" IFACE ["," devargs]   e.g. af_xdp:eth1
  *	pci      = [DOMAIN ":"] BUS ":" DEV "." FN ["," devargs]
  *	vdev     = DRIVER INSTANCE ["," devargs]     e.g. net_memif0,role=server
  *
@@ -24,6 +25,18 @@
  * pointer: each side must free what it receives. The ethdev is named
  * "net_ring_ul_NAME_S"; its MAC defaults to 02:75:72:xx:xx:0S (xx: a hash
  * of NAME).
+ *
+ * af_xdp:IFACE is net_af_xdp on kernel interface IFACE (the vdev
+ * net_af_xdp_IFACE,iface=IFACE) with one AF_XDP socket per queue
+ * (queue_count = the queue pairs asked for) and uroce's XDP program
+ * (pmd_glue/xdp/uroce_xdp.bpf.c, through xdp_prog=), which redirects only
+ * RoCEv2 to our addresses and passes the rest to the kernel. A raw
+ * "net_af_xdp...,iface=IFACE" string gets the same (queue_count and
+ * xdp_prog added unless given). Attach fails with -EBUSY and a message
+ * naming the interface when someone else's XDP program (or a live uroce)
+ * is on it; a stale program of ours (its process gone) is replaced. The
+ * program is detached at detach. The PMD and the kernel allow as many
+ * queues as the interface's combined channels (1 on a veth).
  *
  * vdev (net_memif*, net_af_packet*, net_tap*, net_ring*, any other vdev)
  * and PCI strings go to rte_dev_probe(); a device that EAL already created
@@ -53,6 +66,7 @@ enum uroce_glue_kind {
 	UROCE_GLUE_MEMIF,
 	UROCE_GLUE_AF_PACKET,
 	UROCE_GLUE_TAP,
+	UROCE_GLUE_AF_XDP,
 	UROCE_GLUE_RING,
 	UROCE_GLUE_VDEV,		/**< any other vdev */
 	UROCE_GLUE_PCI,
@@ -76,6 +90,12 @@ struct uroce_glue_link {
 	bool probed;			/**< we created it: remove at detach */
 	char name[RTE_ETH_NAME_MAX_LEN];	/**< the ethdev's name */
 	void *priv;			/**< ringlink state */
+	/** The kernel interface (af_xdp, and af_packet/tap with iface=),
+	 *  else "" and 0. */
+	char ifname[16];
+	unsigned int ifindex;
+	uint32_t xdp_prog_id;		/**< af_xdp: our program, once claimed */
+	uint32_t xdp_flags;		/**< the XDP_FLAGS_*_MODE it runs in */
 	unsigned int side;		/**< ringlink side */
 };
 
@@ -97,7 +117,19 @@ int uroce_glue_attach(const char *dev, uint16_t nb_queues,
  */
 void uroce_glue_detach(struct uroce_glue_link *link);
 
-/** "ringlink", "memif", "af_packet", "tap", "ring", "vdev", "pci". */
+/**
+ * af_xdp ports, after the ethdev started (the PMD attaches the program when
+ * its queues are set up): check the program on the interface is ours, mark
+ * it as this process's (a later run can tell it stale after a crash) and
+ * give it the n addresses (16 bytes each, IPv4 as ::ffff:a.b.c.d) whose
+ * RoCEv2 it is to redirect. No-op on other kinds.
+ * @return 0, or a negative errno with one line in err naming the interface.
+ */
+int uroce_glue_xdp_claim(struct uroce_glue_link *link,
+			 const uint8_t (*addr)[16], unsigned int n, char *err,
+			 size_t err_len);
+
+/** "ringlink", "memif", "af_packet", "tap", "af_xdp", "ring", "vdev", "pci". */
 const char *uroce_glue_kind_name(enum uroce_glue_kind kind);
 
 #ifdef __cplusplus

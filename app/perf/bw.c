@@ -143,6 +143,10 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 
 	memset(r, 0, sizeof(*r));
 	c.sig = RTE_MIN(p->o->depth, (uint32_t)SIG_MAX);
+	/* Pacing (pace.c): batches of half the depth keep each QP
+	 * backlogged while a batch completes. */
+	if (p->pace != NULL && p->o->depth > 1)
+		c.sig = RTE_MIN(p->o->depth / 2, (uint32_t)SIG_MAX);
 	c.sig_max = p->scq_size;
 	c.target = ph->iters;
 	c.inflight = RTE_MAX(p->o->inflight, c.sig);
@@ -155,6 +159,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 	last_done = start;
 	stall = (uint64_t)(PERF_WAIT_S * (double)p->hz);
 	perf_live_start(p, &live, start);
+	perf_pace_begin(p, ph->duration);
 	for (;;) {
 		bool posting = !perf_stop &&
 			(c.target != 0 ? c.posted < c.target : now < end);
@@ -185,6 +190,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 			break;
 		}
 		perf_live_tick(p, &live, now, c.done, c.done * ph->size);
+		perf_pace_tick(p, now);
 	}
 	r->cycles = last_done - start;
 	r->cpu_cycles = (uint64_t)((perf_thread_cpu() - cpu0) * (double)p->hz);
@@ -202,29 +208,6 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
  * Server: progress, and receives kept posted when the workload needs them,
  * until the client's next control message.
  */
-static int
-post_recvs(struct perf *p, uint32_t qi, uint32_t n)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)p->buf,
-			       .length = p->area,
-			       .lkey = p->lkey };
-	struct ibv_recv_wr wr = { .wr_id = qi, .sg_list = &sge, .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-	uint32_t i;
-	int ret;
-
-	for (i = 0; i < n; i++) {
-		ret = p->ops->post_recv(&p->qps[qi], &wr, &bad);
-		if (ret < 0) {
-			fprintf(stderr, "uroce-perf: post_recv: %s\n",
-				strerror(-ret));
-			return ret;
-		}
-		p->qps[qi].recvs++;
-	}
-	return 0;
-}
-
 int
 perf_bw_server_begin(struct perf *p)
 {
@@ -232,7 +215,7 @@ perf_bw_server_begin(struct perf *p)
 	int ret;
 
 	for (qi = 0; perf_wls[p->o->wl]->needs_recv && qi < p->nqp; qi++) {
-		ret = post_recvs(p, qi, p->o->depth - p->qps[qi].recvs);
+		ret = perf_recvs_fill(p, qi, p->o->depth);
 		if (ret < 0)
 			return ret;
 	}
@@ -254,14 +237,14 @@ perf_bw_server_step(struct perf *p, struct perf_bw_res *r)
 		return n;
 	for (i = 0; i < n; i++) {
 		qi = (uint32_t)wc[i].wr_id;
-		p->qps[qi].recvs--;
+		perf_recv_taken(p, qi);
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			r->errors++;
 			continue;
 		}
 		r->msgs++;
 		r->bytes += wc[i].byte_len;
-		if (post_recvs(p, qi, 1) < 0)
+		if (perf_recvs_fill(p, qi, p->o->depth) < 0)
 			return -EIO;
 	}
 	return 0;

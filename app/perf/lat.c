@@ -89,16 +89,6 @@ lat_reap(struct lat *l, struct perf_lat_res *r)
 	return n < 0 ? n : n > 0;
 }
 
-static int
-repost_recv(struct perf *p)
-{
-	struct ibv_sge sge = { .addr = (uintptr_t)p->buf, .length = p->area,
-			       .lkey = p->lkey };
-	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
-
-	return p->ops->post_recv(&p->qps[0], &wr, &bad);
-}
-
 /* Whether the peer's next message is here: seq in the last byte of our
  * target area, or a receive completion (its receive posted again).
  * 1 yes, 0 not yet, < 0 error. */
@@ -117,7 +107,8 @@ lat_arrived(struct lat *l, struct perf_lat_res *r, uint8_t seq)
 		r->errors++;
 		return -EIO;
 	}
-	return repost_recv(l->p) < 0 ? -EIO : 1;
+	perf_recv_taken(l->p, 0);
+	return perf_recvs_fill(l->p, 0, l->p->o->depth) < 0 ? -EIO : 1;
 }
 
 /* Wait for the peer's next message (or, one-sided, our completion).
@@ -156,12 +147,7 @@ lat_wait(struct lat *l, struct perf_lat_res *r, uint8_t seq, bool server)
 static int
 lat_recvs(struct perf *p)
 {
-	while (p->qps[0].recvs < p->o->depth) {
-		if (repost_recv(p) < 0)
-			return -EIO;
-		p->qps[0].recvs++;
-	}
-	return 0;
+	return perf_recvs_fill(p, 0, p->o->depth) < 0 ? -EIO : 0;
 }
 
 static int

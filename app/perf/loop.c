@@ -126,6 +126,7 @@ perf_loop_run(struct perf *c, struct perf *s)
 	struct perf_hello h = {
 		.wl = c->o->wl, .nqp = c->o->qps, .depth = c->o->depth,
 		.max_size = c->o->max_size, .rate_kbps = c->o->rate_kbps,
+		.srq_wr = perf_srq_wr(c->o),
 	};
 	uint32_t i;
 	int ret;

@@ -222,6 +222,7 @@ run_server(struct perf *p)
 	p->o->depth = h.depth;
 	p->o->qps = h.nqp;
 	p->o->bidir = h.bidir != 0;
+	p->o->srq = h.srq_wr != 0;
 	p->peer = h.info;
 	ret = perf_setup(p, &h);
 	if (ret < 0)
@@ -472,6 +473,7 @@ run_client(struct perf *p)
 		.magic = HELLO_MAGIC, .wl = p->o->wl, .nqp = p->o->qps,
 		.depth = p->o->depth, .max_size = p->o->max_size,
 		.rate_kbps = p->o->rate_kbps, .bidir = p->o->bidir,
+		.srq_wr = perf_srq_wr(p->o),
 	};
 	int ret;
 
@@ -495,6 +497,8 @@ run_client(struct perf *p)
 	ret = exchange_qpns(p);
 	if (ret == 0)
 		ret = perf_connect_qps(p, &h);
+	if (ret == 0)
+		ret = perf_pace_setup(p);
 	if (ret < 0)
 		return ret;
 	if (p->o->interactive) {
@@ -517,6 +521,7 @@ perf_client_rows(struct perf *p)
 	n = rows_plan(p->o, rows);
 	ret = client_run_rows(p, rows, n);
 	perf_report_table(p, rows, n, stdout);
+	perf_pace_report(p, stdout);
 	if (p->o->json != NULL && perf_report_json(p, rows, n, p->o->json) < 0)
 		ret = ret ? ret : -EIO;
 	if (p->o->plot != NULL && perf_plot(p, rows, n, p->o->plot) < 0)
@@ -525,6 +530,7 @@ perf_client_rows(struct perf *p)
 		free(rows[i].rlat);
 		free(rows[i].tlat);
 	}
+	perf_pace_free(p);
 	return ret;
 }
 

@@ -80,7 +80,10 @@ static int
 native_qp_create(struct perf *p, struct perf_qp *q,
 		 struct ibv_qp_init_attr *init)
 {
-	int ret = uroce_dev_qp_create(p->pd, p->scq, p->rcq, init, p, &q->qp);
+	int ret;
+
+	init->srq = (struct ibv_srq *)(void *)p->srq;	/* the engine's SRQ */
+	ret = uroce_dev_qp_create(p->pd, p->scq, p->rcq, init, p, &q->qp);
 
 	if (ret < 0)
 		return ret;
@@ -102,6 +105,8 @@ native_close(struct perf *p)
 
 	for (i = 0; i < p->nqp; i++)
 		uroce_dev_qp_destroy(p->qps[i].qp);
+	if (p->srq != NULL)
+		uroce_dev_srq_destroy(p->srq);
 	if (p->scq != NULL)
 		uroce_dev_cq_destroy(p->scq);
 	if (p->rcq != NULL)
@@ -110,6 +115,7 @@ native_close(struct perf *p)
 		uroce_dev_mr_dereg(p->mr);
 	if (p->pd != NULL)
 		uroce_pd_free(p->pd);
+	p->srq = NULL;
 	p->scq = p->rcq = NULL;
 	p->mr = NULL;
 	p->pd = NULL;
@@ -127,6 +133,22 @@ native_post_recv(struct perf_qp *q, struct ibv_recv_wr *wr,
 		 struct ibv_recv_wr **bad)
 {
 	return uroce_qp_post_recv(q->qp, wr, bad);
+}
+
+static int
+native_srq_create(struct perf *p, uint32_t max_wr)
+{
+	struct uroce_srq_init init = { .type = IBV_SRQT_BASIC, .max_sge = 1,
+				       .max_wr = max_wr };
+
+	return uroce_dev_srq_create(p->pd, &init, p, &p->srq);
+}
+
+static int
+native_post_srq_recv(struct perf *p, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad)
+{
+	return uroce_srq_post_recv(p->srq, wr, bad);
 }
 
 static int
@@ -170,6 +192,8 @@ const struct perf_ops perf_native_ops = {
 	.close = native_close,
 	.post_send = native_post_send,
 	.post_recv = native_post_recv,
+	.srq_create = native_srq_create,
+	.post_srq_recv = native_post_srq_recv,
 	.poll_cq = native_poll_cq,
 	.counters = native_counters,
 	.on_port = native_on_port,

@@ -37,6 +37,10 @@ static const char usage_text[] =
 "      --qps N         QPs, 1..10000, posted to round robin (1)\n"
 "      --inflight N    messages in flight over all QPs (qps x depth)\n"
 "      --rate KBPS     rate limit per QP (kbit/s)\n"
+"      --rate-total KBPS  rate limits summing to KBPS, 1:2:3:4 round robin\n"
+"      --burst N       max_burst_sz of the rate limits (0: the default)\n"
+"      --window S      bw: pacing measured in windows of S s, the first\n"
+"                      discarded (achieved/target, per QP in --json)\n"
 "      --raw           the raw ceiling only\n"
 "      --no-raw        the transport only (no ratio)\n"
 "      --json FILE     every figure as JSON\n"
@@ -45,17 +49,19 @@ static const char usage_text[] =
 "      --loop          both ends in this process, over the config's two\n"
 "                      ports (e.g. ringlink:NAME,side=0 and side=1)\n"
 "      --bidir         bw, rate: both sides send (raw too)\n"
+"      --srq           every QP receives from one shared receive queue\n"
+"                      holding min(2 x --inflight, qps x depth) receives\n"
 "  -i, --interactive   a prompt: start, stop, show port stats, show qp N,\n"
 "                      set rate N KBPS, quit\n"
 "      --verbs         through the verbs library: ibv_post_send(),\n"
 "                      ibv_poll_cq() on this thread, the stack on an\n"
-"                      engine lcore (the raw ceiling too)\n"
-"  not there yet (exit 2): --srq\n";
+"                      engine lcore (the raw ceiling too); --srq through\n"
+"                      ibv_create_srq(), ibv_post_srq_recv()\n";
 
 enum {
 	O_SERVER = 256, O_CONNECT, O_CORE, O_MAXSZ, O_LATSZ, O_QPS, O_RATE,
 	O_RAW, O_NORAW, O_JSON, O_PLOT, O_QUIET, O_SRQ, O_BIDIR, O_VERBS,
-	O_LOOP, O_INFLIGHT,
+	O_LOOP, O_INFLIGHT, O_RATE_TOTAL, O_BURST, O_WINDOW,
 };
 
 static const struct option long_opts[] = {
@@ -76,6 +82,9 @@ static const struct option long_opts[] = {
 	{ "qps", required_argument, NULL, O_QPS },
 	{ "inflight", required_argument, NULL, O_INFLIGHT },
 	{ "rate", required_argument, NULL, O_RATE },
+	{ "rate-total", required_argument, NULL, O_RATE_TOTAL },
+	{ "burst", required_argument, NULL, O_BURST },
+	{ "window", required_argument, NULL, O_WINDOW },
 	{ "raw", no_argument, NULL, O_RAW },
 	{ "no-raw", no_argument, NULL, O_NORAW },
 	{ "json", required_argument, NULL, O_JSON },
@@ -168,13 +177,6 @@ rule(const char *opts, const char *why)
 	return -EINVAL;
 }
 
-static int
-not_yet(const char *opt)
-{
-	fprintf(stderr, "uroce-perf: %s: not supported yet\n", opt);
-	return -ENOTSUP;
-}
-
 /* One option; 1 for --help. */
 static const char *argv_opt;
 
@@ -237,12 +239,27 @@ parse_one(int c, struct perf_opts *o, uint64_t *size, bool *sweep)
 		ret = num("--rate", optarg, 1, 100000000, &v);
 		o->rate_kbps = (uint32_t)v;
 		break;
+	case O_RATE_TOTAL:
+		ret = num("--rate-total", optarg, 1, UINT64_C(1) << 40,
+			  &o->rate_total_kbps);
+		break;
+	case O_BURST:
+		ret = num("--burst", optarg, 0, 16 << 20, &v);
+		o->burst = (uint32_t)v;
+		break;
+	case O_WINDOW:
+		o->window_s = strtod(optarg, &end);
+		if (end == optarg || *end != '\0' || !(o->window_s > 0) ||
+		    o->window_s > 60)
+			ret = bad("--window", optarg,
+				  "not a number of seconds in (0, 60]");
+		break;
 	case O_RAW: o->raw_only = true; break;
 	case O_NORAW: o->no_raw = true; break;
 	case O_JSON: o->json = optarg; break;
 	case O_PLOT: o->plot = optarg; break;
 	case O_QUIET: o->quiet = true; break;
-	case O_SRQ: return not_yet("--srq");
+	case O_SRQ: o->srq = true; break;
 	case O_BIDIR: o->bidir = true; break;
 	case O_VERBS: o->verbs = true; break;
 	case O_LOOP: o->loop = true; break;
@@ -321,8 +338,18 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 	if (o->verbs && (o->loop || o->bidir || o->interactive))
 		return rule("--verbs", "not supported yet with --loop, --bidir "
 			    "or -i");
+	if (o->verbs && (o->window_s != 0 || o->rate_total_kbps != 0 ||
+			 o->burst != 0))
+		return rule("--verbs", "not supported yet with --window, "
+			    "--rate-total or --burst");
 	if (!o->loop && o->server == (o->connect != NULL))
 		return rule("--server/--connect", "give exactly one");
+	if (o->rate_kbps != 0 && o->rate_total_kbps != 0)
+		return rule("--rate/--rate-total", "give at most one");
+	if ((o->window_s != 0 || o->rate_total_kbps != 0 || o->burst != 0) &&
+	    (o->loop || o->bidir || o->interactive))
+		return rule("--window/--rate-total/--burst",
+			    "two processes, one way, no -i");
 	if (o->raw_only && o->no_raw)
 		return rule("--raw/--no-raw", "give at most one");
 	if (o->duration == 0 && o->iters == 0)
@@ -330,4 +357,20 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 	if (o->duration != 0 && o->iters != 0)
 		return rule("--duration/--iters", "give at most one");
 	return sizes_fill(o, size, sweep);
+}
+
+uint32_t
+perf_srq_wr(const struct perf_opts *o)
+{
+	uint64_t n = (uint64_t)o->qps * o->depth;
+
+	/* Twice what can be in flight: receives that completed wait for
+	 * the server's poll to be posted again, and a dry SRQ costs an RNR
+	 * wait. Never more than the private queues would hold. */
+	if (o->inflight != 0 && 2 * (uint64_t)o->inflight < n)
+		n = 2 * (uint64_t)o->inflight;
+
+	if (!o->srq)
+		return 0;
+	return (uint32_t)RTE_MIN(n, (uint64_t)UINT32_MAX);
 }

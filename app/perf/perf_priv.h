@@ -26,6 +26,7 @@
  *   hist.c       latency histogram
  *   report.c     live line, final table, JSON
  *   plot.c       gnuplot output
+ *   pace.c       per-QP rates and pacing measured in windows (--window)
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -68,6 +69,9 @@ struct perf_opts {
 	uint32_t qps;
 	uint32_t inflight;		/* messages in flight, all QPs (0: qps x depth) */
 	uint32_t rate_kbps;		/* per QP, 0: none */
+	uint64_t rate_total_kbps;	/* split 1:2:3:4 over the QPs (pace.c) */
+	uint32_t burst;			/* max_burst_sz, 0: the default */
+	double window_s;		/* pacing windows (pace.c), 0: none */
 	bool raw_only, no_raw;
 	const char *json, *plot;
 	bool quiet;			/* no live line */
@@ -75,9 +79,13 @@ struct perf_opts {
 	bool bidir;			/* bw: both sides send */
 	bool interactive;		/* -i */
 	bool verbs;			/* --verbs: the verbs backend */
+	bool srq;			/* every QP receives from one SRQ */
 };
 
 int perf_opts_parse(int argc, char **argv, struct perf_opts *o);
+/* --srq: receives the SRQ holds: twice the messages that can be in
+ * flight, at most qps x depth; 0 without --srq. */
+uint32_t perf_srq_wr(const struct perf_opts *o);
 
 /* ------------------------------------------------------------------------
  * The run's state, the same shape on both sides.
@@ -124,11 +132,17 @@ struct perf {
 	struct uroce_cq *scq, *rcq;
 	uint32_t scq_size;
 	uint32_t lkey, rkey, max_inline; /* of the MR; of every QP */
+	struct uroce_srq *srq;		/* native --srq: the QPs' receives */
 	/* The verbs backend's objects (verbs.c). */
 	struct ibv_context *vctx;
 	struct ibv_pd *vpd;
 	struct ibv_mr *vmr;
 	struct ibv_cq *vscq, *vrcq;
+	struct ibv_srq *vsrq;
+	/* --srq (either backend): receives the SRQ is kept filled with, 0
+	 * without one; receives posted to it. */
+	uint32_t srq_wr;
+	uint32_t srq_recvs;
 	struct perf_qp *qps;
 	uint32_t nqp;
 	/* The buffer: the target area [0, area) (WRITEs and receives land
@@ -155,6 +169,7 @@ struct perf {
 	struct perf_bw_res *self_srv;
 	struct perf_bw_res *raw_rx;
 	struct perf_bw_res bidir_rx;	/* client: its half received */
+	struct perf_pace *pace;		/* client with --window etc. (pace.c) */
 };
 
 /* ------------------------------------------------------------------------
@@ -183,6 +198,12 @@ struct perf_ops {
 			 struct ibv_send_wr **bad);
 	int (*post_recv)(struct perf_qp *q, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad);
+	/* --srq: one SRQ of max_wr receives (before the QPs, which
+	 * qp_create then attaches to it; close destroys it); its
+	 * receives. */
+	int (*srq_create)(struct perf *p, uint32_t max_wr);
+	int (*post_srq_recv)(struct perf *p, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad);
 	/* The send CQ, or the receive CQ: completions, < 0 overrun. */
 	int (*poll_cq)(struct perf *p, bool recv, int n, struct ibv_wc *wc);
 	/* The sums of the QPs' retransmit and timeout counters. */
@@ -271,6 +292,7 @@ struct perf_phase {
 struct perf_hello {
 	uint32_t magic;
 	uint32_t wl, nqp, depth, max_size, rate_kbps, bidir;
+	uint32_t srq_wr;		/* --srq: receives the SRQ holds; 0: none */
 	struct perf_peer_info info;
 };
 
@@ -292,6 +314,13 @@ struct perf_hello;
 int perf_setup(struct perf *p, const struct perf_hello *h);
 int perf_connect_qps(struct perf *p, const struct perf_hello *h);
 void perf_teardown(struct perf *p);
+/* Receives (the whole target area each) for QP qi: on its RQ, or on the
+ * SRQ all QPs share. fill tops its queue up to want (the SRQ: srq_wr);
+ * taken counts one that completed. 0 or a negative errno. */
+int perf_recvs_fill(struct perf *p, uint32_t qi, uint32_t want);
+void perf_recv_taken(struct perf *p, uint32_t qi);
+/* Receive WQEs the run keeps posted, over all QPs. */
+uint64_t perf_recvs_total(const struct perf *p);
 
 int perf_bw_client(struct perf *p, const struct perf_phase *ph,
 		   struct perf_bw_res *r);
@@ -353,6 +382,15 @@ int perf_report_json(const struct perf *p, const struct perf_row *rows,
 		     unsigned int n, const char *path);
 int perf_plot(const struct perf *p, const struct perf_row *rows,
 	      unsigned int n, const char *path);
+
+/* pace.c: set-up after the QPs are connected, the bw phase's hooks. */
+struct perf_pace;
+int perf_pace_setup(struct perf *p);
+void perf_pace_free(struct perf *p);
+void perf_pace_begin(struct perf *p, double duration);
+void perf_pace_tick(struct perf *p, uint64_t now);
+void perf_pace_report(const struct perf *p, FILE *f);
+void perf_pace_json(const struct perf *p, FILE *f);
 
 double perf_gbps(const struct perf_bw_res *r);
 double perf_mps(const struct perf_bw_res *r);	/* messages (frames) / s */

@@ -281,8 +281,12 @@ perf_report_json(const struct perf *p, const struct perf_row *rows,
 	fprintf(f, "{\n  \"tool\": \"uroce-perf\", \"version\": \"%s\",\n"
 		"  \"backend\": \"%s\", \"workload\": \"%s\", \"qps\": %u, "
 		"\"depth\": %u, \"path_mtu\": %u, \"tsc_hz\": %" PRIu64 ",\n"
-		"  \"results\": [\n", UROCE_VERSION, p->ops->name,
-		perf_wls[p->o->wl]->name, p->nqp, p->o->depth, p->mtu, p->hz);
+		"  \"srq\": %s, \"recv_wqes\": %" PRIu64 ",\n",
+		UROCE_VERSION, p->ops->name, perf_wls[p->o->wl]->name, p->nqp,
+		p->o->depth, p->mtu, p->hz, p->srq_wr != 0 ? "true" : "false",
+		perf_wls[p->o->wl]->needs_recv ? perf_recvs_total(p) : 0);
+	perf_pace_json(p, f);
+	fprintf(f, "  \"results\": [\n");
 	for (i = 0; i < n; i++) {
 		if (rows[i].mode == PERF_MODE_LAT)
 			json_lat(f, &rows[i]);

@@ -70,6 +70,23 @@ base_create(struct perf *p, uint32_t max_size, uint32_t cqe_s, uint32_t cqe_r)
 	return 0;
 }
 
+/* --srq: one SRQ for every QP's receives, as many as can be in flight
+ * (the hello's srq_wr), within the device's limit; made by the backend. */
+static int
+srq_create(struct perf *p, const struct perf_hello *h, const struct perf_wl *wl)
+{
+	uint32_t max_wr = RTE_MIN(h->srq_wr, uroce_dev_env(p->dev)->max_srq_wr);
+	int ret;
+
+	if (h->srq_wr == 0 || !wl->needs_recv)
+		return 0;
+	ret = p->ops->srq_create(p, max_wr);
+	if (ret < 0)
+		return fail("SRQ", ret);
+	p->srq_wr = max_wr;
+	return 0;
+}
+
 /* Everything of one side, from the run's parameters (the client's
  * options, which the server gets in the hello). */
 int
@@ -100,6 +117,9 @@ perf_setup(struct perf *p, const struct perf_hello *h)
 	p->qps = calloc(h->nqp, sizeof(*p->qps));
 	if (p->qps == NULL)
 		return fail("QPs", -ENOMEM);
+	ret = srq_create(p, h, wl);
+	if (ret < 0)
+		return ret;
 	memset(&init, 0, sizeof(init));
 	init.qp_type = IBV_QPT_RC;
 	init.cap.max_send_wr = h->depth;
@@ -221,11 +241,59 @@ perf_teardown(struct perf *p)
 {
 	if (p->ops != NULL)
 		p->ops->close(p);
+	p->srq_wr = 0;
+	p->srq_recvs = 0;
 	free(p->qps);
 	free(p->buf);
 	p->qps = NULL;
 	p->buf = NULL;
 	p->nqp = 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Receives.
+ */
+static uint32_t *
+recv_count(struct perf *p, uint32_t qi)
+{
+	return p->srq_wr != 0 ? &p->srq_recvs : &p->qps[qi].recvs;
+}
+
+int
+perf_recvs_fill(struct perf *p, uint32_t qi, uint32_t want)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)p->buf, .length = p->area,
+			       .lkey = p->lkey };
+	struct ibv_recv_wr wr = { .wr_id = qi, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	uint32_t *n = recv_count(p, qi);
+	int ret;
+
+	if (p->srq_wr != 0)
+		want = p->srq_wr;
+	while (*n < want) {
+		ret = p->srq_wr != 0 ? p->ops->post_srq_recv(p, &wr, &bad) :
+		      p->ops->post_recv(&p->qps[qi], &wr, &bad);
+		if (ret < 0) {
+			fprintf(stderr, "uroce-perf: post_recv: %s\n",
+				strerror(-ret));
+			return ret;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
+void
+perf_recv_taken(struct perf *p, uint32_t qi)
+{
+	(*recv_count(p, qi))--;
+}
+
+uint64_t
+perf_recvs_total(const struct perf *p)
+{
+	return p->srq_wr != 0 ? p->srq_wr : (uint64_t)p->nqp * p->o->depth;
 }
 
 void

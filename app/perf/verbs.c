@@ -95,6 +95,7 @@ verbs_qp_create(struct perf *p, struct perf_qp *q,
 {
 	init->send_cq = p->vscq;
 	init->recv_cq = p->vrcq;
+	init->srq = p->vsrq;
 	q->vqp = ibv_create_qp(p->vpd, init);
 	if (q->vqp == NULL)
 		return -errno;
@@ -117,6 +118,8 @@ verbs_close(struct perf *p)
 	for (i = 0; i < p->nqp; i++)
 		if (p->qps[i].vqp != NULL)
 			ibv_destroy_qp(p->qps[i].vqp);
+	if (p->vsrq != NULL)
+		ibv_destroy_srq(p->vsrq);
 	if (p->vscq != NULL)
 		ibv_destroy_cq(p->vscq);
 	if (p->vrcq != NULL)
@@ -125,6 +128,7 @@ verbs_close(struct perf *p)
 		ibv_dereg_mr(p->vmr);
 	if (p->vpd != NULL)
 		ibv_dealloc_pd(p->vpd);
+	p->vsrq = NULL;
 	p->vscq = p->vrcq = NULL;
 	p->vmr = NULL;
 	p->vpd = NULL;
@@ -142,6 +146,23 @@ verbs_post_recv(struct perf_qp *q, struct ibv_recv_wr *wr,
 		struct ibv_recv_wr **bad)
 {
 	return -ibv_post_recv(q->vqp, wr, bad);
+}
+
+static int
+verbs_srq_create(struct perf *p, uint32_t max_wr)
+{
+	struct ibv_srq_init_attr a = { .attr = { .max_wr = max_wr,
+						 .max_sge = 1 } };
+
+	p->vsrq = ibv_create_srq(p->vpd, &a);
+	return p->vsrq != NULL ? 0 : -errno;
+}
+
+static int
+verbs_post_srq_recv(struct perf *p, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad)
+{
+	return -ibv_post_srq_recv(p->vsrq, wr, bad);
 }
 
 static int
@@ -183,6 +204,8 @@ const struct perf_ops perf_verbs_ops = {
 	.close = verbs_close,
 	.post_send = verbs_post_send,
 	.post_recv = verbs_post_recv,
+	.srq_create = verbs_srq_create,
+	.post_srq_recv = verbs_post_srq_recv,
 	.poll_cq = verbs_poll_cq,
 	.counters = verbs_counters,
 	.on_port = verbs_on_port,

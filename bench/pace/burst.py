@@ -4,6 +4,7 @@
 """The largest burst of each paced QP in a pcapng capture (run.sh step 2).
 
     burst.py CAPTURE RATE_KBPS MAX_BURST_SZ OUT_JSON
+    burst.py --selftest      the analysis on a synthetic capture (unit test)
 
 Reads the capture uroce's port wrote ([port] pcap), keeps the RoCEv2 frames
 the client sent (source MAC 02:00:00:00:77:02), groups them by destination
@@ -13,7 +14,9 @@ which its frames conform to the rate: b = max over i <= j of
 QP put on the wire beyond its rate: a pacer with bucket max_burst_sz
 at that rate can never exceed max_burst_sz, so b <= max_burst_sz must hold.
 Frame bytes are the captured frame lengths (what the pacer charges).
-Timestamps are the port's (taken when a tx burst is handed to the ethdev).
+Timestamps are the port's, taken when the engine hands a tx burst to the
+ethdev (after the pacer let the frames go; a frame that waited behind a
+full tx queue is stamped when it is handed over again).
 Exit status 1 when a QP's burst exceeds max_burst_sz.
 """
 import json
@@ -108,7 +111,63 @@ def max_burst(seq, rate_Bps):
     return worst
 
 
+def synth_frame(qpn, length):
+    """An Ethernet/IPv4/UDP 4791/BTH frame of length bytes to qpn."""
+    eth = bytes(6) + CLIENT_MAC + b"\x08\x00"
+    ip = bytes([0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17]) + bytes(10)
+    udp = struct.pack(">HHHH", 0xC000, ROCE_PORT, 0, 0)
+    bth = bytes([0x0A, 0, 0xFF, 0xFF, 0]) + qpn.to_bytes(3, "big") + bytes(4)
+    pkt = eth + ip + udp + bth
+    return pkt + bytes(length - len(pkt))
+
+
+def synth_pcapng(path, frames):
+    """frames: (ns, length, qpn); one interface with nanosecond stamps."""
+    def block(btype, body):
+        body += bytes(-len(body) % 4)
+        n = len(body) + 12
+        return struct.pack("<II", btype, n) + body + struct.pack("<I", n)
+    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    out += block(1, struct.pack("<HHI", 1, 0, 65535) +
+                 struct.pack("<HHB3x", 9, 1, 9) + struct.pack("<HH", 0, 0))
+    for ns, length, qpn in frames:
+        pkt = synth_frame(qpn, length)
+        out += block(6, struct.pack("<IIIII", 0, ns >> 32, ns & 0xFFFFFFFF,
+                                    len(pkt), len(pkt)) + pkt)
+    with open(path, "wb") as f:
+        f.write(out)
+
+
+def selftest():
+    """Known timing: QP 1 exactly on its rate (burst: one frame); QP 2 the
+    same with 5 frames at one instant halfway (5 frames) and its last 20
+    frames at one instant after a pause of 100 frame times (20 frames: a
+    pause earns no more than the frames sent at once)."""
+    import tempfile
+    rate_kbps, length = 8000, 1000          # 1 MB/s: a frame per ms
+    gap = length * 8 * 10**6 // rate_kbps   # ns per frame at the rate
+    fr = [(i * gap, length, 1) for i in range(200)]
+    t2 = [i * gap for i in range(100)] + [100 * gap] * 5 + \
+        [(105 + i) * gap for i in range(50)] + [(255 + 100) * gap] * 20
+    fr += [(t, length, 2) for t in t2]
+    fr.sort()
+    with tempfile.TemporaryDirectory() as d:
+        synth_pcapng(d + "/s.pcapng", fr)
+        per = {}
+        for ts, n, qpn in frames(d + "/s.pcapng"):
+            per.setdefault(qpn, []).append((ts, n))
+    got = {q: round(max_burst(sorted(seq), rate_kbps * 125))
+           for q, seq in per.items()}
+    want = {1: length, 2: 20 * length}
+    ok = got == want and len(per[1]) == 200 and len(per[2]) == 175
+    print(f"burst.py selftest: got {got}, want {want}: "
+          f"{'ok' if ok else 'FAILED'}")
+    return 0 if ok else 1
+
+
 def main():
+    if sys.argv[1:] == ["--selftest"]:
+        return selftest()
     if len(sys.argv) != 5:
         print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
         return 2

@@ -212,7 +212,8 @@ check_port(struct cfg_load *ld, unsigned int i)
 		cfg_err(ld, "[%s] dev: missing (a DPDK vdev string or PCI address)", sect);
 		return -EINVAL;
 	}
-	if (!p->has_ip4 && p->ip6_cnt == 0) {
+	/* A kernel interface's own addresses serve when none are given. */
+	if (!p->has_ip4 && p->ip6_cnt == 0 && !uroce_config_kernel_iface(p)) {
 		cfg_err(ld, "[%s] ip: missing (give ip and/or ip6)", sect);
 		return -EINVAL;
 	}
@@ -309,6 +310,16 @@ uroce_config_free(struct uroce_config *cfg)
 	free(cfg->eal_argv);
 	free(cfg->path);
 	memset(cfg, 0, sizeof(*cfg));
+}
+
+bool
+uroce_config_kernel_iface(const struct uroce_config_port *p)
+{
+	if (strncmp(p->dev, "af_xdp:", 7) == 0)
+		return true;
+	return (strncmp(p->dev, "net_af_xdp", 10) == 0 ||
+		strncmp(p->dev, "net_af_packet", 13) == 0) &&
+	       strstr(p->dev, ",iface=") != NULL;
 }
 
 const char *

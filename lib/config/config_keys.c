@@ -96,8 +96,10 @@ set_mtu(void *obj, const char *val, char *why, size_t whylen)
 
 	ret = parse_range(val, UROCE_CONFIG_MTU_MIN, UROCE_CONFIG_MTU_MAX, &v,
 			  why, whylen);
-	if (ret == 0)
+	if (ret == 0) {
 		p->mtu = (uint16_t)v;
+		p->has_mtu = true;
+	}
 	return ret;
 }
 
@@ -192,6 +194,23 @@ set_args(void *obj, const char *val, char *why, size_t whylen)
 	return 0;
 }
 
+/* neigh = kernel|own: where MACs come from (uroce_config.h). */
+static int
+set_neigh(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+
+	if (strcmp(val, "kernel") == 0)
+		p->neigh = UROCE_CONFIG_NEIGH_KERNEL;
+	else if (strcmp(val, "own") == 0)
+		p->neigh = UROCE_CONFIG_NEIGH_OWN;
+	else {
+		snprintf(why, whylen, "not kernel or own");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static const struct cfg_key port_keys[] = {
 	{ "dev", set_dev },
 	{ "ip", set_ip },
@@ -202,6 +221,7 @@ static const struct cfg_key port_keys[] = {
 	{ "pcap", set_pcap },
 	{ "fault", set_fault },
 	{ "zero_copy", set_zero_copy },
+	{ "neigh", set_neigh },
 };
 
 static const struct cfg_key eal_keys[] = {

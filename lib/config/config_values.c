@@ -298,6 +298,17 @@ cfg_check_dev(const char *s, bool *is_pci, char *why, size_t whylen)
 	/* uroce's own in-process link (pmd_glue): ringlink:NAME,side=S. */
 	if (strncmp(s, "ringlink:", 9) == 0 && isalnum((unsigned char)s[9]))
 		s += 9;
+	/* af_xdp:IFACE[,devargs]: a kernel interface name, 1..15 bytes. */
+	if (strncmp(s, "af_xdp:", 7) == 0) {
+		size_t n = strcspn(s + 7, ",");
+
+		if (n == 0 || n >= 16 || memchr(s + 7, '/', n) != NULL) {
+			snprintf(why, whylen,
+				 "af_xdp:IFACE needs an interface name of 1..15 characters");
+			return -EINVAL;
+		}
+		return 0;
+	}
 	for (p = s; *p != '\0' && *p != ','; p++) {
 		if (!isalnum((unsigned char)*p) && *p != '_')
 			break;

@@ -19,6 +19,9 @@
  *	pcap   = /tmp/port0.pcap                ; optional capture file
  *	fault  = drop=0.01,reorder=1%,dup=0,corrupt=0.001,seed=7
  *	zero_copy = on        ; on|off: large RC sends straight from the MR
+ *	neigh  = kernel       ; kernel|own: neighbours from the kernel's table
+ *	                      ; (rtnetlink) or from our own ARP; default
+ *	                      ; kernel on af_xdp, own elsewhere
  *	[port1]               ; port 1, device uroce1; ports are numbered 0..7
  *	...                   ; without gaps
  *	[eal]
@@ -41,6 +44,11 @@
  * exists. [neigh] cannot be overridden. Every variable whose name starts
  * with UROCE_PORT, UROCE_EAL_ or UROCE_NEIGH_ is an override, so that a
  * typo in one is an error rather than silently ignored.
+ *
+ * dev = af_xdp:IFACE[,devargs] is an AF_XDP port on kernel interface IFACE
+ * (pmd_glue/uroce_glue.h). On ports whose dev names a kernel interface
+ * (af_xdp:, net_af_xdp..,iface=, net_af_packet..,iface=) ip and ip6 may be
+ * left out: the interface's own kernel addresses are used.
  *
  * Probabilities in `fault` are a fraction (0.25) or a percentage (25%), at
  * most 1, kept in parts per million; the seed is a decimal or 0x number
@@ -88,6 +96,13 @@ struct uroce_config_fault {
 	uint64_t seed;
 };
 
+/** Where a port's neighbours (IP -> MAC) come from. */
+enum uroce_config_neigh_src {
+	UROCE_CONFIG_NEIGH_DEFAULT,	/**< kernel on af_xdp, own elsewhere */
+	UROCE_CONFIG_NEIGH_KERNEL,	/**< the kernel's table (rtnetlink) */
+	UROCE_CONFIG_NEIGH_OWN,		/**< our ARP and [neigh] */
+};
+
 struct uroce_config_port {
 	/** DPDK vdev string ("net_memif0,role=...") or PCI address with
 	 *  optional devargs ("0000:00:04.0,x=y"). Never empty once loaded. */
@@ -99,6 +114,7 @@ struct uroce_config_port {
 	uint8_t ip6_cnt;		/**< has_ip4 || ip6_cnt > 0 */
 	struct uroce_config_ip6 ip6[UROCE_CONFIG_MAX_IP6];
 	uint16_t mtu;
+	bool has_mtu;			/**< mtu was given (else the default) */
 	bool has_mac;			/**< else the ethdev's own MAC */
 	struct rte_ether_addr mac;
 	char pcap[UROCE_CONFIG_STR_LEN];	/**< "" = no capture */
@@ -107,6 +123,7 @@ struct uroce_config_port {
 	bool has_fault;
 	struct uroce_config_fault fault;
 	bool zero_copy_off;		/**< zero_copy = off (default on) */
+	uint8_t neigh;			/**< enum uroce_config_neigh_src */
 };
 
 struct uroce_config_neigh {
@@ -150,6 +167,13 @@ int uroce_config_load(const char *path, struct uroce_config *cfg,
 /** Free what a successful uroce_config_load() allocated and zero cfg.
  *  Safe on a zeroed cfg. */
 void uroce_config_free(struct uroce_config *cfg);
+
+/**
+ * Whether the port's dev names a kernel interface whose addresses and
+ * neighbours the kernel keeps: af_xdp:IFACE, or a net_af_xdp or
+ * net_af_packet vdev with iface=. Such a port may omit ip and ip6.
+ */
+bool uroce_config_kernel_iface(const struct uroce_config_port *p);
 
 /** The UROCE_CONFIG environment variable, or NULL if unset or empty. */
 const char *uroce_config_path(void);

@@ -169,10 +169,7 @@ ctrl_detach(struct eng_lcore *lc, void *arg)
 			eng_qp_activate(lc, o);
 		}
 	} while (n == RTE_DIM(objs));
-	if (eq->active) {
-		TAILQ_REMOVE(&lc->active, eq, active_link);
-		eq->active = false;
-	}
+	uroce_sched_del(&lc->ready, &eq->ready);
 	if (uroce_wheel_armed(&eq->tmo))
 		uroce_wheel_del(&lc->wheel, &eq->tmo);
 	TAILQ_REMOVE(&lc->owned, eq, owned_link);

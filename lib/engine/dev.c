@@ -26,6 +26,7 @@
 #define ENG_MAX_SGE		32
 #define ENG_MAX_INLINE		256
 #define ENG_MAX_QP_WR		16384
+#define ENG_MAX_SRQ_WR		65536	/* a power of two: all of it usable */
 #define ENG_MAX_RD_ATOM		16
 #define ENG_RATE_MIN_KBPS	1
 #define ENG_RATE_MAX_KBPS	100000000u	/* 100 Gbit/s */
@@ -114,11 +115,22 @@ eng_cq_event(void *ctx, struct uroce_cq *cq)
 		dev->ev.cq_event(dev->ev_arg, cq);
 }
 
+/* XRC targets: an SRQ of this device by number (lock-free, dev_srq.c). */
+static struct uroce_srq *
+eng_srq_lookup(void *ctx, uint32_t srqn)
+{
+	struct uroce_dev *dev = ctx;
+	struct uroce_srq *srq = uroce_dev_srq_lookup(srqn);
+
+	return srq != NULL && srq->env == &dev->env ? srq : NULL;
+}
+
 static const struct uroce_qp_env_ops eng_env_ops = {
 	.resolve = eng_resolve,
 	.kick = eng_kick,
 	.async_event = eng_async_event,
 	.cq_event = eng_cq_event,
+	.srq_lookup = eng_srq_lookup,
 };
 
 /* ------------------------------------------------------------------------
@@ -156,6 +168,8 @@ eng_dev_env(struct uroce_dev *dev, char *err, size_t err_len)
 	env->max_sge = ENG_MAX_SGE;
 	env->max_inline = ENG_MAX_INLINE;
 	env->max_qp_wr = ENG_MAX_QP_WR;
+	env->max_srq_wr = ENG_MAX_SRQ_WR;
+	env->max_srq_sge = ENG_MAX_SGE;
 	if (env->lim.active_mtu == 0) {
 		snprintf(err, err_len,
 			 "uroce: %s: [port%u] mtu = %u: too small for RoCEv2 (at least %u)",
@@ -184,9 +198,11 @@ eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 	dev->idx = idx;
 	snprintf(dev->name, sizeof(dev->name), "uroce%u", idx);
 	TAILQ_INIT(&dev->pds);
+	TAILQ_INIT(&dev->xrcds);
 	TAILQ_INIT(&dev->cqs);
 	TAILQ_INIT(&dev->ahs);
 	TAILQ_INIT(&dev->qps);
+	TAILQ_INIT(&dev->srqs);
 	TAILQ_INIT(&dev->flows);
 	ret = uroce_port_open(eng_g->cfg, idx, eng_g->nb_ctx, &dev->port,
 			      err, err_len);
@@ -222,6 +238,7 @@ eng_dev_close(struct uroce_dev *dev)
 		uroce_qp_destroy(eq->qp);
 		free(eq);
 	}
+	eng_srq_dev_close(dev);
 	while ((ah = TAILQ_FIRST(&dev->ahs)) != NULL) {
 		TAILQ_REMOVE(&dev->ahs, ah, link);
 		free(ah);
@@ -235,6 +252,7 @@ eng_dev_close(struct uroce_dev *dev)
 		TAILQ_REMOVE(&dev->pds, pd, link);
 		free(pd);
 	}
+	eng_xrcd_close_all(dev);
 	uroce_mr_table_free(dev->env.mrs);
 	uroce_port_close(dev->port);
 	free(dev);
@@ -297,6 +315,7 @@ uroce_dev_caps(const struct uroce_dev *dev, struct uroce_dev_caps *caps)
 	caps->max_mr = ENG_MAX_MR;
 	caps->max_pd = ENG_MAX_PD;
 	caps->max_ah = ENG_MAX_AH;
+	caps->max_srq = ENG_MAX_SRQ - 1;	/* SRQ number 0 is never given */
 	caps->max_mr_size = UINT64_MAX;
 }
 
@@ -681,31 +700,80 @@ uroce_dev_ah_destroy(struct uroce_ah *uah)
  * QPs.
  */
 
-/* Engine lock. The owner of a new QP: the lcore its CQs are bound to (both
- * must agree: a CQ is written by one lcore only), else round-robin. */
-static int
-eng_pick_owner(struct eng_cq *scq, struct eng_cq *rcq)
+static void
+eng_cq_unref(struct eng_cq *cq)
 {
-	if (scq->owner >= 0 && rcq->owner >= 0 && scq->owner != rcq->owner) {
-		ENG_LOG(NOTICE,
-			"%s: create_qp: send CQ is on engine lcore %d, recv CQ on %d: a QP's CQs need one owner\n",
-			scq->dev->name, scq->owner, rcq->owner);
-		return -EINVAL;
+	if (--cq->refs == 0)
+		cq->owner = -1;
+}
+
+/* Engine lock. Take (dir 1) or drop (-1) the references a QP holds on
+ * its CQs, PD, SRQ or XRC domain; taking binds the CQs to the QP's owner. */
+static void
+eng_qp_ref(struct eng_qp *eq, int owner, int dir)
+{
+	struct eng_cq *cqs[2] = { eq->scq, eq->rcq };
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(cqs); i++) {
+		if (cqs[i] == NULL)
+			continue;
+		if (dir > 0) {
+			cqs[i]->owner = owner;
+			cqs[i]->refs++;
+		} else {
+			eng_cq_unref(cqs[i]);
+		}
 	}
-	if (scq->owner >= 0)
-		return scq->owner;
-	if (rcq->owner >= 0)
-		return rcq->owner;
-	return (int)(eng_g->rr++ % eng_g->nb_ctx);
+	if (eq->pd != NULL)
+		eq->pd->refs += (uint32_t)dir;
+	if (eq->srq != NULL)
+		eq->srq->srq->refs += (uint32_t)dir;
+	if (eq->xrcd != NULL)
+		eq->xrcd->refs += (uint32_t)dir;
+}
+
+/* Engine lock. The owner of a new QP: the lcore its CQs are bound to (all
+ * must agree: a CQ is written by one lcore only), else round-robin. The
+ * CQ of its SRQ (TM) counts too: the QP's receives complete there, and
+ * every QP of a TM-SRQ on one lcore makes its matching single-threaded. */
+static int
+eng_pick_owner(struct eng_cq *scq, struct eng_cq *rcq, struct eng_cq *srq_cq)
+{
+	struct eng_cq *cqs[3] = { scq, rcq, srq_cq };
+	int owner = -1;
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(cqs); i++) {
+		if (cqs[i] == NULL || cqs[i]->owner < 0)
+			continue;
+		if (owner >= 0 && cqs[i]->owner != owner) {
+			ENG_LOG(NOTICE,
+				"%s: create_qp: its CQs (send, recv, SRQ's) are on engine lcores %d and %d: a QP's CQs need one owner\n",
+				scq->dev->name, owner, cqs[i]->owner);
+			return -EINVAL;
+		}
+		owner = cqs[i]->owner;
+	}
+	return owner >= 0 ? owner : (int)(eng_g->rr++ % eng_g->nb_ctx);
+}
+
+/* Engine lock. The CQ that the QPs of a TM-SRQ complete on. */
+static struct eng_cq *
+eng_tm_cq_of_init(const struct ibv_qp_init_attr *init)
+{
+	struct eng_srq *es = eng_srq_of_init(init);
+
+	return es != NULL && es->srq->type == IBV_SRQT_TM ? es->cq : NULL;
 }
 
 /* Engine lock. */
 static int
-eng_qp_new(struct uroce_pd *pd, struct eng_cq *scq, struct eng_cq *rcq,
+eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
+	   struct eng_cq *rcq, struct uroce_xrcd *xrcd,
 	   const struct ibv_qp_init_attr *init, void *user,
 	   struct eng_qp **out)
 {
-	struct uroce_dev *dev = pd->dev;
 	struct eng_qp **slot;
 	struct eng_qp *eq;
 	struct uroce_qp *qp;
@@ -714,7 +782,8 @@ eng_qp_new(struct uroce_pd *pd, struct eng_cq *scq, struct eng_cq *rcq,
 
 	if (dev->n_qp >= ENG_MAX_QP)
 		return -ENOMEM;
-	owner = eng_pick_owner(scq, rcq);
+	owner = xrcd != NULL ? eng_xrcd_owner(xrcd) :
+		eng_pick_owner(scq, rcq, eng_tm_cq_of_init(init));
 	if (owner < 0)
 		return owner;
 	qpn = eng_qpn_alloc();
@@ -724,31 +793,43 @@ eng_qp_new(struct uroce_pd *pd, struct eng_cq *scq, struct eng_cq *rcq,
 		free(eq);
 		return -ENOMEM;
 	}
-	ret = uroce_qp_create(&dev->env, pd, &scq->cq, &rcq->cq, init, qpn, &qp);
+	ret = uroce_qp_create(&dev->env, pd, scq != NULL ? &scq->cq : NULL,
+			      rcq != NULL ? &rcq->cq : NULL, init, qpn, &qp);
 	if (ret < 0) {
 		free(eq);
 		return ret;
 	}
+	eq->srq = eng_srq_of_init(init);
 	eq->qp = qp;
 	eq->dev = dev;
 	eq->pd = pd;
-	eq->scq = scq;
-	eq->rcq = rcq;
+	/* What the transport kept: XRC types drop the CQs they have not. */
+	eq->scq = qp->send_cq != NULL ? scq : NULL;
+	eq->rcq = qp->recv_cq != NULL ? rcq : NULL;
+	eq->xrcd = xrcd;
 	uroce_wheel_entry_init(&eq->tmo);
 	qp->lcore = (unsigned int)owner;
 	qp->user = user;
 	qp->engine = eq;
+	qp->xrcd = xrcd;
 	eng_qp_attach(eq);
-	scq->owner = owner;
-	rcq->owner = owner;
-	scq->refs++;
-	rcq->refs++;
-	pd->refs++;
+	eng_qp_ref(eq, owner, 1);
+	if (eng_tm_cq_of_init(init) != NULL)
+		eng_tm_cq_of_init(init)->owner = owner;
 	dev->n_qp++;
 	TAILQ_INSERT_TAIL(&dev->qps, eq, dev_link);
 	__atomic_store_n(slot, eq, __ATOMIC_RELEASE);
 	*out = eq;
 	return 0;
+}
+
+static void
+eng_qp_created(struct eng_qp *eq, struct uroce_qp **out)
+{
+	*out = eq->qp;
+	ENG_LOG(DEBUG, "%s: qp 0x%06x (%s) on engine lcore %u\n",
+		eq->dev->name, eq->qp->qpn, uroce_qp_type_name(eq->qp->type),
+		eq->qp->lcore);
 }
 
 int
@@ -761,30 +842,46 @@ uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
 	struct eng_qp *eq;
 	int ret;
 
-	if (pd == NULL || send_cq == NULL || recv_cq == NULL || init == NULL ||
-	    out == NULL)
+	if (pd == NULL || send_cq == NULL || init == NULL || out == NULL ||
+	    init->qp_type == IBV_QPT_XRC_RECV)
+		return -EINVAL;
+	/* XRC_SEND has no receive side: its recv_cq is not looked at. */
+	if (init->qp_type == IBV_QPT_XRC_SEND)
+		recv_cq = NULL;
+	else if (recv_cq == NULL)
 		return -EINVAL;
 	scq = eng_cq_of(send_cq);
-	rcq = eng_cq_of(recv_cq);
-	if (scq->dev != pd->dev || rcq->dev != pd->dev)
+	rcq = recv_cq != NULL ? eng_cq_of(recv_cq) : NULL;
+	if (scq->dev != pd->dev || (rcq != NULL && rcq->dev != pd->dev))
+		return -EINVAL;
+	/* init->srq is the engine's SRQ (uroce_qp_create()), of this device. */
+	if (init->srq != NULL && eng_srq_of_init(init)->dev != pd->dev)
 		return -EINVAL;
 	pthread_mutex_lock(&eng_g->lock);
-	ret = eng_qp_new(pd, scq, rcq, init, user, &eq);
+	ret = eng_qp_new(pd->dev, pd, scq, rcq, NULL, init, user, &eq);
 	pthread_mutex_unlock(&eng_g->lock);
-	if (ret == 0) {
-		*out = eq->qp;
-		ENG_LOG(DEBUG, "%s: qp 0x%06x (%s) on engine lcore %u\n",
-			pd->dev->name, eq->qp->qpn,
-			uroce_qp_type_name(eq->qp->type), eq->qp->lcore);
-	}
+	if (ret == 0)
+		eng_qp_created(eq, out);
 	return ret;
 }
 
-static void
-eng_cq_unref(struct eng_cq *cq)
+int
+uroce_dev_xrc_qp_create(struct uroce_xrcd *xrcd,
+			const struct ibv_qp_init_attr *init, void *user,
+			struct uroce_qp **out)
 {
-	if (--cq->refs == 0)
-		cq->owner = -1;
+	struct eng_qp *eq;
+	int ret;
+
+	if (xrcd == NULL || init == NULL || out == NULL ||
+	    init->qp_type != IBV_QPT_XRC_RECV)
+		return -EINVAL;
+	pthread_mutex_lock(&eng_g->lock);
+	ret = eng_qp_new(xrcd->dev, NULL, NULL, NULL, xrcd, init, user, &eq);
+	pthread_mutex_unlock(&eng_g->lock);
+	if (ret == 0)
+		eng_qp_created(eq, out);
+	return ret;
 }
 
 int
@@ -806,9 +903,7 @@ uroce_dev_qp_destroy(struct uroce_qp *qp)
 	/* No lcore may still hold eq from a lookup when the owner frees it. */
 	eng_sync();
 	eng_qp_detach(eq);
-	eng_cq_unref(eq->scq);
-	eng_cq_unref(eq->rcq);
-	eq->pd->refs--;
+	eng_qp_ref(eq, -1, -1);
 	dev->n_qp--;
 	TAILQ_REMOVE(&dev->qps, eq, dev_link);
 	pthread_mutex_unlock(&eng_g->lock);

@@ -41,11 +41,14 @@ extern int uroce_engine_logtype;
 #define ENG_DB_RING_SIZE	16384
 #define ENG_TIMER_BURST		32
 #define ENG_WHEEL_SLOTS		256
+/* The ready list of QPs that put nothing on a port (lcore.c). */
+#define ENG_SCHED_NOWIRE	UROCE_CONFIG_MAX_PORTS
 #define ENG_MAX_QP		(1u << 16)
 #define ENG_MAX_CQ		(1u << 16)
 #define ENG_MAX_MR		(1u << 16)
 #define ENG_MAX_PD		(1u << 16)
 #define ENG_MAX_AH		(1u << 16)
+#define ENG_MAX_SRQ		(1u << 16)	/* SRQ numbers 1 .. ENG_MAX_SRQ - 1 */
 #define ENG_QPN_PAGE_BITS	12
 #define ENG_QPN_PAGES		(1u << (24 - ENG_QPN_PAGE_BITS))
 #define ENG_QPN_PAGE_SIZE	(1u << ENG_QPN_PAGE_BITS)
@@ -74,11 +77,14 @@ struct eng_lcore {
 	uint32_t db_overflow;		/* a doorbell did not fit (atomic) */
 
 	/* Owner-private from here. */
-	struct eng_qp_list active;	/* QPs to call uroce_qp_tx() on */
+	/* QPs to call uroce_qp_tx() on: a ready list per port, and one
+	 * (ENG_SCHED_NOWIRE) for QPs that build no frames (lcore.c). */
+	struct uroce_sched ready;
 	struct eng_qp_list owned;	/* every QP this lcore owns */
 	struct uroce_wheel wheel;
 	uint64_t now;			/* TSC of the iteration: eng_now() */
 	bool now_read;			/* now was read in this iteration */
+	bool worked;			/* the last iteration found work */
 	unsigned int idle;		/* consecutive empty iterations */
 	uint64_t sleep_ns;		/* current back-off sleep */
 	struct uroce_lcore_stats st;
@@ -97,6 +103,16 @@ struct uroce_pd {
 	TAILQ_ENTRY(uroce_pd) link;
 };
 
+/* An XRC domain (xrcd.c). Its XRC_RECV QPs and the CQs of its XRC SRQs
+ * share one owner lcore: a target QP may complete into any SRQ of the
+ * domain (the one each request names), and a CQ has one writer. */
+struct uroce_xrcd {
+	struct uroce_dev *dev;
+	int owner;			/* lcore index, -1 while unused */
+	uint32_t refs;			/* XRC_RECV QPs and XRC SRQs */
+	TAILQ_ENTRY(uroce_xrcd) link;
+};
+
 /* A CQ: the transport's CQ first, so that container_of is a cast. */
 struct eng_cq {
 	struct uroce_cq cq;
@@ -105,6 +121,15 @@ struct eng_cq {
 	int owner;			/* lcore index, -1 while unbound */
 	uint32_t refs;			/* QPs using it */
 	TAILQ_ENTRY(eng_cq) link;
+};
+
+/* The engine's per-SRQ state (srq->engine). */
+struct eng_srq {
+	struct uroce_srq *srq;
+	struct uroce_dev *dev;
+	struct uroce_pd *pd;
+	struct eng_cq *cq;		/* XRC, TM; NULL for BASIC */
+	TAILQ_ENTRY(eng_srq) link;	/* engine lock */
 };
 
 struct eng_ah {
@@ -118,12 +143,13 @@ struct eng_qp {
 	struct uroce_qp *qp;
 	struct uroce_dev *dev;
 	struct uroce_pd *pd;
-	struct eng_cq *scq, *rcq;
+	struct eng_cq *scq, *rcq;	/* NULL where the type has none */
+	struct eng_srq *srq;		/* receives come from it, or NULL */
+	struct uroce_xrcd *xrcd;	/* XRC_RECV */
 	struct uroce_wheel_entry tmo;	/* armed at uroce_qp_deadline() */
 	uint32_t db_pending;		/* on the owner's doorbell ring (atomic) */
-	bool active;			/* on the owner's active list */
 	uint32_t n_flow;		/* flow rules steering to it (engine lock) */
-	TAILQ_ENTRY(eng_qp) active_link;	/* owner */
+	struct uroce_sched_entry ready;	/* on the owner's ready lists */
 	TAILQ_ENTRY(eng_qp) owned_link;		/* owner */
 	TAILQ_ENTRY(eng_qp) dev_link;		/* engine lock */
 };
@@ -136,8 +162,11 @@ struct uroce_dev {
 	struct uroce_qp_env env;
 	struct uroce_dev_events ev;
 	void *ev_arg;
-	uint32_t n_qp, n_cq, n_pd, n_ah;	/* engine lock */
+	uint32_t n_qp, n_cq, n_pd, n_ah, n_srq;	/* engine lock */
+	uint32_t n_xrcd;
 	TAILQ_HEAD(, uroce_pd) pds;
+	TAILQ_HEAD(, eng_srq) srqs;
+	TAILQ_HEAD(, uroce_xrcd) xrcds;
 	TAILQ_HEAD(, eng_cq) cqs;
 	TAILQ_HEAD(, eng_ah) ahs;
 	struct eng_qp_list qps;
@@ -167,6 +196,10 @@ struct eng {
 	unsigned int rr;		/* round-robin owner */
 	uint64_t tsc_hz;
 	struct eng_qp **qpn_page[ENG_QPN_PAGES];
+	/* SRQ numbers (dev_srq.c): ENG_MAX_SRQ entries, allocated at the first
+	 * SRQ (RELEASE-published); rx paths look up without the lock. */
+	struct uroce_srq **srqn_tbl;
+	uint32_t srqn_next;
 };
 
 /* The engine, NULL when none runs. */
@@ -202,6 +235,14 @@ eng_cq_of(const struct uroce_cq *cq)
 	return (struct eng_cq *)(uintptr_t)cq;
 }
 
+/* The SRQ a QP's init names (uroce_qp_create(): a struct uroce_srq *). */
+static inline struct eng_srq *
+eng_srq_of_init(const struct ibv_qp_init_attr *init)
+{
+	return init->srq != NULL ?
+	       ((struct uroce_srq *)(void *)init->srq)->engine : NULL;
+}
+
 /* lcore.c */
 int eng_lcore_setup(struct eng_lcore *lc, unsigned int idx,
 		    unsigned int lcore_id);
@@ -212,6 +253,13 @@ unsigned int eng_iterate(struct eng_lcore *lc);
 void eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq);
 void eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq);
 void eng_kick(void *ctx, struct uroce_qp *qp);
+
+/* xrcd.c */
+void eng_xrcd_close_all(struct uroce_dev *dev);
+int eng_xrcd_owner(struct uroce_xrcd *xrcd);
+int eng_xrcd_srq_check(const struct uroce_xrcd *xrcd, const struct uroce_dev *dev,
+		       const struct eng_cq *cq);
+void eng_xrcd_srq_ref(struct uroce_xrcd *xrcd, struct eng_cq *cq, int dir);
 
 /* ctrl.c */
 typedef int (*eng_ctrl_fn)(struct eng_lcore *lc, void *arg);
@@ -239,6 +287,10 @@ int eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 void eng_dev_close(struct uroce_dev *dev);
 struct eng_qp *eng_qpn_lookup(uint32_t qpn);
 struct uroce_dev *eng_dev_by_mac(const uint8_t *mac);
+
+/* dev_srq.c */
+void eng_srq_dev_close(struct uroce_dev *dev);
+void eng_srq_fini(struct eng *e);
 
 /* stats.c */
 void eng_stats_retire(struct eng_qp *eq);

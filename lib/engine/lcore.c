@@ -5,7 +5,7 @@
  * uroce_engine_poll():
  *
  *   control messages -> doorbells -> rx (port, hand-offs, loopback)
- *   -> timers -> tx (active QPs, round-robin) -> flush -> port control
+ *   -> timers -> tx (ready QPs, round-robin) -> flush -> port control
  *
  * A background lcore then reports a quiescent point (rte_rcu_qsbr: MR
  * deregistration and QP destruction wait for it) and backs off when idle:
@@ -68,7 +68,7 @@ eng_lcore_setup(struct eng_lcore *lc, unsigned int idx, unsigned int lcore_id)
 	memset(lc, 0, sizeof(*lc));
 	lc->idx = idx;
 	lc->lcore_id = lcore_id;
-	TAILQ_INIT(&lc->active);
+	uroce_sched_init(&lc->ready, ENG_SCHED_NOWIRE + 1);
 	TAILQ_INIT(&lc->owned);
 	for (d = 0; d < UROCE_CONFIG_MAX_PORTS; d++) {
 		lc->txb[d].cap = UROCE_TXB_MAX;
@@ -137,15 +137,35 @@ eng_lcore_free(struct eng_lcore *lc)
 }
 
 /* ------------------------------------------------------------------------
- * Scheduling of QPs: the active list and the timer wheel. Owner only.
+ * Scheduling of QPs: the ready lists and the timer wheel. Owner only.
+ */
+
+/* Whether the QP's calls may build frames for its port (else they only
+ * flush WQEs into completions: ERR, SQE, RESET, INIT). */
+static bool
+eng_qp_wired(const struct eng_qp *eq)
+{
+	enum ibv_qp_state st = eq->qp->state;
+
+	return st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD;
+}
+
+/*
+ * The QP joins the ready list of its port, or the no-wire list when it
+ * builds no frames, so that a stalled port holds back only the QPs that
+ * would queue frames behind it (and does not hold back the flushing of a
+ * QP in ERR). The state is read when the QP joins; a QP that leaves RTS
+ * while it waits on a stalled port's list runs when the stall ends (at the
+ * latest the port's tx watchdog, uroce_port.h).
  */
 void
 eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq)
 {
-	if (eq->active)
+	if (eq->ready.queued)
 		return;
-	eq->active = true;
-	TAILQ_INSERT_TAIL(&lc->active, eq, active_link);
+	uroce_sched_entry_init(&eq->ready, eng_qp_wired(eq) ? eq->dev->idx :
+			       ENG_SCHED_NOWIRE);
+	uroce_sched_add(&lc->ready, &eq->ready);
 }
 
 /* After every call into a QP: its timer follows uroce_qp_deadline(). */
@@ -168,7 +188,7 @@ eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq)
 
 /*
  * The QP has work to transmit (env ops kick). On the owner it joins the
- * active list; from any other thread it rings the owner's doorbell, at
+ * ready lists; from any other thread it rings the owner's doorbell, at
  * most once until the owner takes it (db_pending). The exchange pairs with
  * the owner's in eng_db_drain(): a poster whose exchange finds the flag
  * already set has its WQEs visible to the owner's next uroce_qp_tx().
@@ -343,7 +363,7 @@ eng_qp_txb(struct eng_lcore *lc, struct eng_qp *eq)
 }
 
 /*
- * A QP that would put frames on a port queue that stalls stays active
+ * A QP that would put frames on a port queue that stalls stays ready
  * without building them: they would only wait behind the others
  * (back-pressure, uroce_port.h). QPs in the other states still run: their
  * calls flush WQEs into completions (ERR, SQE) and build nothing.
@@ -351,35 +371,46 @@ eng_qp_txb(struct eng_lcore *lc, struct eng_qp *eq)
 static bool
 eng_qp_stalled(const struct eng_lcore *lc, const struct eng_qp *eq)
 {
-	enum ibv_qp_state st = eq->qp->state;
-
-	return (st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD) &&
-	       uroce_port_tx_busy(eq->dev->port, lc->idx);
+	return eng_qp_wired(eq) && uroce_port_tx_busy(eq->dev->port, lc->idx);
 }
 
+/* The ready lists whose port stalls now (bit = device index). */
+static uint32_t
+eng_busy_ports(const struct eng_lcore *lc)
+{
+	uint32_t busy = 0;
+	unsigned int d;
+
+	for (d = 0; d < eng_g->ndev; d++)
+		if (uroce_port_tx_busy(eng_g->dev[d]->port, lc->idx))
+			busy |= UINT32_C(1) << d;
+	return busy;
+}
+
+/*
+ * One call per QP that was ready when the round began, ports taking turns
+ * (uroce_sched_next()), until the iteration's frame budget is spent. The
+ * QPs of a stalling port are not looked at: they keep their place, and so
+ * do the QPs not reached, for the next iteration. A QP with more to send
+ * goes to the tail of its list.
+ */
 static unsigned int
 eng_tx(struct eng_lcore *lc)
 {
-	struct eng_qp *eq, *last = TAILQ_LAST(&lc->active, eng_qp_list);
+	uint32_t round = uroce_sched_count(&lc->ready), busy;
+	struct uroce_sched_entry *e;
 	unsigned int n = 0, built = 0;
 	struct uroce_txb *txb;
+	struct eng_qp *eq;
 	uint16_t n0;
-	bool more, end;
+	bool more;
 
-	/* One call per QP that was active when the round began, until the
-	 * iteration's frame budget is spent; the QPs not called keep their
-	 * place at the head of the list for the next iteration. */
-	while (last != NULL && built < ENG_TX_BUDGET &&
-	       (eq = TAILQ_FIRST(&lc->active)) != NULL) {
-		end = eq == last;
-		TAILQ_REMOVE(&lc->active, eq, active_link);
-		eq->active = false;
-		if (eng_qp_stalled(lc, eq)) {
-			eng_qp_activate(lc, eq);
-			if (end)
-				break;
-			continue;
-		}
+	if (round == 0)
+		return 0;
+	busy = eng_busy_ports(lc);
+	while (n < round && built < ENG_TX_BUDGET &&
+	       (e = uroce_sched_next(&lc->ready, busy)) != NULL) {
+		eq = container_of(e, struct eng_qp, ready);
 		txb = eng_qp_txb(lc, eq);
 		n0 = txb->n;
 		more = uroce_qp_tx(eq->qp, eng_now(lc), txb);
@@ -387,9 +418,10 @@ eng_tx(struct eng_lcore *lc)
 		eng_qp_rearm(lc, eq);
 		if (more)
 			eng_qp_activate(lc, eq);
+		/* Its frames may have filled the port's queue. */
+		if (uroce_port_tx_busy(eq->dev->port, lc->idx))
+			busy |= UINT32_C(1) << eq->dev->idx;
 		n++;
-		if (end)
-			break;
 	}
 	return n;
 }
@@ -516,12 +548,36 @@ eng_timers(struct eng_lcore *lc)
 /* ------------------------------------------------------------------------
  * The loop.
  */
+
+/*
+ * An iteration that found work: its cycles (uroce_lcore_stats), from the
+ * iteration's clock. The clock is read lazily (eng_now()), so an iteration
+ * that follows one with work reads it first thing (it likely works too);
+ * the first one after idle ones counts from its first read, and one that
+ * never read it (control messages only) counts nothing.
+ */
+static void
+eng_count_work(struct eng_lcore *lc)
+{
+	uint64_t d;
+
+	if (!lc->now_read)
+		return;
+	d = rte_get_tsc_cycles() - lc->now;
+	if (d > eng_g->tsc_hz / 1000)
+		lc->st.long_loops++;
+	else
+		lc->st.work_cycles += d;
+}
+
 unsigned int
 eng_iterate(struct eng_lcore *lc)
 {
 	unsigned int d, work = 0;
 
 	lc->now_read = false;
+	if (lc->worked)
+		eng_now(lc);
 	work += eng_ctrl_drain(lc);
 	work += eng_db_drain(lc);
 	for (d = 0; d < eng_g->ndev; d++)
@@ -541,10 +597,13 @@ eng_iterate(struct eng_lcore *lc)
 			uroce_port_poll_ctrl(eng_g->dev[d]->port, lc->idx,
 					     eng_now(lc));
 	}
-	lc->now_read = false;	/* callers between iterations read afresh */
 	lc->st.loops++;
 	if (work == 0)
 		lc->st.idle_loops++;
+	else
+		eng_count_work(lc);
+	lc->worked = work != 0;
+	lc->now_read = false;	/* callers between iterations read afresh */
 	return work;
 }
 

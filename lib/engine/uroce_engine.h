@@ -132,6 +132,13 @@ struct uroce_lcore_stats {
 	uint64_t ctrl_msgs;		/**< control messages executed */
 	uint64_t doorbells;		/**< doorbells from other threads */
 	uint64_t timers;		/**< timer expiries */
+	/** TSC cycles of the iterations that found work, from the
+	 * iteration's start (after idle ones: its first clock read, the
+	 * clock being read lazily) to its end: what the stack costs, for cycles per
+	 * frame. An iteration longer than a millisecond is left out (the
+	 * thread was preempted: other load would count as ours). */
+	uint64_t work_cycles;
+	uint64_t long_loops;		/**< iterations left out of work_cycles */
 };
 
 /** @return 0, or -EINVAL for an index >= max(1, uroce_engine_lcores()). */
@@ -151,6 +158,7 @@ struct uroce_dev_caps {
 	uint32_t max_mr;
 	uint32_t max_pd;
 	uint32_t max_ah;
+	uint32_t max_srq;		/**< max_srq_wr/_sge: the env's */
 	uint64_t max_mr_size;
 };
 
@@ -211,6 +219,22 @@ enum ibv_mtu uroce_dev_active_mtu(uint16_t ip_mtu);
 int uroce_dev_inject(struct uroce_dev *dev, struct rte_mbuf *m);
 
 /* ------------------------------------------------------------------------
+ * XRC domains (xrcd.c). Opaque. Sharing one through a file (an inode) is
+ * the verbs layer's business: here a domain is one object.
+ */
+struct uroce_xrcd;
+
+/** A new XRC domain. -ENOMEM. */
+int uroce_xrcd_alloc(struct uroce_dev *dev, struct uroce_xrcd **out);
+/** Free it: -EBUSY while an XRC_RECV QP or an XRC SRQ uses it. */
+int uroce_xrcd_free(struct uroce_xrcd *xrcd);
+struct uroce_dev *uroce_xrcd_dev(const struct uroce_xrcd *xrcd);
+/** The XRC_RECV QP numbered qpn in xrcd (ibv_open_qp(3)); -EINVAL if it
+ *  has none of that number. */
+int uroce_xrcd_qp_find(struct uroce_xrcd *xrcd, uint32_t qpn,
+		       struct uroce_qp **out);
+
+/* ------------------------------------------------------------------------
  * Objects. A struct uroce_pd is opaque; a CQ is the transport's
  * struct uroce_cq (poll it with uroce_cq_poll(), arm it with
  * uroce_cq_req_notify()); an MR the transport's struct uroce_mr (mr->pd is
@@ -263,16 +287,56 @@ int uroce_dev_ah_create(struct uroce_pd *pd, const struct ibv_ah_attr *attr,
 int uroce_dev_ah_destroy(struct uroce_ah *ah);
 
 /**
+ * ibv_create_srq_ex(): an SRQ of pd's device (uroce_srq_create() for the
+ * checks and errors; init->pd is set here, init->cq must be a CQ of the
+ * device or NULL). It gets an SRQ number (srq->srqn, 1 .. caps.max_srq)
+ * that uroce_dev_srq_lookup() finds. -ENOMEM beyond caps.max_srq.
+ */
+int uroce_dev_srq_create(struct uroce_pd *pd, struct uroce_srq_init *init,
+			 void *user, struct uroce_srq **out);
+/** ibv_destroy_srq(): -EBUSY while a QP uses it; no lookup finds it once
+ *  this returns. */
+int uroce_dev_srq_destroy(struct uroce_srq *srq);
+/** ibv_post_srq_ops() (ibv_post_srq_ops(3)) on a TM-SRQ: uroce_tm_post_ops()
+ *  run on the lcore of the SRQ's CQ; -EINVAL with *bad_wr = wr for an SRQ
+ *  of another type. */
+int uroce_dev_srq_post_ops(struct uroce_srq *srq, struct ibv_ops_wr *wr,
+			   struct ibv_ops_wr **bad_wr);
+/** ibv_modify_srq(): uroce_srq_modify(). */
+int uroce_dev_srq_modify(struct uroce_srq *srq, struct ibv_srq_attr *attr,
+			 int mask);
+/** ibv_query_srq(): uroce_srq_query(). */
+int uroce_dev_srq_query(struct uroce_srq *srq, struct ibv_srq_attr *attr);
+/** The SRQ of number srqn, or NULL. Any thread, no lock: an engine lcore
+ *  may use what it found until its next quiescent point (eng_sync()). */
+struct uroce_srq *uroce_dev_srq_lookup(uint32_t srqn);
+
+/**
  * ibv_create_qp(): a QP in RESET with a fresh QPN (24 bits, never 0 or 1),
  * owned by an engine lcore (round-robin, or the lcore its CQs are bound
  * to). send_cq and recv_cq must belong to pd's device (-EINVAL) and agree
- * on the owner (-EINVAL with a log line). Other checks: uroce_qp_create().
+ * on the owner (-EINVAL with a log line). init->srq, if set, is a struct
+ * uroce_srq * of the device (cast; -EINVAL for another device's): the QP
+ * holds it (uroce_dev_srq_destroy() -EBUSY) until destroyed. Other checks:
+ * uroce_qp_create().
  * init->cap is not written; (*out)->cap holds the created sizes.
  */
 int uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
 			struct uroce_cq *recv_cq,
 			const struct ibv_qp_init_attr *init, void *user,
 			struct uroce_qp **out);
+/**
+ * XRC (IBTA XRC annex A14). An XRC_SEND QP is created by
+ * uroce_dev_qp_create() with a send CQ only (recv_cq is not looked at);
+ * an XRC_RECV QP here, in its domain, with no PD, CQ or work queue: its
+ * requests go to the XRC SRQ each names, which must be of the same domain.
+ * The domain's target QPs share one owner lcore (and so do the CQs of its
+ * SRQs). -EINVAL (not XRC_RECV), -ENOMEM; other checks: uroce_qp_create().
+ */
+int uroce_dev_xrc_qp_create(struct uroce_xrcd *xrcd,
+			    const struct ibv_qp_init_attr *init, void *user,
+			    struct uroce_qp **out);
+
 /** ibv_modify_qp() on the owner: uroce_qp_modify() (-EINVAL changes
  *  nothing). */
 int uroce_dev_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr,

@@ -98,8 +98,8 @@ slot_read(const struct net_neigh *s, struct rte_ether_addr *mac)
 }
 
 /* Change the slot's state (and MAC when mac != NULL). Under t->lock. */
-static void
-slot_set(struct net_neigh_table *t, struct net_neigh *s, uint8_t state,
+void
+net_neigh_set(struct net_neigh_table *t, struct net_neigh *s, uint8_t state,
 	 const struct rte_ether_addr *mac)
 {
 	if (s->state == NEIGH_INCOMPLETE && state != NEIGH_INCOMPLETE)
@@ -138,7 +138,7 @@ net_neigh_init(struct uroce_port *p, const struct uroce_config *cfg)
 			rte_free(t);
 			return -ENOSPC;
 		}
-		slot_set(t, s, NEIGH_STATIC, &n->mac);
+		net_neigh_set(t, s, NEIGH_STATIC, &n->mac);
 	}
 	p->neigh = t;
 	return 0;
@@ -185,14 +185,14 @@ resolve_locked(struct uroce_port *p, const union uroce_gid *gid,
 		return -EAGAIN;
 	case NEIGH_FAILED:
 		/* Reported once; the next call asks again. */
-		slot_set(t, s, NEIGH_NONE, NULL);
+		net_neigh_set(t, s, NEIGH_NONE, NULL);
 		return -EHOSTUNREACH;
 	default:
 		break;
 	}
 	s->tries = 0;
 	s->due = 0;
-	slot_set(t, s, NEIGH_INCOMPLETE, NULL);
+	net_neigh_set(t, s, NEIGH_INCOMPLETE, NULL);
 	return -EAGAIN;
 }
 
@@ -217,8 +217,9 @@ uroce_port_resolve(struct uroce_port *p, const union uroce_gid *gid,
 		if (state == NEIGH_INCOMPLETE)
 			return -EAGAIN;
 	}
-	/* IPv6 neighbour discovery is not there yet: [neigh] only. */
-	if (!uroce_gid_is_v4(gid) || !p->has_ip4)
+	/* Our own IPv6 neighbour discovery is not there yet: [neigh] or the
+	 * kernel's table only. */
+	if (!t->kernel && (!uroce_gid_is_v4(gid) || !p->has_ip4))
 		return -EHOSTUNREACH;
 	rte_spinlock_lock(&t->lock);
 	ret = resolve_locked(p, gid, mac);
@@ -293,7 +294,7 @@ arp_request(struct uroce_port *p, uint16_t q, rte_be32_t tip)
 void
 net_arp_announce(struct uroce_port *p)
 {
-	if (p->has_ip4)
+	if (p->has_ip4 && !p->neigh->kernel)
 		arp_request(p, 0, p->ip4);
 }
 
@@ -326,7 +327,7 @@ arp_learn(struct uroce_port *p, rte_be32_t ip, const struct rte_ether_addr *mac,
 	if (s != NULL && s->state != NEIGH_STATIC) {
 		NET_LOG(DEBUG, "uroce%u: neighbour %s -> REACHABLE\n", p->idx,
 			neigh_state_names[s->state]);
-		slot_set(t, s, NEIGH_REACHABLE, mac);
+		net_neigh_set(t, s, NEIGH_REACHABLE, mac);
 	}
 	rte_spinlock_unlock(&t->lock);
 }
@@ -359,7 +360,8 @@ net_arp_input(struct uroce_port *p, uint16_t q, struct rte_mbuf *m,
 	bool for_us;
 
 	net_ctr_add(&p->q[q].st.arp_rx, 1);
-	if (!p->has_ip4 || a->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) ||
+	/* The kernel answers ARP on an interface it shares with us. */
+	if (p->neigh->kernel || !p->has_ip4 || a->arp_hardware != RTE_BE16(RTE_ARP_HRD_ETHER) ||
 	    a->arp_protocol != RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
 	    a->arp_hlen != RTE_ETHER_ADDR_LEN || a->arp_plen != 4 ||
 	    (op != RTE_ARP_OP_REQUEST && op != RTE_ARP_OP_REPLY)) {
@@ -393,7 +395,7 @@ slot_poll(struct uroce_port *p, uint16_t q, struct net_neigh *s, uint64_t now)
 	if (s->tries >= NET_ARP_TRIES) {
 		NET_LOG(DEBUG, "uroce%u: neighbour INCOMPLETE -> FAILED after "
 			"%u requests\n", p->idx, s->tries);
-		slot_set(t, s, NEIGH_FAILED, NULL);
+		net_neigh_set(t, s, NEIGH_FAILED, NULL);
 		return;
 	}
 	/* A request that finds no buffer is tried again at the next poll. */
@@ -415,7 +417,7 @@ uroce_port_poll_ctrl(struct uroce_port *p, uint16_t q, uint64_t now)
 	struct net_neigh_table *t = p->neigh;
 	unsigned int i;
 
-	if (__atomic_load_n(&t->pending, __ATOMIC_RELAXED) == 0)
+	if (t->kernel || __atomic_load_n(&t->pending, __ATOMIC_RELAXED) == 0)
 		return;
 	if (!rte_spinlock_trylock(&t->lock))
 		return;

@@ -10,6 +10,7 @@
  * injection callbacks (fault.c).
  */
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -39,6 +40,8 @@ extern int uroce_net_logtype;
 /* Frames with the extra room a VLAN tag and the slack of some PMDs need. */
 #define NET_FRAME_SLACK		(RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN + 64)
 #define NET_DATAROOM_MIN	2048
+/* Buffers net_af_xdp (22.11) keeps in each queue's fill ring. */
+#define NET_XDP_FILL		2048
 
 /* ---------------------------------------------------------------------------
  * Counters: one writer per queue, read by stats_get on any thread.
@@ -100,6 +103,9 @@ struct net_neigh {
 
 struct net_neigh_table {
 	rte_spinlock_t lock;		/* writers */
+	bool kernel;			/* filled by the kernel thread */
+	bool kstop;			/* asks that thread to end */
+	pthread_t kthread;
 	uint32_t pending;		/* INCOMPLETE entries (atomic) */
 	uint64_t retry_tsc;		/* NET_ARP_RETRY_MS in TSC */
 	struct net_neigh slot[NET_NEIGH_SLOTS];
@@ -163,6 +169,8 @@ struct uroce_port {
 	const struct uroce_config_port *cfg;
 	unsigned int gid_cnt;
 	union uroce_gid gid[1 + UROCE_CONFIG_MAX_IP6];
+	uint8_t ip6_cnt;		/* [port] ip6, or the kernel's */
+	uint8_t ip6[UROCE_CONFIG_MAX_IP6][16];
 	struct net_queue *q;		/* [nb_queues] */
 	struct net_pcap *pcap;		/* NULL: no capture */
 	struct net_fault *fault;	/* NULL: no injection */
@@ -173,12 +181,38 @@ struct uroce_port {
 
 /* neigh.c */
 int net_neigh_init(struct uroce_port *p, const struct uroce_config *cfg);
+/* Change a slot's state (and MAC when mac != NULL), under t->lock. */
+void net_neigh_set(struct net_neigh_table *t, struct net_neigh *s,
+		   uint8_t state, const struct rte_ether_addr *mac);
 void net_neigh_free(struct uroce_port *p);
 /* Handle an ARP frame received on queue q; consumes m. */
 void net_arp_input(struct uroce_port *p, uint16_t q, struct rte_mbuf *m,
 		   const struct net_frame *f);
 /* A gratuitous ARP request for our address on queue 0. */
 void net_arp_announce(struct uroce_port *p);
+
+/* neigh_kernel.c: the thread that fills the table from the kernel's. */
+int net_kneigh_start(struct uroce_port *p);
+void net_kneigh_stop(struct uroce_port *p);
+
+/* kernel.c: rtnetlink, control path only. */
+struct net_kernel_addrs {
+	bool has_ip4;
+	rte_be32_t ip4;			/* the interface's first IPv4 */
+	unsigned int ip6_cnt;
+	uint8_t ip6[UROCE_CONFIG_MAX_IP6][16];
+};
+/* The addresses of interface ifindex; 0 or a negative errno. */
+int net_kernel_addrs(unsigned int ifindex, struct net_kernel_addrs *out);
+/* The kernel's MAC for gid on ifindex: 0; -EAGAIN (resolving or stale
+ * without a MAC), -ENOENT (no entry), -EHOSTUNREACH (FAILED), or errno. */
+int net_kernel_neigh(unsigned int ifindex, const union uroce_gid *gid,
+		     struct rte_ether_addr *mac);
+/* Make the kernel resolve gid on the interface (one UDP datagram). */
+int net_kernel_neigh_kick(unsigned int ifindex, const char *ifname,
+			  const union uroce_gid *gid);
+/* The interface's MTU, or a negative errno. */
+int net_kernel_mtu(const char *ifname);
 
 /* pcap.c */
 int net_pcap_open(struct uroce_port *p, const char *path, char *err,

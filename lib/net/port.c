@@ -148,12 +148,35 @@ max_mtu(const struct rte_eth_dev_info *info)
 
 /* The MTU to configure on the ethdev: the configured one when the PMD
  * allows it, 0 (the PMD's default) when frames above its limit pass. */
+/*
+ * A port on a kernel interface (af_xdp) sends no frame the interface
+ * would not: its MTU is [port] mtu when given, else the interface's, and
+ * never more than the interface's (a veth drops what exceeds its peer's
+ * MTU) nor than what an AF_XDP frame holds (one page less the headroom in
+ * DPDK 22.11: ~3.5 KiB, so active_mtu is 2048 at most).
+ */
+static void
+kernel_mtu(struct uroce_port *p, uint32_t max)
+{
+	int kmtu = net_kernel_mtu(p->link.ifname);
+	uint32_t want = p->cfg->has_mtu || kmtu <= 0 ? p->mtu : (uint32_t)kmtu;
+	uint32_t cap = kmtu > 0 ? RTE_MIN(max, (uint32_t)kmtu) : max;
+
+	if (want > cap)
+		NET_LOG(WARNING, "%s: MTU %u lowered to %u (interface %s MTU "
+			"%d, AF_XDP frames hold %u)\n", p->cfg->dev, want, cap,
+			p->link.ifname, kmtu, max);
+	p->mtu = (uint16_t)RTE_MIN(want, cap);
+}
+
 static int
 pick_mtu(struct uroce_port *p, const struct rte_eth_dev_info *info,
 	 uint16_t *dev_mtu, char *err, size_t len)
 {
 	uint32_t max = max_mtu(info);
 
+	if (p->link.kind == UROCE_GLUE_AF_XDP)
+		kernel_mtu(p, max);
 	if (p->mtu >= info->min_mtu && p->mtu <= max) {
 		*dev_mtu = p->mtu;
 		return 0;
@@ -181,6 +204,10 @@ pool_create(struct uroce_port *p, char *err, size_t len)
 				(uint32_t)p->mtu + NET_FRAME_SLACK);
 	uint32_t n = p->nb_queues * (NET_RX_DESC + NET_TX_DESC +
 				     2 * NET_POOL_CACHE) + 2048;
+
+	/* net_af_xdp puts 2048 of our buffers in each queue's fill ring. */
+	if (p->link.kind == UROCE_GLUE_AF_XDP)
+		n += p->nb_queues * NET_XDP_FILL;
 
 	/* Unique: a pool whose frames are still out (a ringlink peer holds
 	 * them) is left behind at close rather than freed under them. */
@@ -219,7 +246,14 @@ queues_setup(struct uroce_port *p, uint16_t dev_mtu, char *err, size_t len)
 					rte_eth_dev_socket_id(p->port_id), NULL);
 		if (ret != 0)
 			return open_err(err, len, p->cfg, "dev", ret,
-					"queue %u setup: %s", q, strerror(-ret));
+					"queue %u setup: %s%s%s%s", q,
+					strerror(-ret), p->link.ifname[0] ?
+					" (interface " : "", p->link.ifname,
+					p->link.kind == UROCE_GLUE_AF_XDP ?
+					": the XDP program or the AF_XDP "
+					"socket could not be attached; the "
+					"libbpf and af_xdp lines above say why)" :
+					p->link.ifname[0] ? ")" : "");
 	}
 	return 0;
 }
@@ -328,8 +362,8 @@ gids_init(struct uroce_port *p)
 	p->gid_cnt = 0;
 	if (p->has_ip4)
 		uroce_gid_from_v4(&p->gid[p->gid_cnt++], p->ip4);
-	for (i = 0; i < p->cfg->ip6_cnt; i++)
-		memcpy(p->gid[p->gid_cnt++].raw, p->cfg->ip6[i].addr, 16);
+	for (i = 0; i < p->ip6_cnt; i++)
+		memcpy(p->gid[p->gid_cnt++].raw, p->ip6[i], 16);
 }
 
 static int
@@ -356,6 +390,9 @@ port_alloc(const struct uroce_config *cfg, unsigned int idx,
 	p->vlan = pc->vlan;
 	p->has_ip4 = pc->has_ip4;
 	p->ip4 = pc->ip4;
+	p->ip6_cnt = pc->ip6_cnt;
+	for (unsigned int i = 0; i < pc->ip6_cnt; i++)
+		memcpy(p->ip6[i], pc->ip6[i].addr, 16);
 	p->port_id = RTE_MAX_ETHPORTS;
 	gids_init(p);
 	*out = p;
@@ -384,6 +421,89 @@ tx_extbuf_safe(const struct uroce_port *p)
 	default:
 		return false;
 	}
+}
+
+/* The kernel interface's own addresses when the config gives none. */
+static int
+kernel_addrs(struct uroce_port *p, char *err, size_t len)
+{
+	struct net_kernel_addrs ka;
+	unsigned int i;
+	int ret;
+
+	if (p->link.ifindex == 0)
+		return open_err(err, len, p->cfg, "ip", -EINVAL,
+				"no ip or ip6, and no kernel interface to "
+				"take them from");
+	ret = net_kernel_addrs(p->link.ifindex, &ka);
+	if (ret != 0)
+		return open_err(err, len, p->cfg, "dev", ret,
+				"the addresses of interface %s: %s",
+				p->link.ifname, strerror(-ret));
+	if (!ka.has_ip4 && ka.ip6_cnt == 0)
+		return open_err(err, len, p->cfg, "dev", -EADDRNOTAVAIL,
+				"interface %s has no IP address (give [port] "
+				"ip or ip6, or add one to it)", p->link.ifname);
+	p->has_ip4 = ka.has_ip4;
+	p->ip4 = ka.ip4;
+	p->ip6_cnt = (uint8_t)ka.ip6_cnt;
+	for (i = 0; i < ka.ip6_cnt; i++)
+		memcpy(p->ip6[i], ka.ip6[i], 16);
+	gids_init(p);
+	NET_LOG(INFO, "uroce%u: %u addresses of interface %s from the "
+		"kernel\n", p->idx, p->gid_cnt, p->link.ifname);
+	return 0;
+}
+
+/*
+ * A port sharing its interface with the kernel: addresses from the
+ * kernel when the config has none, and neighbours from the kernel's table
+ * with [port] neigh = kernel (the default on af_xdp, where ARP replies go
+ * to the kernel).
+ */
+static int
+kernel_setup(struct uroce_port *p, char *err, size_t len)
+{
+	uint8_t src = p->cfg->neigh;
+	int ret;
+
+	if (!p->has_ip4 && p->ip6_cnt == 0) {
+		ret = kernel_addrs(p, err, len);
+		if (ret != 0)
+			return ret;
+	}
+	if (src == UROCE_CONFIG_NEIGH_DEFAULT)
+		src = p->link.kind == UROCE_GLUE_AF_XDP ?
+		      UROCE_CONFIG_NEIGH_KERNEL : UROCE_CONFIG_NEIGH_OWN;
+	if (src != UROCE_CONFIG_NEIGH_KERNEL)
+		return 0;
+	if (p->link.ifindex == 0)
+		return open_err(err, len, p->cfg, "neigh", -EINVAL,
+				"neigh = kernel needs a kernel interface "
+				"(af_xdp:IFACE, or iface= in dev)");
+	ret = net_kneigh_start(p);
+	if (ret != 0)
+		return open_err(err, len, p->cfg, "neigh", ret,
+				"neighbour thread: %s", strerror(-ret));
+	return 0;
+}
+
+/* af_xdp: our XDP program takes RoCEv2 to the port's addresses. */
+static int
+xdp_claim(struct uroce_port *p, char *err, size_t len)
+{
+	uint8_t addr[RTE_DIM(p->gid)][16];
+	unsigned int i;
+	char why[256];
+	int ret;
+
+	for (i = 0; i < p->gid_cnt; i++)
+		memcpy(addr[i], p->gid[i].raw, 16);
+	ret = uroce_glue_xdp_claim(&p->link, (const uint8_t (*)[16])addr,
+				   p->gid_cnt, why, sizeof(why));
+	if (ret != 0)
+		return open_err(err, len, p->cfg, "dev", ret, "%s", why);
+	return 0;
 }
 
 int
@@ -418,7 +538,11 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		open_err(err, err_len, p->cfg, "dev", ret, "neighbour table");
 		goto fail;
 	}
-	ret = ethdev_start(p, err, err_len);
+	ret = kernel_setup(p, err, err_len);
+	if (ret == 0)
+		ret = ethdev_start(p, err, err_len);
+	if (ret == 0)
+		ret = xdp_claim(p, err, err_len);
 	if (ret == 0 && p->cfg->pcap[0] != '\0')
 		ret = net_pcap_open(p, p->cfg->pcap, err, err_len);
 	if (ret == 0 && p->cfg->has_fault)
@@ -486,6 +610,7 @@ uroce_port_close(struct uroce_port *p)
 	if (p->port_id != RTE_MAX_ETHPORTS)
 		uroce_glue_detach(&p->link);
 	pool_release(p->pool);
+	net_kneigh_stop(p);
 	net_neigh_free(p);
 	rte_free(p->q);
 	rte_free(p);

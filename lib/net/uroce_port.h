@@ -77,7 +77,11 @@ struct uroce_port;
  * pass anyway), the MAC (cfg->mac, else the ethdev's own; ringlink:
  * 02:75:72:..), promiscuous mode off, start it and wait up to 1 s for the
  * link (memif: not at all; its link comes up when the peer connects: not an
- * error). Installs the fault callbacks and opens the capture file if the
+ * error). On a kernel interface (af_xdp:IFACE, iface=) without ip/ip6 the
+ * interface's kernel addresses are the port's; af_xdp ports take the
+ * interface's MTU (mtu, when given, lowered to it and to what an AF_XDP
+ * frame holds) and hand their addresses to the XDP program after the
+ * start (pmd_glue/uroce_glue.h). Installs the fault callbacks and opens the capture file if the
  * config asks, then sends a gratuitous ARP when the port has an IPv4
  * address. cfg must outlive the port.
  *
@@ -172,6 +176,10 @@ uint16_t uroce_port_tx_flush(struct uroce_port *p, uint16_t q);
  * GIDs (its own MAC). IPv6 GIDs resolve from [neigh] only (-EHOSTUNREACH
  * otherwise) for now, and so does everything when the port has no IPv4
  * address. -ENOSPC: the table (512 entries, never expiring) is full.
+ * With neigh = kernel (the default on af_xdp) the same calls are answered
+ * from the kernel's neighbour table, IPv4 and IPv6, which a control thread
+ * of the port reads (rtnetlink) and asks to resolve; -EAGAIN meanwhile,
+ * -EHOSTUNREACH after 5 tries 100 ms apart.
  * Lock-free for known entries; safe on any lcore, concurrently with rx.
  */
 int uroce_port_resolve(struct uroce_port *p, const union uroce_gid *gid,

@@ -47,7 +47,7 @@
  * passed and the bucket keeps its own, later time, so it never credits the
  * same interval twice; the TSC wrapping through zero is an ordinary step.
  *
- * The wheel: see uroce_wheel_init().
+ * The wheel: see uroce_wheel_init(). The ready lists: see uroce_sched_init().
  */
 
 #include <stdbool.h>
@@ -242,6 +242,74 @@ static inline uint32_t
 uroce_wheel_count(const struct uroce_wheel *w)
 {
 	return w->count;
+}
+
+/* ---------------------------------------------------------------------------
+ * Ready lists: the QPs that have frames to build, served round robin.
+ *
+ * One FIFO list per output (an engine port, plus one list for QPs that
+ * build no frame, e.g. in ERR flushing their WQEs). An output that cannot
+ * take frames now (busy: its tx queue stalls) keeps its entries where they
+ * are and costs nothing: uroce_sched_next() skips the whole list by one
+ * bit test, so a stall with 10,000 ready QPs does not walk them. Outputs
+ * take turns, one entry each, so a busy QP set on one port never delays
+ * another port's; within an output entries leave in the order they were
+ * added, and an entry the caller adds again (it has more to send) goes to
+ * the tail: QPs with work share the transmit budget evenly.
+ *
+ * add/del/next are O(1) (next: a bit scan over at most
+ * UROCE_SCHED_MAX_LISTS outputs). Entries are intrusive, as the wheel's.
+ * Single-threaded: the owner lcore only.
+ */
+
+#define UROCE_SCHED_MAX_LISTS	32
+
+struct uroce_sched_entry {
+	struct uroce_wheel_link link;
+	uint8_t list;		/**< output, set by uroce_sched_entry_init() */
+	bool queued;
+};
+
+struct uroce_sched {
+	struct uroce_wheel_link head[UROCE_SCHED_MAX_LISTS];
+	uint32_t nonempty;	/**< bit l: list l holds entries */
+	uint32_t count;		/**< entries queued */
+	uint32_t nlists;
+	uint32_t turn;		/**< the list whose turn is next */
+};
+
+/** @return 0, or -EINVAL unless 1 <= nlists <= UROCE_SCHED_MAX_LISTS. */
+int uroce_sched_init(struct uroce_sched *s, unsigned int nlists);
+
+/** Before first use, and to move an entry that is not queued to another
+ * output. */
+static inline void
+uroce_sched_entry_init(struct uroce_sched_entry *e, unsigned int list)
+{
+	e->list = (uint8_t)list;
+	e->queued = false;
+}
+
+/** Append e to its output's list; nothing if it is queued already.
+ * @return true if it was added. */
+bool uroce_sched_add(struct uroce_sched *s, struct uroce_sched_entry *e);
+
+/** Take e off its list. @return 0, or -ENOENT if it was not queued. */
+int uroce_sched_del(struct uroce_sched *s, struct uroce_sched_entry *e);
+
+/**
+ * Take the head of the next output in turn whose bit is clear in busy
+ * (bit l: list l cannot take frames now), and pass the turn to the output
+ * after it. @return the entry (no longer queued), or NULL when every list
+ * that holds entries is busy.
+ */
+struct uroce_sched_entry *uroce_sched_next(struct uroce_sched *s,
+					   uint32_t busy);
+
+static inline uint32_t
+uroce_sched_count(const struct uroce_sched *s)
+{
+	return s->count;
 }
 
 #ifdef __cplusplus

@@ -233,8 +233,8 @@ rx_read_resp(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 		qp->stats.drops++;
 		return;
 	}
-	ret = uroce_sge_scatter(qp, (const struct ibv_sge *)w->data, w->num_sge,
-				off, uroce_pkt_payload(pkt), pkt->payload_len);
+	ret = uroce_wqe_scatter(qp, w, off, uroce_pkt_payload(pkt),
+				pkt->payload_len);
 	if (ret < 0) {
 		uroce_req_fail(qp, idx, IBV_WC_LOC_PROT_ERR);
 		return;

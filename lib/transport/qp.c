@@ -30,6 +30,7 @@ type_wr_ops(enum ibv_qp_type type)
 {
 	switch (type) {
 	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
 		return WR_SEND_OPS | WR_WRITE_OPS | WR_RD_AT_OPS;
 	case IBV_QPT_UC:
 		return WR_SEND_OPS | WR_WRITE_OPS;
@@ -46,19 +47,59 @@ type_wr_ops(enum ibv_qp_type type)
 static bool
 type_connected(enum ibv_qp_type type)
 {
-	return type == IBV_QPT_RC || type == IBV_QPT_UC;
+	return type == IBV_QPT_RC || type == IBV_QPT_UC ||
+	       type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV;
 }
 
+/* Types with a responder: an XRC initiator only sends, an XRC target
+ * only receives (IBTA XRC annex, A14.2). */
+static bool
+type_has_responder(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_RC || type == IBV_QPT_UC ||
+	       type == IBV_QPT_XRC_RECV;
+}
+
+/* CQs a type needs at create: XRC_SEND only a send CQ, XRC_RECV none (its
+ * completions go to the CQ of the XRC SRQ that takes each message). */
 static int
-check_caps(const struct uroce_qp_env *env, const struct ibv_qp_cap *cap)
+check_cqs(enum ibv_qp_type type, const struct uroce_cq *send_cq,
+	  const struct uroce_cq *recv_cq)
+{
+	if (type == IBV_QPT_XRC_RECV)
+		return 0;
+	if (send_cq == NULL || (type != IBV_QPT_XRC_SEND && recv_cq == NULL))
+		return -EINVAL;
+	return 0;
+}
+
+/* A receive queue of its own: not with an SRQ, not for XRC QPs. */
+static bool
+type_has_rq(const struct uroce_qp *qp)
+{
+	return qp->srq == NULL && qp->type != IBV_QPT_XRC_SEND &&
+	       qp->type != IBV_QPT_XRC_RECV;
+}
+
+/* The receive caps do not count with an SRQ (ibv_create_qp(3)). */
+static int
+check_caps(const struct uroce_qp_env *env, const struct ibv_qp_cap *cap,
+	   bool srq)
 {
 	if (cap->max_send_wr > env->max_qp_wr ||
-	    cap->max_recv_wr > env->max_qp_wr ||
+	    (!srq && cap->max_recv_wr > env->max_qp_wr) ||
 	    cap->max_send_sge > env->max_sge ||
-	    cap->max_recv_sge > env->max_sge ||
+	    (!srq && cap->max_recv_sge > env->max_sge) ||
 	    cap->max_inline_data > env->max_inline)
 		return -EINVAL;
 	return 0;
+}
+
+/* QP types that take receives from an SRQ (IBTA 10.2.9: RC, UC, UD). */
+static bool
+type_srq_ok(enum ibv_qp_type type)
+{
+	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
 }
 
 static void *
@@ -80,10 +121,28 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 	uint32_t nrq = rte_align32pow2(RTE_MAX(cap->max_recv_wr, 1u));
 	uint32_t sdata = RTE_MAX(cap->max_send_sge * (uint32_t)sizeof(struct ibv_sge),
 				 cap->max_inline_data);
-	uint32_t sslot = RTE_ALIGN_CEIL(sizeof(struct uroce_send_wqe) + sdata, 8);
+	uint32_t sslot;
 	uint32_t rslot = sizeof(struct uroce_recv_wqe) +
 			 cap->max_recv_sge * sizeof(struct ibv_sge);
 
+	/* On a TM-SRQ the send queue also carries the rendezvous FIN, inline
+	 * (tm_rx.c). */
+	if (uroce_qp_on_tm_srq(qp))
+		sdata = RTE_MAX(sdata, UROCE_TM_FIN_LEN);
+	sslot = RTE_ALIGN_CEIL(sizeof(struct uroce_send_wqe) + sdata, 8);
+	if (!type_has_rq(qp)) {
+		/* No RQ of its own: an empty one-slot ring keeps the RQ code
+		 * paths uniform; receives go to srq_wqe, one SRQ slot (XRC
+		 * targets: any SRQ of the domain's). */
+		nrq = 1;
+		rslot = sizeof(struct uroce_recv_wqe);
+	}
+	if (qp->srq != NULL || qp->type == IBV_QPT_XRC_RECV) {
+		qp->srq_wqe = alloc_aligned(qp->srq != NULL ? qp->srq->slot_size :
+					    uroce_xrc_wqe_size(qp->env));
+		if (qp->srq_wqe == NULL)
+			return -ENOMEM;
+	}
 	qp->sq_mem = alloc_aligned(uroce_ring_mem_size(nsq, sslot));
 	qp->rq_mem = alloc_aligned(uroce_ring_mem_size(nrq, rslot));
 	if (qp->sq_mem == NULL || qp->rq_mem == NULL)
@@ -91,9 +150,9 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 	uroce_ring_init(&qp->sq, qp->sq_mem, nsq, sslot);
 	uroce_ring_init(&qp->rq, qp->rq_mem, nrq, rslot);
 	qp->cap.max_send_wr = nsq;
-	qp->cap.max_recv_wr = nrq;
+	qp->cap.max_recv_wr = type_has_rq(qp) ? nrq : 0;
 	qp->cap.max_send_sge = cap->max_send_sge;
-	qp->cap.max_recv_sge = cap->max_recv_sge;
+	qp->cap.max_recv_sge = type_has_rq(qp) ? cap->max_recv_sge : 0;
 	qp->cap.max_inline_data = cap->max_inline_data;
 	return 0;
 }
@@ -109,7 +168,7 @@ alloc_transport(struct uroce_qp *qp)
 	qp->req = calloc(1, sizeof(*qp->req));
 	if (qp->req == NULL)
 		return -ENOMEM;
-	if (!type_connected(qp->type))
+	if (!type_has_responder(qp->type))
 		return 0;
 	qp->resp = resp = calloc(1, sizeof(*resp));
 	if (resp == NULL)
@@ -135,24 +194,42 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 
 	if (env == NULL || init == NULL || out == NULL)
 		return -EINVAL;
-	if (type_wr_ops(init->qp_type) == 0)
+	if (type_wr_ops(init->qp_type) == 0 && init->qp_type != IBV_QPT_XRC_RECV)
 		return -EOPNOTSUPP;
-	if (send_cq == NULL || recv_cq == NULL)
+	ret = check_cqs(init->qp_type, send_cq, recv_cq);
+	if (ret < 0)
+		return ret;
+	if (init->srq != NULL && !type_srq_ok(init->qp_type))
+		return -EOPNOTSUPP;
+	/* Tag matching is for RC (tm_caps.flags IBV_TM_CAP_RC only). */
+	if (init->srq != NULL && init->qp_type != IBV_QPT_RC &&
+	    ((const struct uroce_srq *)(const void *)init->srq)->type == IBV_SRQT_TM)
+		return -EOPNOTSUPP;
+	/* An XRC SRQ serves XRC_RECV QPs only, through XRCETH. */
+	if (init->srq != NULL &&
+	    ((const struct uroce_srq *)(const void *)init->srq)->type == IBV_SRQT_XRC)
 		return -EINVAL;
-	if (init->srq != NULL)
-		return -EOPNOTSUPP;
-	ret = check_caps(env, &init->cap);
+	ret = check_caps(env, &init->cap, init->srq != NULL ||
+			 init->qp_type == IBV_QPT_XRC_SEND ||
+			 init->qp_type == IBV_QPT_XRC_RECV);
 	if (ret < 0)
 		return ret;
 	qp = alloc_aligned(sizeof(*qp));
 	if (qp == NULL)
 		return -ENOMEM;
 	qp->env = env;
+	qp->srq = (struct uroce_srq *)(void *)init->srq;
 	qp->qpn = qpn & UROCE_QPN_MASK;
 	qp->type = init->qp_type;
 	qp->pd = pd;
-	qp->send_cq = send_cq;
-	qp->recv_cq = recv_cq;
+	/* XRC QPs keep no receive CQ (a target completes into its SRQs'). */
+	qp->send_cq = init->qp_type == IBV_QPT_XRC_RECV ? NULL : send_cq;
+	qp->recv_cq = init->qp_type == IBV_QPT_XRC_SEND ||
+		      init->qp_type == IBV_QPT_XRC_RECV ? NULL : recv_cq;
+	/* A TM-SRQ reports the receives of its QPs to its own CQ
+	 * (tag_matching.md, "TM-SRQ creation"). */
+	if (uroce_qp_on_tm_srq(qp))
+		qp->recv_cq = qp->srq->cq;
 	qp->sq_sig_all = init->sq_sig_all != 0;
 	rte_spinlock_init(&qp->sq_lock);
 	rte_spinlock_init(&qp->rq_lock);
@@ -189,6 +266,8 @@ uroce_qp_destroy(struct uroce_qp *qp)
 	if (qp == NULL)
 		return;
 	uroce_zc_qp_fini(qp);
+	if (uroce_qp_on_tm_srq(qp) && qp->resp != NULL)
+		uroce_tm_qp_flush(qp, true, false);
 	if (qp->resp != NULL) {
 		free(qp->resp->res);
 		free(qp->resp->replay);
@@ -197,6 +276,7 @@ uroce_qp_destroy(struct uroce_qp *qp)
 	free(qp->req);
 	free(qp->sq_mem);
 	free(qp->rq_mem);
+	free(qp->srq_wqe);
 	free(qp);
 }
 
@@ -245,32 +325,12 @@ send_wr_check(const struct uroce_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
+/* The gather list, or the inline data itself. */
 static void
-send_wr_encode(struct uroce_send_wqe *w, const struct ibv_send_wr *wr,
-	       uint64_t len, enum ibv_qp_type type)
+send_wr_data(struct uroce_send_wqe *w, const struct ibv_send_wr *wr)
 {
 	int i;
 
-	memset(w, 0, sizeof(*w));
-	w->wr_id = wr->wr_id;
-	w->opcode = (uint8_t)wr->opcode;
-	w->num_sge = (uint8_t)wr->num_sge;
-	w->send_flags = wr->send_flags;
-	w->length = (uint32_t)len;
-	w->imm = wr->imm_data;
-	if (type == IBV_QPT_UD) {
-		w->ah = (struct uroce_ah *)wr->wr.ud.ah;
-		w->remote_qpn = wr->wr.ud.remote_qpn;
-		w->remote_qkey = wr->wr.ud.remote_qkey;
-	} else if (WR_BIT(wr->opcode) & (WR_WRITE_OPS | WR_BIT(IBV_WR_RDMA_READ))) {
-		w->remote_addr = wr->wr.rdma.remote_addr;
-		w->rkey = wr->wr.rdma.rkey;
-	} else if (WR_BIT(wr->opcode) & WR_RD_AT_OPS) {
-		w->remote_addr = wr->wr.atomic.remote_addr;
-		w->rkey = wr->wr.atomic.rkey;
-		w->compare_add = wr->wr.atomic.compare_add;
-		w->swap = wr->wr.atomic.swap;
-	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint8_t *d = w->data;
 
@@ -284,6 +344,38 @@ send_wr_encode(struct uroce_send_wqe *w, const struct ibv_send_wr *wr,
 	} else if (wr->num_sge > 0) {
 		memcpy(w->data, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));
 	}
+}
+
+static void
+send_wr_encode(struct uroce_send_wqe *w, const struct ibv_send_wr *wr,
+	       uint64_t len, enum ibv_qp_type type)
+{
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->num_sge = (uint8_t)wr->num_sge;
+	w->send_flags = wr->send_flags;
+	w->length = (uint32_t)len;
+	w->imm = wr->imm_data;
+	if (type == IBV_QPT_UD) {
+		w->ah = (struct uroce_ah *)wr->wr.ud.ah;
+		w->remote_qpn = wr->wr.ud.remote_qpn;
+		w->remote_qkey = wr->wr.ud.remote_qkey;
+		send_wr_data(w, wr);
+		return;
+	}
+	if (type == IBV_QPT_XRC_SEND)
+		w->xrc_srqn = wr->qp_type.xrc.remote_srqn & UROCE_QPN_MASK;
+	if (WR_BIT(wr->opcode) & (WR_WRITE_OPS | WR_BIT(IBV_WR_RDMA_READ))) {
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+	} else if (WR_BIT(wr->opcode) & WR_RD_AT_OPS) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+	}
+	send_wr_data(w, wr);
 }
 
 int
@@ -313,45 +405,27 @@ uroce_qp_post_send(struct uroce_qp *qp, struct ibv_send_wr *wr,
 	return ret;
 }
 
-static int
-recv_wr_check(const struct uroce_qp *qp, const struct ibv_recv_wr *wr,
-	      uint64_t *len)
-{
-	uint64_t sum = 0;
-	int i;
-
-	if (qp->post_state == IBV_QPS_RESET)
-		return -EINVAL;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge)
-		return -EINVAL;
-	for (i = 0; i < wr->num_sge; i++)
-		sum += wr->sg_list[i].length;
-	*len = RTE_MIN(sum, (uint64_t)UINT32_MAX);
-	return 0;
-}
-
 int
 uroce_qp_post_recv(struct uroce_qp *qp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	int ret = 0, posted = 0;
-	uint64_t len;
+	uint32_t len;
 
 	rte_spinlock_lock(&qp->rq_lock);
 	for (; wr != NULL; wr = wr->next) {
-		struct uroce_recv_wqe *r;
-
-		ret = recv_wr_check(qp, wr, &len);
+		/* A QP with an SRQ has no RQ to post to (ibv_post_recv(3)),
+		 * nor has an XRC QP (no receive CQ). */
+		if (qp->post_state == IBV_QPS_RESET || qp->srq != NULL ||
+		    qp->recv_cq == NULL)
+			ret = -EINVAL;
+		else
+			ret = uroce_recv_wr_check(wr, qp->cap.max_recv_sge, &len);
 		if (ret == 0 && uroce_ring_prod_avail(&qp->rq, 1) == 0)
 			ret = -ENOMEM;
 		if (ret < 0)
 			break;
-		r = uroce_ring_prod_slot(&qp->rq, 0);
-		r->wr_id = wr->wr_id;
-		r->num_sge = (uint32_t)wr->num_sge;
-		r->length = (uint32_t)len;
-		if (wr->num_sge > 0)
-			memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));
+		uroce_recv_wqe_fill(uroce_ring_prod_slot(&qp->rq, 0), wr, len);
 		uroce_ring_prod_commit(&qp->rq, 1);
 		posted++;
 	}
@@ -367,6 +441,23 @@ uroce_qp_post_recv(struct uroce_qp *qp, struct ibv_recv_wr *wr,
 /* ---------------------------------------------------------------------------
  * Errors, paths, time.
  */
+
+/*
+ * A QP with an SRQ that entered ERR has no WQE left that it will consume
+ * (its own was flushed just before): IBV_EVENT_QP_LAST_WQE_REACHED (IBTA
+ * 10.3.1, 11.6.3), so the application knows no completion of it can still
+ * come and may destroy it.
+ */
+static void
+uroce_qp_last_wqe(struct uroce_qp *qp)
+{
+	const struct uroce_qp_env_ops *ops = qp->env->ops;
+
+	if (qp->srq == NULL || ops == NULL || ops->async_event == NULL)
+		return;
+	ops->async_event(qp->env->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qp);
+}
+
 void
 uroce_qp_to_err(struct uroce_qp *qp)
 {
@@ -384,6 +475,7 @@ uroce_qp_to_err(struct uroce_qp *qp)
 	}
 	uroce_qp_flush_sq(qp);
 	uroce_qp_flush_rq(qp);
+	uroce_qp_last_wqe(qp);
 	uroce_qp_kick(qp);
 }
 
@@ -494,8 +586,14 @@ static void
 qp_reset(struct uroce_qp *qp)
 {
 	qp->post_state = IBV_QPS_RESET;
+	if (uroce_qp_on_tm_srq(qp))
+		uroce_tm_qp_flush(qp, true, true);
 	uroce_ring_cons_release(&qp->sq, uroce_ring_cons_avail(&qp->sq, UINT32_MAX));
 	uroce_ring_cons_release(&qp->rq, uroce_ring_cons_avail(&qp->rq, UINT32_MAX));
+	/* A WQE taken from the SRQ is not the SRQ's any more: it completes
+	 * (flushed) rather than vanish with the QP's own queues. */
+	if (qp->srq != NULL && qp->srq_held)
+		uroce_qp_flush_rq(qp);
 	if (qp->req != NULL)
 		uroce_req_reset(qp);
 	if (qp->resp != NULL)
@@ -628,10 +726,17 @@ static const bool rx_state_ok[IBV_QPS_ERR + 1] = {
 	[IBV_QPS_SQE] = true,
 };
 
-static const uint8_t type_transport[] = {
-	[IBV_QPT_RC] = UROCE_TR_RC,
-	[IBV_QPT_UC] = UROCE_TR_UC,
-	[IBV_QPT_UD] = UROCE_TR_UD,
+/* The transport of the opcodes each QP type takes (the types missing
+ * take none from the wire: RAW_PACKET frames come through flow rules). */
+static const struct {
+	bool ok;
+	uint8_t transport;
+} type_transport[] = {
+	[IBV_QPT_RC] = { true, UROCE_TR_RC },
+	[IBV_QPT_UC] = { true, UROCE_TR_UC },
+	[IBV_QPT_UD] = { true, UROCE_TR_UD },
+	[IBV_QPT_XRC_SEND] = { true, UROCE_TR_XRC },
+	[IBV_QPT_XRC_RECV] = { true, UROCE_TR_XRC },
 };
 
 /* P_Key match (IBTA ch. 10.9): the QP's P_Key is the default full member
@@ -651,8 +756,9 @@ rx_admit(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	if ((unsigned int)qp->state > IBV_QPS_ERR || !rx_state_ok[qp->state])
 		why = &qp->stats.drop_state;
 	else if ((unsigned int)qp->type >= RTE_DIM(type_transport) ||
-		 type_wr_ops(qp->type) == 0 ||
-		 pkt->op->transport != type_transport[qp->type])
+		 !type_transport[qp->type].ok ||
+		 pkt->op->transport != type_transport[qp->type].transport ||
+		 ((pkt->op->flags & UROCE_OPF_REQ) && qp->type == IBV_QPT_XRC_SEND))
 		why = &qp->stats.drop_opcode;
 	else if (!pkey_ok(pkt->bth.pkey))
 		why = &qp->stats.drop_pkey;
@@ -679,9 +785,9 @@ uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		return;
 	}
 	if (op->flags & UROCE_OPF_RESP) {
-		if (qp->type != IBV_QPT_RC || qp->state == IBV_QPS_RTR) {
+		if (!uroce_qp_initiator(qp) || qp->state == IBV_QPS_RTR) {
 			qp->stats.drops++;
-			if (qp->type != IBV_QPT_RC)
+			if (!uroce_qp_initiator(qp))
 				qp->stats.drop_opcode++;
 			else
 				qp->stats.drop_state++;

@@ -142,6 +142,7 @@ struct uroce_resp_res {
 	uint32_t psn;		/**< next response PSN */
 	uint64_t va;		/**< READ: next byte */
 	uint32_t rkey;
+	const void *pd;		/**< READ: the R_Key's PD (XRC: the SRQ's) */
 	uint32_t left;		/**< READ: bytes still to send */
 	uint64_t orig;		/**< atomic: the value before */
 };
@@ -178,6 +179,10 @@ struct uroce_responder {
 	struct uroce_resp_res *res;
 	struct uroce_replay *replay;	/**< last res_cap atomics */
 	uint32_t replay_next;
+	/* On a TM-SRQ (tm_rx.c): where the SEND in progress goes. */
+	uint8_t tm_mode;	/**< enum uroce_tm_mode */
+	uint32_t tm_slot;	/**< TAGGED: the tag it matched */
+	uint32_t tm_flags;	/**< TAGGED: IBV_WC_TM_MATCH not yet reported */
 };
 
 void uroce_resp_reset(struct uroce_qp *qp);
@@ -187,6 +192,52 @@ void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 bool uroce_resp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
 void uroce_resp_timer(struct uroce_qp *qp, uint64_t now);
 uint64_t uroce_resp_deadline(const struct uroce_qp *qp);
+
+/* ------------------------------------------------------------------------
+ * RC QPs on a tag-matching SRQ (tm_rx.c).
+ */
+enum uroce_tm_mode {
+	UROCE_TMM_NONE,		/**< plain receive, IBV_WC_RECV (unexpected) */
+	UROCE_TMM_NO_TAG,	/**< plain receive, IBV_WC_TM_NO_TAG */
+	UROCE_TMM_TAGGED,	/**< EAGER data to the matched tag */
+	UROCE_TMM_DISCARD,	/**< rest of a matched RNDV request: ignored */
+};
+
+/* What uroce_tm_rx() made of a SEND packet: the responder's rx results,
+ * or PLAIN: rx_send() goes on as for a plain SRQ. */
+enum uroce_tm_rx {
+	UROCE_TM_RX_OK,
+	UROCE_TM_RX_RNR,
+	UROCE_TM_RX_NAK,
+	UROCE_TM_RX_PLAIN,
+};
+
+/* Internal send WQEs of a rendezvous (never posted by the application). */
+#define UROCE_SEND_TM_RNDV	(UINT32_C(1) << 30)	/* READ of the data */
+#define UROCE_SEND_TM_FIN	(UINT32_C(1) << 29)	/* SEND of the FIN */
+#define UROCE_SEND_TM_MASK	(UROCE_SEND_TM_RNDV | UROCE_SEND_TM_FIN)
+/* Bytes of a FIN: the request's TMH and RVH. */
+#define UROCE_TM_FIN_LEN	32u
+
+static inline bool
+uroce_qp_on_tm_srq(const struct uroce_qp *qp)
+{
+	return qp->srq != NULL && qp->srq->type == IBV_SRQT_TM;
+}
+
+/* A SEND packet of a QP on a TM-SRQ (len_ok: its length is right for its
+ * place in the message); *code is the NAK code for UROCE_TM_RX_NAK. */
+enum uroce_tm_rx uroce_tm_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+			     bool len_ok, uint8_t *code);
+/* A plain receive completion of such a QP: opcode and flags. */
+void uroce_tm_rx_plain_wc(const struct uroce_qp *qp, struct ibv_wc *wc);
+/* The QP's tagged receives in progress (and with sq, its rendezvous
+ * READs) complete flushed when complete, else are only given back. */
+void uroce_tm_qp_flush(struct uroce_qp *qp, bool sq, bool complete);
+/* The completion an internal WQE produces: false if none. */
+bool uroce_tm_sq_wc(struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		    enum ibv_wc_status status, struct ibv_wc *wc,
+		    struct uroce_cq **cq);
 
 /* ------------------------------------------------------------------------
  * UD (ud.c).
@@ -211,6 +262,18 @@ void uroce_ud_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		 uint64_t now);
 
 /* ------------------------------------------------------------------------
+ * XRC (xrc.c).
+ */
+/* Bytes of the WQE an XRC target holds (the largest an SRQ may have). */
+size_t uroce_xrc_wqe_size(const struct uroce_qp_env *env);
+/* Target: borrow the SRQ the XRCETH names (its WQEs, CQ and PD) for this
+ * request; -EINVAL when it is no XRC SRQ of the QP's domain, or another
+ * SRQ than the one the message in progress holds a WQE of. */
+int uroce_xrc_bind(struct uroce_qp *qp, uint32_t srqn);
+/* After the request: give the SRQ back unless a WQE of it is held. */
+void uroce_xrc_unbind(struct uroce_qp *qp);
+
+/* ------------------------------------------------------------------------
  * RAW_PACKET (raw.c); its receive is uroce_qp_raw_rx() (uroce_qp.h).
  */
 bool uroce_raw_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
@@ -228,6 +291,26 @@ uint64_t uroce_qp_us_to_cycles(const struct uroce_qp *qp, uint64_t us);
 /* Pacing hook for one request frame of bytes: false = wait (deadline set). */
 bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
 		   uint64_t *wait_at);
+
+/* RC and the XRC initiator: ACKed requests, a window, retries, ERR on a
+ * send error. */
+static inline bool
+uroce_qp_initiator(const struct uroce_qp *qp)
+{
+	return qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND;
+}
+
+/* The BTH opcode bits of the QP's transport (IBTA Table 38): RC 0x00,
+ * UC 0x20, XRC 0xa0; the operation bits are RC's. */
+static inline uint8_t
+uroce_qp_opc_base(const struct uroce_qp *qp)
+{
+	if (qp->type == IBV_QPT_UC)
+		return UROCE_OPC_UC_BASE;
+	if (qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV)
+		return UROCE_OPC_XRC_BASE;
+	return 0;
+}
 
 static inline void
 uroce_qp_kick(struct uroce_qp *qp)
@@ -250,6 +333,28 @@ uroce_rq_wqe(const struct uroce_qp *qp, uint32_t idx)
 {
 	return uroce_ring_slot_at(&qp->rq, idx);
 }
+
+/*
+ * Receive WQEs, from the QP's RQ or its SRQ (wqe.c). The responder, UD and
+ * RAW_PACKET receive paths ask uroce_qp_rwqe() for the WQE the current
+ * message goes to (NULL: none posted: RNR NAK or drop), scatter into it
+ * with uroce_rwqe_scatter(), and call uroce_qp_rwqe_done() when the
+ * message completes (before its CQE is pushed). With an SRQ the first ask
+ * takes a WQE out of the SRQ into qp->srq_wqe, where it stays until done:
+ * a message that is dropped and started again (UC) reuses it.
+ */
+const struct uroce_recv_wqe *uroce_qp_rwqe(struct uroce_qp *qp);
+void uroce_qp_rwqe_done(struct uroce_qp *qp);
+/* Scatter into a receive WQE: its lkeys belong to the SRQ's PD if any. */
+int uroce_rwqe_scatter(const struct uroce_qp *qp,
+		       const struct uroce_recv_wqe *rw, uint32_t off,
+		       const void *src, uint32_t len);
+/* A receive WR's checks (num_sge in 0..max_sge: else -EINVAL) and bytes;
+ * then its WQE. Shared by ibv_post_recv and ibv_post_srq_recv. */
+int uroce_recv_wr_check(const struct ibv_recv_wr *wr, uint32_t max_sge,
+			uint32_t *len);
+void uroce_recv_wqe_fill(struct uroce_recv_wqe *r,
+			 const struct ibv_recv_wr *wr, uint32_t len);
 
 static inline bool
 uroce_wqe_is_rd_atomic(const struct uroce_send_wqe *w)
@@ -276,6 +381,20 @@ int uroce_sge_scatter(const struct uroce_qp *qp, const struct ibv_sge *sge,
 		      uint32_t num_sge, uint32_t off, const void *src,
 		      uint32_t len);
 
+/* Complete the WQE at the SQ tail with status and release its slot (the
+ * slot is free before the completion is visible): a successful WQE
+ * completes if signaled, an unsuccessful one always; the internal WQEs of
+ * a rendezvous (tm_rx.c) complete on the TM-SRQ's CQ, or not at all. */
+void uroce_sq_complete_tail(struct uroce_qp *qp, enum ibv_wc_status status);
+/* Scatter into an SGE list whose lkeys belong to pd. */
+int uroce_pd_scatter(const struct uroce_qp *qp, const void *pd,
+		     const struct ibv_sge *sge, uint32_t num_sge, uint32_t off,
+		     const void *src, uint32_t len);
+/* Copy a READ response or atomic result into a send WQE's SGEs (a
+ * rendezvous READ's SGE is a tagged buffer of the TM-SRQ's PD). */
+int uroce_wqe_scatter(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		      uint32_t off, const void *src, uint32_t len);
+
 /* The completion of a send WQE. */
 void uroce_send_wc(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 		   enum ibv_wc_status status, struct ibv_wc *wc);
@@ -289,7 +408,8 @@ uroce_wqe_signaled(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
 	return qp->sq_sig_all || (w->send_flags & IBV_SEND_SIGNALED);
 }
 
-/* Complete every SQ (and RQ when rq) WQE with IBV_WC_WR_FLUSH_ERR. */
+/* Complete every SQ (and RQ when rq) WQE with IBV_WC_WR_FLUSH_ERR. With
+ * an SRQ, flush_rq completes the WQE the QP holds, never the SRQ's. */
 void uroce_qp_flush_sq(struct uroce_qp *qp);
 void uroce_qp_flush_rq(struct uroce_qp *qp);
 

@@ -121,7 +121,7 @@ raw_recv_complete(struct uroce_qp *qp, const struct uroce_recv_wqe *rw,
 	wc.qp_num = qp->qpn;
 	if (status == IBV_WC_SUCCESS)
 		wc.byte_len = len;
-	uroce_ring_cons_release(&qp->rq, 1);
+	uroce_qp_rwqe_done(qp);
 	uroce_qp_complete(qp, qp->recv_cq, &wc, false);
 }
 
@@ -134,9 +134,9 @@ raw_scatter(struct uroce_qp *qp, const struct uroce_recv_wqe *rw,
 	int ret;
 
 	for (; m != NULL; m = m->next) {
-		ret = uroce_sge_scatter(qp, rw->sge, rw->num_sge, off,
-					rte_pktmbuf_mtod(m, const void *),
-					m->data_len);
+		ret = uroce_rwqe_scatter(qp, rw, off,
+					 rte_pktmbuf_mtod(m, const void *),
+					 m->data_len);
 		if (ret < 0)
 			return ret;
 		off += m->data_len;
@@ -156,11 +156,10 @@ uroce_qp_raw_rx(struct uroce_qp *qp, struct rte_mbuf *m, uint64_t now)
 	if (qp->type != IBV_QPT_RAW_PACKET ||
 	    (unsigned int)qp->state > IBV_QPS_ERR ||
 	    !raw_rx_state_ok[qp->state] ||
-	    uroce_ring_cons_avail(&qp->rq, 1) == 0) {
+	    (rw = uroce_qp_rwqe(qp)) == NULL) {
 		qp->stats.drops++;
 		return;
 	}
-	rw = uroce_rq_wqe(qp, qp->rq.tail);
 	if (len > rw->length) {
 		raw_recv_complete(qp, rw, IBV_WC_LOC_LEN_ERR, 0);
 		return;

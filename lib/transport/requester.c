@@ -152,7 +152,6 @@ void
 uroce_req_retire(struct uroce_qp *qp)
 {
 	struct uroce_requester *req = qp->req;
-	struct ibv_wc wc;
 
 	while (qp->sq.tail != req->start_idx) {
 		const struct uroce_send_wqe *w = uroce_sq_wqe(qp, qp->sq.tail);
@@ -161,15 +160,7 @@ uroce_req_retire(struct uroce_qp *qp)
 			break;
 		if (uroce_wqe_is_rd_atomic(w))
 			req->rd_started--;
-		/* The slot is free before the completion is visible: an
-		 * application that polls it and posts at once finds room. */
-		if (uroce_wqe_signaled(qp, w)) {
-			uroce_send_wc(qp, w, IBV_WC_SUCCESS, &wc);
-			uroce_ring_cons_release(&qp->sq, 1);
-			uroce_qp_complete(qp, qp->send_cq, &wc, false);
-		} else {
-			uroce_ring_cons_release(&qp->sq, 1);
-		}
+		uroce_sq_complete_tail(qp, IBV_WC_SUCCESS);
 	}
 	/* The cursor never stays behind what is acknowledged. */
 	if ((int32_t)(req->tx_idx - qp->sq.tail) < 0 ||
@@ -182,26 +173,19 @@ void
 uroce_req_fail(struct uroce_qp *qp, uint32_t idx, enum ibv_wc_status status)
 {
 	struct uroce_requester *req = qp->req;
-	struct ibv_wc wc;
 
 	QP_LOG(INFO, qp, "wr_id %" PRIu64 " failed: status %d",
 	       uroce_sq_wqe(qp, idx)->wr_id, (int)status);
 	/* Completions stay in order: what precedes the failed WQE and has
 	 * not completed is flushed first. */
-	while (qp->sq.tail != idx) {
-		uroce_send_wc(qp, uroce_sq_wqe(qp, qp->sq.tail),
-			      IBV_WC_WR_FLUSH_ERR, &wc);
-		uroce_ring_cons_release(&qp->sq, 1);
-		uroce_qp_complete(qp, qp->send_cq, &wc, false);
-	}
-	uroce_send_wc(qp, uroce_sq_wqe(qp, idx), status, &wc);
-	uroce_ring_cons_release(&qp->sq, 1);
-	uroce_qp_complete(qp, qp->send_cq, &wc, false);
+	while (qp->sq.tail != idx)
+		uroce_sq_complete_tail(qp, IBV_WC_WR_FLUSH_ERR);
+	uroce_sq_complete_tail(qp, status);
 	if ((int32_t)(req->start_idx - qp->sq.tail) < 0)
 		req->start_idx = qp->sq.tail;
 	/* RC errors are fatal to the QP (IBTA 10.3.1: ERR); UC/UD send
 	 * errors stop the send queue only (SQE). */
-	if (qp->type == IBV_QPT_RC)
+	if (uroce_qp_initiator(qp))
 		uroce_qp_to_err(qp);
 	else
 		uroce_qp_to_sqe(qp);
@@ -323,7 +307,7 @@ fill_send_write(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	}
 	/* ACK requests: the end of a message, every Nth packet of a long
 	 * one, and the packet that fills the window (so it reopens). */
-	if (qp->type == IBV_QPT_RC)
+	if (uroce_qp_initiator(qp))
 		p->bth.ackreq = last || (k + 1) % UROCE_REQ_ACKREQ_EVERY == 0 ||
 			psn_diff(req->tx_psn, req->una) >= UROCE_REQ_WINDOW - 1;
 }
@@ -341,9 +325,9 @@ fill_pkt(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 		fill_rd_atomic(w, p);
 	else
 		fill_send_write(qp, w, k, p);
-	p->opcode = req_opcode[w->opcode][p->pos];
-	if (qp->type == IBV_QPT_UC)
-		p->opcode |= UROCE_OPC_UC_BASE;
+	p->opcode = req_opcode[w->opcode][p->pos] | uroce_qp_opc_base(qp);
+	/* XRC: every request packet names the target's SRQ (XRCETH). */
+	p->ext.xrc_srqn = w->xrc_srqn;
 	p->bth.opcode = p->opcode;
 	p->bth.pkey = 0xffff;
 	p->bth.dqpn = qp->attr.dest_qp_num;
@@ -449,7 +433,7 @@ can_send(struct uroce_qp *qp, uint64_t now)
 		return false;
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return false;	/* start_wqe() failed it */
-	if (qp->type == IBV_QPT_RC &&
+	if (uroce_qp_initiator(qp) &&
 	    psn_diff(req->tx_psn, req->una) >= UROCE_REQ_WINDOW)
 		return false;
 	return true;

@@ -185,7 +185,7 @@ send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn, uint64_t now,
 	  struct uroce_txb *txb)
 {
 	struct uroce_bth_fields bth = {
-		.opcode = UROCE_OPC_RC_ACK, .pkey = 0xffff,
+		.opcode = UROCE_OPC_RC_ACK | uroce_qp_opc_base(qp), .pkey = 0xffff,
 		.dqpn = qp->attr.dest_qp_num, .psn = psn,
 	};
 	struct uroce_ext_fields ext;
@@ -230,16 +230,17 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	memset(&ext, 0, sizeof(ext));
 	aeth_fill(qp, &ext, UROCE_AETH_ACK | UROCE_AETH_CREDIT_INVALID);
 	if (e->atomic) {
-		bth.opcode = UROCE_OPC_RC_ATOMIC_ACK;
+		bth.opcode = UROCE_OPC_RC_ATOMIC_ACK | uroce_qp_opc_base(qp);
 		ext.atmack_orig = e->orig;
 	} else {
 		plen = RTE_MIN(e->left, r->mtu);
 		last = e->left <= r->mtu;
-		bth.opcode = read_resp_opcode(e->psn == e->first_psn, last);
+		bth.opcode = read_resp_opcode(e->psn == e->first_psn, last) |
+			     uroce_qp_opc_base(qp);
 		/* Read the memory now, through the key again: the region may
 		 * have gone since the request (IBTA 10.6.3). */
 		if (plen > 0 &&
-		    uroce_mr_check_remote(qp->env->mrs, qp->pd, e->rkey, e->va, plen,
+		    uroce_mr_check_remote(qp->env->mrs, e->pd, e->rkey, e->va, plen,
 					  IBV_ACCESS_REMOTE_READ, &host) < 0) {
 			res_pop(r);
 			owe_nak(qp, UROCE_AETH_NAK | UROCE_NAK_REM_ACCESS, e->psn);
@@ -318,7 +319,7 @@ uroce_resp_timer(struct uroce_qp *qp, uint64_t now)
 
 	if (r->ack_at != UROCE_TIME_OFF && now >= r->ack_at) {
 		r->ack_at = UROCE_TIME_OFF;
-		if (r->unacked > 0 && qp->type == IBV_QPT_RC)
+		if (r->unacked > 0 && qp->type != IBV_QPT_UC)
 			owe_ack(qp);
 	}
 }
@@ -337,7 +338,7 @@ recv_complete(struct uroce_qp *qp, enum ibv_wc_status status,
 	      enum ibv_wc_opcode opcode, uint32_t len,
 	      const struct uroce_pkt *pkt, const struct uroce_ext_fields *ext)
 {
-	const struct uroce_recv_wqe *rw = uroce_rq_wqe(qp, qp->rq.tail);
+	const struct uroce_recv_wqe *rw = uroce_qp_rwqe(qp);
 	struct ibv_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
@@ -351,15 +352,19 @@ recv_complete(struct uroce_qp *qp, enum ibv_wc_status status,
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = ext->imm;
 	}
-	uroce_ring_cons_release(&qp->rq, 1);
+	if (uroce_qp_on_tm_srq(qp))
+		uroce_tm_rx_plain_wc(qp, &wc);
+	uroce_qp_rwqe_done(qp);
 	qp->resp->rcv_off = 0;
 	uroce_qp_complete(qp, qp->recv_cq, &wc, pkt->bth.se);
 }
 
+/* No receive WQE for the next message (the RQ's, or one the SRQ gives:
+ * asking takes it, uroce_qp_rwqe()). */
 static bool
 rq_empty(struct uroce_qp *qp)
 {
-	return uroce_ring_cons_avail(&qp->rq, 1) == 0;
+	return uroce_qp_rwqe(qp) == NULL;
 }
 
 /* ---------------------------------------------------------------------------
@@ -375,6 +380,13 @@ mid_len_ok(const struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	       pkt->payload_len == qp->resp->mtu;
 }
 
+/* What the tag-matching path's results mean here. */
+static const enum rx_res tm_res[] = {
+	[UROCE_TM_RX_OK] = RX_OK,
+	[UROCE_TM_RX_RNR] = RX_RNR,
+	[UROCE_TM_RX_NAK] = RX_NAK,
+};
+
 static enum rx_res
 rx_send(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	const struct uroce_ext_fields *ext, uint8_t *code)
@@ -383,6 +395,14 @@ rx_send(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	const struct uroce_recv_wqe *rw;
 	uint32_t plen = pkt->payload_len;
 
+	/* On a TM-SRQ the tag-matching header decides first (tm_rx.c);
+	 * unexpected and NO_TAG messages go on as plain SRQ receives. */
+	if (uroce_qp_on_tm_srq(qp)) {
+		enum uroce_tm_rx t = uroce_tm_rx(qp, pkt, mid_len_ok(qp, pkt), code);
+
+		if (t != UROCE_TM_RX_PLAIN)
+			return tm_res[t];
+	}
 	if (pkt->op->flags & UROCE_OPF_FIRST) {
 		if (rq_empty(qp))
 			return RX_RNR;	/* ch. 9.7: nothing consumed */
@@ -391,15 +411,15 @@ rx_send(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	*code = UROCE_NAK_INV_REQ;
 	if (!mid_len_ok(qp, pkt))
 		return RX_NAK;
-	rw = uroce_rq_wqe(qp, qp->rq.tail);
+	rw = uroce_qp_rwqe(qp);
 	if ((uint64_t)r->rcv_off + plen > rw->length) {
 		/* Longer than the receive buffers (IBTA 9.9.3): the WQE
 		 * completes in error, the requester gets Invalid Request. */
 		recv_complete(qp, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, pkt, ext);
 		return RX_NAK;
 	}
-	if (uroce_sge_scatter(qp, rw->sge, rw->num_sge, r->rcv_off,
-			      uroce_pkt_payload(pkt), plen) < 0) {
+	if (uroce_rwqe_scatter(qp, rw, r->rcv_off, uroce_pkt_payload(pkt),
+			       plen) < 0) {
 		recv_complete(qp, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, pkt, ext);
 		*code = UROCE_NAK_REM_OP;
 		return RX_NAK;
@@ -486,6 +506,7 @@ res_read_init(const struct uroce_qp *qp, struct uroce_resp_res *e, uint32_t psn,
 	e->last_psn = psn_add(psn, read_packets(qp, ext->reth.len) - 1);
 	e->va = ext->reth.va;
 	e->rkey = ext->reth.rkey;
+	e->pd = qp->pd;
 	e->left = ext->reth.len;
 }
 
@@ -670,6 +691,14 @@ rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 	enum cls c;
 
 	uroce_wire_ext_get(pkt, &ext);
+	/* XRC target: the SRQ named by the XRCETH serves this request (its
+	 * WQEs, CQ, PD); one of another domain is an invalid request (IBTA
+	 * A14.4). Duplicates and PSN errors need no SRQ. */
+	if (qp->type == IBV_QPT_XRC_RECV && uroce_xrc_bind(qp, ext.xrc_srqn) < 0 &&
+	    d == 0) {
+		rc_error(qp, UROCE_NAK_INV_REQ, psn);
+		return;
+	}
 	if (d < 0) {
 		rx_duplicate(qp, pkt, &ext);
 		return;
@@ -770,6 +799,8 @@ uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
 		return;
 	}
 	rc_rx(qp, pkt, now);
+	if (qp->type == IBV_QPT_XRC_RECV)
+		uroce_xrc_unbind(qp);
 	if (uroce_resp_tx(qp, now, txb))
 		uroce_qp_kick(qp);
 }

@@ -175,7 +175,7 @@ ud_recv_wc(struct uroce_qp *qp, const struct uroce_recv_wqe *rw,
 			wc.imm_data = ext->imm;
 		}
 	}
-	uroce_ring_cons_release(&qp->rq, 1);
+	uroce_qp_rwqe_done(qp);
 	uroce_qp_complete(qp, qp->recv_cq, &wc, pkt->bth.se);
 }
 
@@ -192,7 +192,7 @@ uroce_ud_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 	/* Q_Key mismatch: silently dropped (IBTA 10.2.4). No
 	 * receive WQE: dropped too, UD has no RNR. */
 	if (ext.deth.qkey != qp->attr.qkey ||
-	    uroce_ring_cons_avail(&qp->rq, 1) == 0) {
+	    (rw = uroce_qp_rwqe(qp)) == NULL) {
 		qp->stats.drops++;
 		if (ext.deth.qkey != qp->attr.qkey)
 			qp->stats.drop_qkey++;
@@ -200,15 +200,14 @@ uroce_ud_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 			qp->stats.drop_no_rwqe++;
 		return;
 	}
-	rw = uroce_rq_wqe(qp, qp->rq.tail);
 	if (len > rw->length) {
 		ud_recv_wc(qp, rw, IBV_WC_LOC_LEN_ERR, 0, pkt, &ext);
 		return;
 	}
 	grh_bytes(pkt, grh);
-	if (uroce_sge_scatter(qp, rw->sge, rw->num_sge, 0, grh, sizeof(grh)) < 0 ||
-	    uroce_sge_scatter(qp, rw->sge, rw->num_sge, UROCE_GRH_LEN,
-			      uroce_pkt_payload(pkt), pkt->payload_len) < 0) {
+	if (uroce_rwqe_scatter(qp, rw, 0, grh, sizeof(grh)) < 0 ||
+	    uroce_rwqe_scatter(qp, rw, UROCE_GRH_LEN, uroce_pkt_payload(pkt),
+			       pkt->payload_len) < 0) {
 		ud_recv_wc(qp, rw, IBV_WC_LOC_PROT_ERR, 0, pkt, &ext);
 		return;
 	}

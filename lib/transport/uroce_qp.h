@@ -53,6 +53,7 @@
 #include "uroce_qp_modify.h"
 #include "uroce_ring.h"
 #include "uroce_pace.h"
+#include "uroce_srq.h"
 #include "uroce_wire.h"
 
 #ifdef __cplusplus
@@ -82,6 +83,10 @@ struct uroce_qp_env_ops {
 	void (*async_event)(void *ctx, enum ibv_event_type ev, void *obj);
 	/** cq asks for its completion channel to be signalled. Owner. */
 	void (*cq_event)(void *ctx, struct uroce_cq *cq);
+	/** XRC targets: the SRQ numbered srqn, or NULL; valid until the
+	 *  owner's next quiescent point (the engine frees SRQs after one).
+	 *  Owner. NULL: no SRQ is ever found. */
+	struct uroce_srq *(*srq_lookup)(void *ctx, uint32_t srqn);
 };
 
 /** The engine's env.tx_zc_min where zero-copy is allowed. Below it a copy
@@ -114,6 +119,8 @@ struct uroce_qp_env {
 	uint32_t max_sge;		/**< device caps the create checks use */
 	uint32_t max_inline;
 	uint32_t max_qp_wr;
+	uint32_t max_srq_wr;		/**< SRQ caps (uroce_srq_create()) */
+	uint32_t max_srq_sge;
 };
 
 /** Bytes of the path MTU (IBV_MTU_256 ... IBV_MTU_4096). */
@@ -174,7 +181,7 @@ struct uroce_send_wqe {
 	uint32_t first_psn;
 	uint32_t last_psn;
 	uint32_t state;			/**< requester-private */
-	uint32_t pad1;
+	uint32_t xrc_srqn;		/**< XRC_SEND: the target SRQ (XRCETH) */
 	uint8_t data[];			/**< struct ibv_sge[num_sge] or inline bytes */
 };
 
@@ -224,6 +231,7 @@ struct uroce_qp_stats {
 	uint64_t drop_pkey;		/**< P_Key mismatch (IBTA 10.9) */
 	uint64_t drop_qkey;		/**< UD Q_Key mismatch (IBTA 10.2.4) */
 	uint64_t drop_no_rwqe;		/**< UD frame without a receive WQE */
+	uint64_t srq_taken;		/**< receive WQEs taken from the SRQ */
 };
 
 /* ------------------------------------------------------------------------
@@ -248,6 +256,7 @@ struct uroce_qp {
 	struct uroce_cq *send_cq, *recv_cq;
 	bool sq_sig_all;
 	struct uroce_qp_cap cap;
+	struct uroce_srq *srq;		/**< receives come from it, or NULL */
 	unsigned int lcore;		/**< owner engine lcore (engine sets it) */
 	void *user;			/**< the verbs layer's object */
 	void *engine;			/**< the engine's per-QP state */
@@ -270,6 +279,15 @@ struct uroce_qp {
 	struct uroce_responder *resp;
 	struct uroce_qp_stats stats;
 	struct uroce_zc *zc;		/**< zero-copy frames' buffer owner, or NULL */
+	/* With an SRQ: the WQE the message in progress (or the next one) goes
+	 * to, taken from the SRQ and held until it completes (srq.c). */
+	struct uroce_recv_wqe *srq_wqe;	/**< srq->slot_size bytes */
+	bool srq_held;
+
+	/* XRC (xrc.c): the XRC domain of an XRC_RECV QP (the engine's, set
+	 * at create). A target has no PD, SRQ or CQ of its own: pd, srq and
+	 * recv_cq are those of the XRC SRQ the request in progress names. */
+	const void *xrcd;
 
 	/* Pacing (issue 6): the requester consults it when pace_on. */
 	bool pace_on;
@@ -278,11 +296,18 @@ struct uroce_qp {
 };
 
 /**
- * Create a QP in RESET. Checks init (ibv_create_qp(3)): qp_type RC, UC, UD
- * or RAW_PACKET (else -EOPNOTSUPP); send_cq and recv_cq given (-EINVAL);
+ * Create a QP in RESET. Checks init (ibv_create_qp(3)): qp_type RC, UC, UD,
+ * RAW_PACKET, XRC_SEND or XRC_RECV (else -EOPNOTSUPP); send_cq and recv_cq
+ * given (-EINVAL), except: XRC_SEND has no receive side (recv_cq ignored,
+ * stored NULL), XRC_RECV no CQ and no work queue of its own (both ignored;
+ * its receives come from the XRC SRQ each request names);
  * cap within env's limits (-EINVAL); max_*_wr >= 1 rounded up to a power of
- * two; srq must be NULL (-EOPNOTSUPP until SRQs exist). init->cap is NOT
- * written; *out->cap holds what was created.
+ * two. init->srq, when not NULL, is a struct uroce_srq * (cast, as a UD
+ * WR's ah is a struct uroce_ah *): the QP (RC, UC or UD; else -EOPNOTSUPP)
+ * takes its receives from it, has no RQ of its own (cap max_recv_wr and
+ * max_recv_sge are ignored and read 0) and does not count as a user of it
+ * (the engine keeps srq->refs). init->cap is NOT written; *out->cap holds
+ * what was created.
  * @return 0 and *out, or a negative errno.
  */
 int uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
@@ -326,8 +351,8 @@ void uroce_qp_query(const struct uroce_qp *qp, struct ibv_qp_attr *attr,
 int uroce_qp_post_send(struct uroce_qp *qp, struct ibv_send_wr *wr,
 		       struct ibv_send_wr **bad_wr);
 
-/** ibv_post_recv(): any thread. -EINVAL (RESET, num_sge > max_recv_sge),
- *  -ENOMEM (RQ full). */
+/** ibv_post_recv(): any thread. -EINVAL (RESET, num_sge > max_recv_sge,
+ *  a QP with an SRQ), -ENOMEM (RQ full). */
 int uroce_qp_post_recv(struct uroce_qp *qp, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
 

@@ -23,7 +23,7 @@
  * ibv_reg_mr(3)). -EMSGSIZE when the list is shorter than off + len.
  */
 static int
-sge_copy(const struct uroce_qp *qp, const struct ibv_sge *sge,
+sge_copy(const struct uroce_qp *qp, const void *pd, const struct ibv_sge *sge,
 	 uint32_t num_sge, uint32_t off, void *buf, uint32_t len, bool to_sge)
 {
 	unsigned int need = to_sge ? IBV_ACCESS_LOCAL_WRITE : 0;
@@ -40,7 +40,7 @@ sge_copy(const struct uroce_qp *qp, const struct ibv_sge *sge,
 			continue;
 		}
 		n = RTE_MIN(sge[i].length - off, len);
-		ret = uroce_mr_check_local(qp->env->mrs, qp->pd, sge[i].lkey,
+		ret = uroce_mr_check_local(qp->env->mrs, pd, sge[i].lkey,
 					   sge[i].addr + off, n, need, &host);
 		if (ret < 0)
 			return ret;
@@ -63,16 +63,106 @@ uroce_wqe_gather(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 		memcpy(dst, w->data + off, len);
 		return 0;
 	}
-	return sge_copy(qp, (const struct ibv_sge *)w->data, w->num_sge, off,
-			dst, len, false);
+	return sge_copy(qp, qp->pd, (const struct ibv_sge *)w->data,
+			w->num_sge, off, dst, len, false);
 }
 
 int
 uroce_sge_scatter(const struct uroce_qp *qp, const struct ibv_sge *sge,
 		  uint32_t num_sge, uint32_t off, const void *src, uint32_t len)
 {
-	return sge_copy(qp, sge, num_sge, off, (void *)(uintptr_t)src, len,
+	return sge_copy(qp, qp->pd, sge, num_sge, off, (void *)(uintptr_t)src,
+			len, true);
+}
+
+int
+uroce_pd_scatter(const struct uroce_qp *qp, const void *pd,
+		 const struct ibv_sge *sge, uint32_t num_sge, uint32_t off,
+		 const void *src, uint32_t len)
+{
+	return sge_copy(qp, pd, sge, num_sge, off, (void *)(uintptr_t)src, len,
 			true);
+}
+
+/* The PD of a send WQE's SGEs: a rendezvous READ (tm_rx.c) lands in a
+ * tagged buffer, registered in the TM-SRQ's PD. */
+static const void *
+wqe_pd(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
+{
+	return (w->send_flags & UROCE_SEND_TM_RNDV) ? qp->srq->pd : qp->pd;
+}
+
+int
+uroce_wqe_scatter(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
+		  uint32_t off, const void *src, uint32_t len)
+{
+	return sge_copy(qp, wqe_pd(qp, w), (const struct ibv_sge *)w->data,
+			w->num_sge, off, (void *)(uintptr_t)src, len, true);
+}
+
+/* ---------------------------------------------------------------------------
+ * Receive WQEs: the QP's RQ, or its SRQ.
+ */
+int
+uroce_rwqe_scatter(const struct uroce_qp *qp, const struct uroce_recv_wqe *rw,
+		   uint32_t off, const void *src, uint32_t len)
+{
+	/* An SRQ's WQEs are the SRQ's PD's (IBTA 10.2.9: the QP and the SRQ
+	 * may be in different PDs). */
+	const void *pd = qp->srq != NULL ? qp->srq->pd : qp->pd;
+
+	return sge_copy(qp, pd, rw->sge, rw->num_sge, off,
+			(void *)(uintptr_t)src, len, true);
+}
+
+const struct uroce_recv_wqe *
+uroce_qp_rwqe(struct uroce_qp *qp)
+{
+	if (qp->srq == NULL)
+		return uroce_ring_cons_avail(&qp->rq, 1) == 0 ? NULL :
+		       uroce_rq_wqe(qp, qp->rq.tail);
+	if (!qp->srq_held) {
+		if (!uroce_srq_take(qp->srq, qp->srq_wqe))
+			return NULL;
+		qp->srq_held = true;
+		qp->stats.srq_taken++;
+	}
+	return qp->srq_wqe;
+}
+
+void
+uroce_qp_rwqe_done(struct uroce_qp *qp)
+{
+	if (qp->srq == NULL)
+		uroce_ring_cons_release(&qp->rq, 1);
+	else
+		qp->srq_held = false;
+}
+
+int
+uroce_recv_wr_check(const struct ibv_recv_wr *wr, uint32_t max_sge,
+		    uint32_t *len)
+{
+	uint64_t sum = 0;
+	int i;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		sum += wr->sg_list[i].length;
+	*len = (uint32_t)RTE_MIN(sum, (uint64_t)UINT32_MAX);
+	return 0;
+}
+
+void
+uroce_recv_wqe_fill(struct uroce_recv_wqe *r, const struct ibv_recv_wr *wr,
+		    uint32_t len)
+{
+	r->wr_id = wr->wr_id;
+	r->num_sge = (uint32_t)wr->num_sge;
+	r->length = len;
+	if (wr->num_sge > 0)
+		memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));
 }
 
 int
@@ -88,9 +178,9 @@ uroce_wqe_check(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
 	if (w->send_flags & IBV_SEND_INLINE)
 		return 0;
 	for (i = 0; i < w->num_sge; i++) {
-		ret = uroce_mr_check_local(qp->env->mrs, qp->pd, sge[i].lkey,
-					   sge[i].addr, sge[i].length, need,
-					   &host);
+		ret = uroce_mr_check_local(qp->env->mrs, wqe_pd(qp, w),
+					   sge[i].lkey, sge[i].addr,
+					   sge[i].length, need, &host);
 		if (ret < 0)
 			return ret;
 	}
@@ -146,20 +236,37 @@ uroce_qp_complete(struct uroce_qp *qp, struct uroce_cq *cq,
 }
 
 void
+uroce_sq_complete_tail(struct uroce_qp *qp, enum ibv_wc_status status)
+{
+	const struct uroce_send_wqe *w = uroce_sq_wqe(qp, qp->sq.tail);
+	struct uroce_cq *cq = qp->send_cq;
+	struct ibv_wc wc;
+	bool due;
+
+	if (w->send_flags & UROCE_SEND_TM_MASK) {
+		due = uroce_tm_sq_wc(qp, w, status, &wc, &cq);
+	} else {
+		due = status != IBV_WC_SUCCESS || uroce_wqe_signaled(qp, w);
+		if (due)
+			uroce_send_wc(qp, w, status, &wc);
+	}
+	/* The slot is free before the completion is visible: an application
+	 * that polls it and posts at once finds room. */
+	uroce_ring_cons_release(&qp->sq, 1);
+	if (due)
+		uroce_qp_complete(qp, cq, &wc, false);
+}
+
+void
 uroce_qp_flush_sq(struct uroce_qp *qp)
 {
 	uint32_t n = uroce_ring_cons_avail(&qp->sq, UINT32_MAX);
-	struct ibv_wc wc;
 	uint32_t i;
 
 	/* A flushed WR completes signaled or not: unsuccessful completions
 	 * are always generated (IBTA ch. 10.8, ibv_post_send(3)). */
-	for (i = 0; i < n; i++) {	/* each slot freed before its CQE */
-		uroce_send_wc(qp, uroce_ring_cons_slot(&qp->sq, 0),
-			      IBV_WC_WR_FLUSH_ERR, &wc);
-		uroce_ring_cons_release(&qp->sq, 1);
-		uroce_qp_complete(qp, qp->send_cq, &wc, false);
-	}
+	for (i = 0; i < n; i++)
+		uroce_sq_complete_tail(qp, IBV_WC_WR_FLUSH_ERR);
 	if (qp->req != NULL) {
 		qp->req->start_idx = qp->sq.tail;
 		qp->req->tx_idx = qp->sq.tail;
@@ -171,23 +278,38 @@ uroce_qp_flush_sq(struct uroce_qp *qp)
 	}
 }
 
+static void
+flush_rwqe(struct uroce_qp *qp, uint64_t wr_id)
+{
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = wr_id;
+	wc.status = IBV_WC_WR_FLUSH_ERR;
+	wc.opcode = IBV_WC_RECV;
+	wc.qp_num = qp->qpn;
+	uroce_qp_complete(qp, qp->recv_cq, &wc, false);
+}
+
 void
 uroce_qp_flush_rq(struct uroce_qp *qp)
 {
 	uint32_t n = uroce_ring_cons_avail(&qp->rq, UINT32_MAX);
-	struct ibv_wc wc;
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {	/* each slot freed before its CQE */
-		const struct uroce_recv_wqe *r = uroce_ring_cons_slot(&qp->rq, 0);
+		uint64_t wr_id = uroce_rq_wqe(qp, qp->rq.tail)->wr_id;
 
-		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = r->wr_id;
-		wc.status = IBV_WC_WR_FLUSH_ERR;
-		wc.opcode = IBV_WC_RECV;
-		wc.qp_num = qp->qpn;
 		uroce_ring_cons_release(&qp->rq, 1);
-		uroce_qp_complete(qp, qp->recv_cq, &wc, false);
+		flush_rwqe(qp, wr_id);
+	}
+	if (uroce_qp_on_tm_srq(qp) && qp->resp != NULL)
+		uroce_tm_qp_flush(qp, false, true);
+	/* The WQE taken from the SRQ is this QP's: it completes here. The
+	 * SRQ's own stay for the other QPs (ibv_create_qp(3), IBTA 10.2.9). */
+	if (qp->srq != NULL && qp->srq_held) {
+		qp->srq_held = false;
+		flush_rwqe(qp, qp->srq_wqe->wr_id);
 	}
 	if (qp->resp != NULL) {
 		qp->resp->rcv_off = 0;

@@ -17,7 +17,8 @@
  * nothing: ibv_get_async_event() then blocks, or fails with EAGAIN on a
  * non-blocking fd, which the man page allows.
  *
- * Acknowledgement: ibv_destroy_qp() and ibv_destroy_cq() wait until every
+ * Acknowledgement: ibv_destroy_qp(), ibv_destroy_cq() and ibv_destroy_srq()
+ * wait until every
  * event they reported was acknowledged (ibv_ack_async_event(3)), through
  * the objects' own mutex and cond, as rdma-core does.
  */
@@ -126,6 +127,12 @@ event_is_cq(enum ibv_event_type ev)
 }
 
 static bool
+event_is_srq(enum ibv_event_type ev)
+{
+	return ev == IBV_EVENT_SRQ_ERR || ev == IBV_EVENT_SRQ_LIMIT_REACHED;
+}
+
+static bool
 event_is_qp(enum ibv_event_type ev)
 {
 	switch (ev) {
@@ -143,7 +150,8 @@ event_is_qp(enum ibv_event_type ev)
 	}
 }
 
-/* Engine lcore: an affiliated event of one of our QPs or CQs. */
+/* Engine lcore (or an SRQ's modifier): an affiliated event of one of our
+ * QPs, SRQs or CQs. */
 void
 uroce_verbs_async_event(void *arg, enum ibv_event_type type, void *obj)
 {
@@ -161,8 +169,13 @@ uroce_verbs_async_event(void *arg, enum ibv_event_type type, void *obj)
 
 		ev.element.qp = &qp->qp;
 		ctx = qp->qp.context;
+	} else if (event_is_srq(type)) {
+		struct uroce_vsrq *srq = ((struct uroce_srq *)obj)->user;
+
+		ev.element.srq = &srq->srq;
+		ctx = srq->srq.context;
 	} else {
-		return;	/* no SRQs, WQs or port events come this way */
+		return;	/* no WQs or port events come this way */
 	}
 	uroce_verbs_async_post(uroce_vctx_of(ctx), &ev);
 }
@@ -202,6 +215,12 @@ async_reported(const struct ibv_async_event *ev)
 		pthread_mutex_lock(&qp->qp.mutex);
 		qp->async_reported++;
 		pthread_mutex_unlock(&qp->qp.mutex);
+	} else if (event_is_srq(ev->event_type)) {
+		struct uroce_vsrq *srq = (struct uroce_vsrq *)ev->element.srq;
+
+		pthread_mutex_lock(&srq->srq.mutex);
+		srq->async_reported++;
+		pthread_mutex_unlock(&srq->srq.mutex);
 	}
 }
 
@@ -247,6 +266,12 @@ ibv_ack_async_event(struct ibv_async_event *event)
 		m = &qp->mutex;
 		cv = &qp->cond;
 		done = &qp->events_completed;
+	} else if (event_is_srq(event->event_type)) {
+		struct ibv_srq *srq = event->element.srq;
+
+		m = &srq->mutex;
+		cv = &srq->cond;
+		done = &srq->events_completed;
 	} else {
 		return;
 	}

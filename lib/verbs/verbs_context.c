@@ -65,6 +65,7 @@ ctx_set_ops(struct uroce_vctx *c)
 	ctx->ops.req_notify_cq = uroce_verbs_req_notify_cq;
 	ctx->ops.post_send = uroce_verbs_post_send;
 	ctx->ops.post_recv = uroce_verbs_post_recv;
+	ctx->ops.post_srq_recv = uroce_verbs_post_srq_recv;
 	v->query_port = uroce_verbs_query_port;
 	v->query_device_ex = uroce_verbs_query_device_ex;
 	v->create_qp_ex = uroce_verbs_create_qp_ex;
@@ -72,6 +73,12 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->create_cq_ex = uroce_verbs_create_cq_ex;
 	v->ibv_create_flow = uroce_verbs_create_flow;
 	v->ibv_destroy_flow = uroce_verbs_destroy_flow;
+	v->open_xrcd = uroce_verbs_open_xrcd;
+	v->close_xrcd = uroce_verbs_close_xrcd;
+	v->open_qp = uroce_verbs_open_qp;
+	v->create_srq_ex = uroce_verbs_create_srq_ex;
+	v->get_srq_num = uroce_verbs_get_srq_num;
+	v->post_srq_ops = uroce_verbs_post_srq_ops;
 }
 
 struct ibv_context *
@@ -154,10 +161,13 @@ device_attr(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->max_qp = (int)caps.max_qp;
 	a->max_qp_wr = (int)env->max_qp_wr;
 	/* Only what works: RNR NAKs from the responder, flow steering for
-	 * RAW_PACKET QPs (ibv_create_flow(3) asks for it); no APM, no
-	 * resize_cq, no port events, no memory windows. */
+	 * RAW_PACKET QPs (ibv_create_flow(3) asks for it), SRQ resize
+	 * (ibv_modify_srq IBV_SRQ_MAX_WR), XRC (verbs_xrcd.c, lib/transport/
+	 * xrc.c); no APM, no resize_cq, no port
+	 * events, no memory windows. */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
-		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MANAGED_FLOW_STEERING;
+		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MANAGED_FLOW_STEERING |
+		IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_XRC;
 	a->max_sge = (int)env->max_sge;
 	a->max_sge_rd = (int)env->max_sge;
 	a->max_cq = (int)caps.max_cq;
@@ -171,6 +181,9 @@ device_attr(struct ibv_context *ctx, struct ibv_device_attr *a)
 	 * respect to every other RDMA atomic on this device (IBTA 10.8.3). */
 	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ah = (int)caps.max_ah;
+	a->max_srq = (int)caps.max_srq;
+	a->max_srq_wr = (int)env->max_srq_wr;
+	a->max_srq_sge = (int)env->max_srq_sge;
 	a->max_pkeys = env->lim.pkey_tbl_len;
 	a->local_ca_ack_delay = UROCE_CA_ACK_DELAY;
 	a->phys_port_cnt = 1;
@@ -211,6 +224,7 @@ uroce_verbs_query_device_ex(struct ibv_context *context,
 		a.packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RC |
 			1u << IBV_QPT_UC | 1u << IBV_QPT_UD |
 			1u << IBV_QPT_RAW_PACKET;
+	uroce_verbs_tm_caps(&a.tm_caps);
 	a.phys_port_cnt_ex = 1;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	if (attr_size > sizeof(a))

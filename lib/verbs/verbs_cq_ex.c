@@ -22,17 +22,21 @@
  * lacks (rxe: anything beyond IBV_WC_STANDARD_FLAGS): completion
  * timestamps (the device has no clock it reports: hca_core_clock and
  * completion_timestamp_mask are 0 in ibv_query_device_ex()), CVLAN, flow
- * tags (no flow steering), tag matching. Accessors are set for the
- * wc_flags asked for only, as the providers do; the others stay NULL.
+ * tags (no flow steering). Tag matching info (IBV_WC_EX_WITH_TM_INFO) is
+ * carried by the IBV_WC_TM_RECV entries of TM-SRQs in fields RC does not
+ * use (lib/transport/uroce_tm.h); ibv_wc_read_tm_info() unpacks it.
+ * Accessors are set for the wc_flags asked for only, as the providers do;
+ * the others stay NULL.
  */
 
 #include <stddef.h>
 
 #include "uroce_engine.h"
+#include "uroce_tm.h"
 #include "verbs_priv.h"
 
 /* The wc_flags whose fields an engine completion carries. */
-#define CQX_WC_FLAGS	((uint64_t)IBV_WC_STANDARD_FLAGS)
+#define CQX_WC_FLAGS	((uint64_t)IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO)
 /* ibv_create_cq_ex(3): the comp_mask bits rdma-core 44 knows. */
 #define CQX_COMP_MASK	(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)
 /* Creation flags: single-threaded is what every CQ of ours is; an
@@ -156,6 +160,12 @@ cqx_read_dlid_path_bits(struct ibv_cq_ex *cqx)
 	return vcq_of(cqx)->cur.dlid_path_bits;
 }
 
+static void
+cqx_read_tm_info(struct ibv_cq_ex *cqx, struct ibv_wc_tm_info *tm_info)
+{
+	uroce_tm_wc_info(&vcq_of(cqx)->cur, tm_info);
+}
+
 /* The accessors each wc_flag asks for. */
 static void
 cqx_set_readers(struct ibv_cq_ex *cqx, uint64_t wc_flags)
@@ -181,6 +191,8 @@ cqx_set_readers(struct ibv_cq_ex *cqx, uint64_t wc_flags)
 		cqx->read_sl = cqx_read_sl;
 	if (wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
 		cqx->read_dlid_path_bits = cqx_read_dlid_path_bits;
+	if (wc_flags & IBV_WC_EX_WITH_TM_INFO)
+		cqx->read_tm_info = cqx_read_tm_info;
 }
 
 /* ------------------------------------------------------------------------

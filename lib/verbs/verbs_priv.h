@@ -156,11 +156,31 @@ struct uroce_vqp {
 	bool is_ex;			/**< created with send_ops_flags */
 	uint32_t async_reported;	/**< under qp.mutex, as for CQs */
 	struct uroce_vwr *wr;		/**< the ibv_wr_* batch, is_ex only */
+	/* XRC_RECV (verbs_xrcd.c): the creating handle, and on it the
+	 * handles open on the QP (ibv_open_qp). */
+	struct uroce_vqp *xrc_base;
+	unsigned int xrc_handles;
+};
+
+/* An ibv_open_xrcd() handle on a domain (verbs_xrcd.c). */
+struct uroce_vxrcd_dom;
+struct uroce_vxrcd {
+	struct ibv_xrcd xrcd;
+	struct uroce_vxrcd_dom *dom;
 };
 
 struct uroce_vah {
 	struct ibv_ah ah;
 	struct uroce_ah *uah;
+};
+
+/* An SRQ (verbs_srq.c). */
+struct uroce_srq;
+struct uroce_vsrq {
+	struct ibv_srq srq;
+	struct uroce_srq *usrq;
+	enum ibv_srq_type type;
+	uint32_t async_reported;	/**< under srq.mutex, as for CQs */
 };
 
 static inline struct uroce_vctx *
@@ -194,7 +214,8 @@ void uroce_verbs_async_post(struct uroce_vctx *c,
 			    const struct ibv_async_event *ev);
 /** Drop the queued events of a destroyed object. */
 void uroce_verbs_async_forget(struct uroce_vctx *c, const void *obj);
-/** Engine callback: an affiliated event of a QP or (CQ_ERR) a CQ. */
+/** Engine callback: an affiliated event of a QP, an SRQ or (CQ_ERR) a
+ *  CQ. */
 void uroce_verbs_async_event(void *arg, enum ibv_event_type ev, void *obj);
 
 /* ---- verbs_cq.c ---- */
@@ -220,6 +241,42 @@ int uroce_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr);
 struct ibv_qp *uroce_verbs_create_qp_ex(struct ibv_context *context,
 					struct ibv_qp_init_attr_ex *attr);
+
+/** Fill a new handle's struct ibv_qp (number, context, state RESET). */
+void uroce_verbs_qp_fill(struct uroce_vqp *q, struct ibv_context *context,
+			 struct ibv_pd *pd, void *qp_context);
+/** ibv_destroy_qp()'s work but the free: the engine QP, its events.
+ *  0 or an errno (nothing changed). */
+int uroce_verbs_qp_destroy(struct uroce_vqp *q);
+void uroce_verbs_qp_free(struct uroce_vqp *q);
+
+/* ---- verbs_xrcd.c ---- */
+struct uroce_xrcd;
+struct ibv_xrcd *uroce_verbs_open_xrcd(struct ibv_context *context,
+				       struct ibv_xrcd_init_attr *attr);
+int uroce_verbs_close_xrcd(struct ibv_xrcd *xrcd);
+struct uroce_xrcd *uroce_verbs_xrcd_engine(struct ibv_xrcd *xrcd);
+struct ibv_qp *uroce_verbs_open_qp(struct ibv_context *context,
+				   struct ibv_qp_open_attr *attr);
+/** ibv_destroy_qp() of an XRC_RECV handle. */
+int uroce_verbs_xrc_qp_destroy(struct uroce_vqp *q);
+
+/* ---- verbs_srq.c ---- */
+
+struct ibv_srq *uroce_verbs_create_srq_ex(struct ibv_context *context,
+					  struct ibv_srq_init_attr_ex *attr);
+int uroce_verbs_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			      struct ibv_recv_wr **bad_wr);
+int uroce_verbs_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+
+/* ---- verbs_tm.c ---- */
+struct uroce_srq_init;
+int uroce_verbs_srq_init_tm(struct ibv_context *context,
+			    const struct ibv_srq_init_attr_ex *a,
+			    struct uroce_srq_init *init);
+int uroce_verbs_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *wr,
+			     struct ibv_ops_wr **bad_wr);
+void uroce_verbs_tm_caps(struct ibv_tm_caps *caps);
 
 /* ---- verbs_flow.c ---- */
 struct ibv_flow *uroce_verbs_create_flow(struct ibv_qp *qp,

@@ -20,8 +20,8 @@
 
 /* The init attributes of ibv_create_qp_ex() we take. */
 #define QP_INIT_MASK_SUPPORTED						\
-	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |	\
-	 IBV_QP_INIT_ATTR_CREATE_FLAGS)
+	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |			\
+	 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_CREATE_FLAGS)
 
 static struct uroce_vqp *
 vqp_of(struct ibv_qp *qp)
@@ -39,52 +39,99 @@ cap_out(const struct uroce_qp *uqp, struct ibv_qp_cap *cap)
 	cap->max_inline_data = uqp->cap.max_inline_data;
 }
 
-/* Create the engine QP behind a new uroce_vqp. @return 0 or an errno. */
+void
+uroce_verbs_qp_fill(struct uroce_vqp *q, struct ibv_context *context,
+		    struct ibv_pd *pd, void *qp_context)
+{
+	struct ibv_qp *qp = &q->qp;
+
+	qp->context = context;
+	qp->qp_context = qp_context;
+	qp->pd = pd;
+	qp->handle = q->uqp->qpn;
+	qp->qp_num = q->uqp->qpn;
+	qp->state = IBV_QPS_RESET;
+	qp->qp_type = q->uqp->type;
+	pthread_mutex_init(&qp->mutex, NULL);
+	pthread_cond_init(&qp->cond, NULL);
+}
+
+/* The engine QP of an XRC_RECV QP: in the domain, no PD, CQ or queue. */
 static int
-qp_new(struct ibv_pd *pd, struct ibv_qp_init_attr *init,
+qp_create_xrc_recv(struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
+		   struct uroce_vqp *q)
+{
+	if (xrcd == NULL)
+		return EINVAL;
+	return -uroce_dev_xrc_qp_create(uroce_verbs_xrcd_engine(xrcd), init, q,
+					&q->uqp);
+}
+
+static int
+qp_create_engine(struct ibv_pd *pd, struct ibv_qp_init_attr *init,
+		 struct uroce_vqp *q)
+{
+	/* XRC_SEND has no receive side (ibv_create_qp_ex(3)). */
+	bool rq = init->qp_type != IBV_QPT_XRC_SEND;
+
+	struct ibv_qp_init_attr ei;
+
+	if (pd == NULL || init->send_cq == NULL ||
+	    (rq && init->recv_cq == NULL))
+		return EINVAL;
+	if (init->srq != NULL && init->srq->context != pd->context)
+		return EINVAL;
+	/* The engine takes its own SRQ (uroce_dev_qp_create()). */
+	ei = *init;
+	if (init->srq != NULL)
+		ei.srq = (struct ibv_srq *)(void *)
+			((struct uroce_vsrq *)init->srq)->usrq;
+	return -uroce_dev_qp_create(((struct uroce_vpd *)pd)->upd,
+				    ((struct uroce_vcq *)init->send_cq)->ucq,
+				    rq ? ((struct uroce_vcq *)init->recv_cq)->ucq : NULL,
+				    &ei, q, &q->uqp);
+}
+
+/* Create the engine QP behind a new uroce_vqp (xrcd for XRC_RECV, pd for
+ * the others). @return 0 or an errno. */
+static int
+qp_new(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
        struct uroce_vqp **out)
 {
 	struct uroce_vqp *q;
 	struct ibv_qp *qp;
 	int ret;
 
-	if (pd == NULL || init == NULL || init->send_cq == NULL ||
-	    init->recv_cq == NULL)
+	if (init == NULL)
 		return EINVAL;
-	if (init->srq != NULL)
-		return EOPNOTSUPP;	/* no SRQs yet */
 	q = calloc(1, sizeof(*q));
 	if (q == NULL)
 		return ENOMEM;
-	ret = uroce_dev_qp_create(((struct uroce_vpd *)pd)->upd,
-				  ((struct uroce_vcq *)init->send_cq)->ucq,
-				  ((struct uroce_vcq *)init->recv_cq)->ucq,
-				  init, q, &q->uqp);
-	if (ret < 0) {
+	ret = init->qp_type == IBV_QPT_XRC_RECV ?
+		qp_create_xrc_recv(xrcd, init, q) : qp_create_engine(pd, init, q);
+	if (ret != 0) {
 		free(q);
-		return -ret;
+		return ret;
 	}
+	uroce_verbs_qp_fill(q, pd != NULL ? pd->context : xrcd->context, pd,
+			    init->qp_context);
 	qp = &q->qp;
-	qp->context = pd->context;
-	qp->qp_context = init->qp_context;
-	qp->pd = pd;
-	qp->send_cq = init->send_cq;
-	qp->recv_cq = init->recv_cq;
-	qp->srq = NULL;
-	qp->handle = q->uqp->qpn;
-	qp->qp_num = q->uqp->qpn;
-	qp->state = IBV_QPS_RESET;
-	qp->qp_type = init->qp_type;
-	pthread_mutex_init(&qp->mutex, NULL);
-	pthread_cond_init(&qp->cond, NULL);
+	qp->send_cq = q->uqp->send_cq != NULL ? init->send_cq : NULL;
+	qp->recv_cq = q->uqp->recv_cq != NULL ? init->recv_cq : NULL;
+	qp->srq = init->srq;
+	if (init->qp_type == IBV_QPT_XRC_RECV) {
+		q->xrc_base = q;
+		q->xrc_handles = 1;
+		qp->pd = NULL;
+	}
 	/* ibv_create_qp(3): cap returns the sizes actually created. */
 	cap_out(q->uqp, &init->cap);
 	*out = q;
 	return 0;
 }
 
-static void
-qp_free(struct uroce_vqp *q)
+void
+uroce_verbs_qp_free(struct uroce_vqp *q)
 {
 	pthread_cond_destroy(&q->qp.cond);
 	pthread_mutex_destroy(&q->qp.mutex);
@@ -95,11 +142,30 @@ struct ibv_qp *
 ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
 {
 	struct uroce_vqp *q;
-	int ret = qp_new(pd, qp_init_attr, &q);
+	int ret;
+
+	/* XRC_RECV needs a domain: only ibv_create_qp_ex() gives one. */
+	if (pd == NULL)
+		return uroce_verbs_null(EINVAL);
+	ret = qp_new(pd, NULL, qp_init_attr, &q);
 
 	if (ret != 0)
 		return uroce_verbs_null(ret);
 	return &q->qp;
+}
+
+/* ibv_create_qp_ex(3): an XRC_RECV QP names its domain (IBV_QP_INIT_ATTR_
+ * XRCD), every other type its PD, of this context's device. */
+static bool
+qp_ex_owner_ok(struct ibv_context *context,
+	       const struct ibv_qp_init_attr_ex *attr)
+{
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return (attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) &&
+		       attr->xrcd != NULL &&
+		       attr->xrcd->context->device == context->device;
+	return (attr->comp_mask & IBV_QP_INIT_ATTR_PD) && attr->pd != NULL &&
+	       attr->pd->context == context;
 }
 
 /* verbs_context.create_qp_ex: the ibv_wr_* API with send_ops_flags. */
@@ -112,8 +178,7 @@ uroce_verbs_create_qp_ex(struct ibv_context *context,
 	uint64_t ops = 0;
 	int ret;
 
-	if (attr == NULL || !(attr->comp_mask & IBV_QP_INIT_ATTR_PD) ||
-	    attr->pd == NULL || attr->pd->context != context)
+	if (attr == NULL || !qp_ex_owner_ok(context, attr))
 		return uroce_verbs_null(EINVAL);
 	if ((attr->comp_mask & ~QP_INIT_MASK_SUPPORTED) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
@@ -133,12 +198,14 @@ uroce_verbs_create_qp_ex(struct ibv_context *context,
 	init.cap = attr->cap;
 	init.qp_type = attr->qp_type;
 	init.sq_sig_all = attr->sq_sig_all;
-	ret = qp_new(attr->pd, &init, &q);
+	ret = qp_new(attr->qp_type == IBV_QPT_XRC_RECV ? NULL : attr->pd,
+		     attr->qp_type == IBV_QPT_XRC_RECV ? attr->xrcd : NULL,
+		     &init, &q);
 	if (ret == 0 && ops != 0) {
 		ret = uroce_verbs_qpx_init(q, ops);
 		if (ret != 0) {
 			uroce_dev_qp_destroy(q->uqp);
-			qp_free(q);
+			uroce_verbs_qp_free(q);
 		}
 	}
 	if (ret != 0)
@@ -199,13 +266,11 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 
 /* Waits, as rdma-core, until the QP's async events were acknowledged. */
 int
-ibv_destroy_qp(struct ibv_qp *qp)
+uroce_verbs_qp_destroy(struct uroce_vqp *q)
 {
-	struct uroce_vqp *q = vqp_of(qp);
+	struct ibv_qp *qp = &q->qp;
 	int ret;
 
-	if (qp == NULL)
-		return EINVAL;
 	ret = uroce_dev_qp_destroy(q->uqp);
 	if (ret < 0)
 		return -ret;
@@ -216,8 +281,22 @@ ibv_destroy_qp(struct ibv_qp *qp)
 	pthread_mutex_unlock(&qp->mutex);
 	if (q->is_ex)
 		uroce_verbs_qpx_fini(q);
-	qp_free(q);
 	return 0;
+}
+
+int
+ibv_destroy_qp(struct ibv_qp *qp)
+{
+	int ret;
+
+	if (qp == NULL)
+		return EINVAL;
+	if (qp->qp_type == IBV_QPT_XRC_RECV)
+		return uroce_verbs_xrc_qp_destroy(vqp_of(qp));
+	ret = uroce_verbs_qp_destroy(vqp_of(qp));
+	if (ret == 0)
+		uroce_verbs_qp_free(vqp_of(qp));
+	return ret;
 }
 
 /* ------------------------------------------------------------------------

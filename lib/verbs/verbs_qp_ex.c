@@ -206,6 +206,16 @@ wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t qpn,
 	wr->wr.ud.remote_qkey = qkey;
 }
 
+/* XRC_SEND: the SRQ of the target the WR goes to (the XRCETH). */
+static void
+wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct ibv_send_wr *wr = wr_cur(qpx);
+
+	if (wr != NULL)
+		wr->qp_type.xrc.remote_srqn = remote_srqn;
+}
+
 static void
 wr_set_sge_list(struct ibv_qp_ex *qpx, size_t n, const struct ibv_sge *sge)
 {
@@ -281,6 +291,7 @@ qpx_set_ops(struct ibv_qp_ex *x, uint64_t ops)
 	x->wr_set_inline_data = wr_set_inline_data;
 	x->wr_set_inline_data_list = wr_set_inline_data_list;
 	x->wr_set_ud_addr = wr_set_ud_addr;
+	x->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	if (ops & IBV_QP_EX_WITH_SEND)
 		x->wr_send = wr_send;
 	if (ops & IBV_QP_EX_WITH_SEND_WITH_IMM)

@@ -3,7 +3,7 @@
  */
 
 /*
- * The device verbs uroce does not do (yet): no SRQs, no resize, no
+ * The device verbs uroce does not do (yet): no CQ resize, no
  * multicast, no ECE, no import of objects from another process, no
  * dma-buf or re-registration of MRs. Each fails the way rdma-core reports
  * an absent feature (its dummy ops, and the man pages' conventions):
@@ -86,33 +86,6 @@ ibv_unimport_dm(struct ibv_dm *dm)
 
 int
 ibv_resize_cq(struct ibv_cq *cq, int cqe)
-{
-	return UROCE_VERBS_ABSENT;
-}
-
-/* ---- shared receive queues ---- */
-
-struct ibv_srq *
-ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *srq_init_attr)
-{
-	return uroce_verbs_null(UROCE_VERBS_ABSENT);
-}
-
-int
-ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
-	       int srq_attr_mask)
-{
-	return UROCE_VERBS_ABSENT;
-}
-
-int
-ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr)
-{
-	return UROCE_VERBS_ABSENT;
-}
-
-int
-ibv_destroy_srq(struct ibv_srq *srq)
 {
 	return UROCE_VERBS_ABSENT;
 }

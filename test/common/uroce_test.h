@@ -75,6 +75,17 @@ ut_rand(void)
 	return ut_rng;
 }
 
+/* Fill n bytes with ut_rand() data. */
+static inline void
+ut_fill_rand(void *p, size_t n)
+{
+	uint8_t *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (uint8_t)ut_rand();
+}
+
 static inline int
 ut_summary_named(const char *name)
 {

@@ -233,6 +233,8 @@ ut_node_init(struct ut_link *l, int side, enum ibv_mtu active_mtu)
 	e->max_sge = 8;
 	e->max_inline = 256;
 	e->max_qp_wr = 4096;
+	e->max_srq_wr = 4096;
+	e->max_srq_sge = 8;
 	/* UT_LINK_ZC_MIN=n: RC payloads of n bytes and more go zero-copy. */
 	if (getenv("UT_LINK_ZC_MIN") != NULL) {
 		e->tx_extbuf = true;
@@ -308,6 +310,7 @@ struct ut_qp_opts {
 	uint32_t psn[2];		/* sq_psn of A and of B */
 	uint32_t qkey;
 	uint8_t sgid_index;		/* 0: IPv4, 1: IPv6 */
+	struct uroce_srq *srq;		/* receives from it (ut_node_qp) */
 };
 
 static inline void
@@ -345,6 +348,7 @@ ut_node_qp(struct ut_node *n, const struct ut_qp_opts *o, uint32_t qpn,
 	init.cap.max_send_sge = o->max_sge;
 	init.cap.max_recv_sge = o->max_sge;
 	init.cap.max_inline_data = o->max_inline;
+	init.srq = (struct ibv_srq *)(void *)o->srq;
 	ret = uroce_qp_create(&n->env, &n->pd, n->scq, n->rcq, &init, qpn, qp);
 	if (ret == 0 && n->nqp < UT_LINK_QPS)
 		n->qps[n->nqp++] = *qp;
@@ -369,6 +373,10 @@ ut_qp_up(struct ut_link *l, int side, struct uroce_qp *qp, uint32_t peer_qpn,
 	struct ibv_qp_attr a;
 	int ret, mask;
 	bool ud = o->type == IBV_QPT_UD;
+	/* RC's attributes split between the XRC initiator (requester's)
+	 * and target (responder's), as ibv_modify_qp(3)'s tables say. */
+	bool resp = o->type == IBV_QPT_RC || o->type == IBV_QPT_XRC_RECV;
+	bool req = o->type == IBV_QPT_RC || o->type == IBV_QPT_XRC_SEND;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
@@ -395,7 +403,7 @@ ut_qp_up(struct ut_link *l, int side, struct uroce_qp *qp, uint32_t peer_qpn,
 		a.ah_attr.grh.hop_limit = 64;
 		memcpy(a.ah_attr.grh.dgid.raw, l->node[side ^ 1].env.gid[o->sgid_index].raw, 16);
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-		if (o->type == IBV_QPT_RC) {
+		if (resp) {
 			a.max_dest_rd_atomic = o->max_rd_atomic;
 			a.min_rnr_timer = o->min_rnr_timer;
 			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -408,12 +416,15 @@ ut_qp_up(struct ut_link *l, int side, struct uroce_qp *qp, uint32_t peer_qpn,
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = o->psn[side];
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (o->type == IBV_QPT_RC) {
+	if (resp || req) {
 		a.timeout = o->timeout;
+		mask |= IBV_QP_TIMEOUT;
+	}
+	if (req) {
 		a.retry_cnt = o->retry_cnt;
 		a.rnr_retry = o->rnr_retry;
 		a.max_rd_atomic = o->max_rd_atomic;
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	}
 	return uroce_qp_modify(qp, &a, mask, l->now);

@@ -13,8 +13,13 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "uroce_test.h"
 
 static char ut_verbs_conf[64];
 static char ut_verbs_rundir[96];
@@ -69,6 +74,83 @@ ut_verbs_ringlink_config(const char *name, unsigned int subnet)
 	setenv("UROCE_CONFIG", ut_verbs_conf, 1);
 	atexit(ut_verbs_cleanup);
 	return 0;
+}
+
+/*
+ * The two devices of a ringlink configuration (ut_verbs_ringlink_config()
+ * first), opened: 0, or -1 with what failed left NULL. Needs the test's
+ * uroce_test.h and <infiniband/verbs.h>.
+ */
+static inline int
+ut_verbs_open_pair(struct ibv_device ***list, struct ibv_context **c0,
+		   struct ibv_context **c1)
+{
+	int num = 0;
+
+	*c0 = *c1 = NULL;
+	*list = ibv_get_device_list(&num);
+	if (!UT_CHECK(*list != NULL && num == 2))
+		return -1;
+	*c0 = ibv_open_device((*list)[0]);
+	*c1 = ibv_open_device((*list)[1]);
+	return UT_CHECK(*c0 != NULL && *c1 != NULL) ? 0 : -1;
+}
+
+/* Close what ut_verbs_open_pair() opened, forget the configuration. */
+static inline void
+ut_verbs_close_pair(struct ibv_device **list, struct ibv_context *c0,
+		    struct ibv_context *c1)
+{
+	if (c0 != NULL)
+		UT_CHECK_EQ(ibv_close_device(c0), 0);
+	if (c1 != NULL)
+		UT_CHECK_EQ(ibv_close_device(c1), 0);
+	if (list != NULL)
+		ibv_free_device_list(list);
+	unsetenv("UROCE_CONFIG");
+}
+
+/*
+ * An RC QP from RESET to RTS towards peer_qpn of peer_ctx (GID 0, path MTU
+ * 1024, PSN psn both ways, retry and RNR retry 7: for ever), each step
+ * checked.
+ */
+static inline void
+ut_verbs_rc_connect(struct ibv_qp *qp, struct ibv_context *peer_ctx,
+		    uint32_t peer_qpn, uint32_t psn, uint8_t min_rnr_timer)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer_qpn;
+	a.rq_psn = psn;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = min_rnr_timer;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 1;
+	UT_CHECK_EQ(ibv_query_gid(peer_ctx, 1, 0, &a.ah_attr.grh.dgid), 0);
+	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = psn;
+	a.max_rd_atomic = 1;
+	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
 }
 
 #endif /* UROCE_TEST_VERBS_H */

@@ -81,6 +81,17 @@ def pingpong(tool, extra, name=None):
             PINGPONG_DONE)
 
 
+# ibv_xsrq_pingpong prints "success" once it has torn everything down
+# (XRC SRQ, target and initiator QPs, the XRC domain) without an error.
+XSRQ_DONE = r'^success$'
+
+
+def xsrq(extra):
+    args = ['-g', '0', '-d', 'uroce0'] + extra
+    return ('ibv_xsrq_pingpong %s' % ' '.join(extra), 'ibv_xsrq_pingpong',
+            args, args, XSRQ_DONE)
+
+
 def perftest(tool, extra, done=PERF_DONE):
     args = ['-d', 'uroce0', '-x', '0', '-F'] + extra
     return ('%s %s' % (tool, ' '.join(extra)), tool, args, args, done)
@@ -134,6 +145,21 @@ CASES = {
         pingpong('ibv_ud_pingpong', ['-s', '1024', '-n', '200']),
         pingpong('ibv_ud_pingpong', ['-s', '1024', '-n', '100', '-e']),
     ],
+    # Receives from one SRQ shared by -q QPs (default 16, rx-depth 500).
+    'srq': [
+        pingpong('ibv_srq_pingpong', ['-n', '200']),
+        pingpong('ibv_srq_pingpong', ['-q', '16', '-s', '1', '-n', '200']),
+        pingpong('ibv_srq_pingpong', ['-q', '4', '-s', '65536', '-n', '20']),
+        pingpong('ibv_srq_pingpong', ['-n', '100', '-e']),
+    ],
+    # XRC: XRC_SEND -> XRC_RECV -> the XRC SRQ each message names, both
+    # ways (each side is initiator and target), 1 B to 8 MTUs.
+    'xrc': [
+        xsrq(['-n', '50']),
+        xsrq(['-s', '1', '-n', '100']),
+        xsrq(['-s', '8192', '-n', '50']),
+        xsrq(['-s', '4096', '-n', '50', '-e']),
+    ],
     'perf': [
         perftest('ib_send_bw', ['-n', '200', '-s', '4096']),
         perftest('ib_write_bw', ['-n', '200', '-s', '65536']),
@@ -156,6 +182,8 @@ CASES = {
 }
 # Groups that need the afp link (no TCP exchange to sync on over memif).
 AFP_ONLY = {'raw'}
+# Groups the default (no --group) afp run leaves out: they run on memif.
+MEMIF_DEFAULT = {'srq'}
 
 
 def tool_cmd(tool, line_buffered=False):
@@ -465,7 +493,8 @@ def main():
         if veth:
             veth.open()
         groups = a.group or [g for g in sorted(CASES)
-                             if veth or g not in AFP_ONLY]
+                             if (veth or g not in AFP_ONLY) and
+                             not (veth and g in MEMIF_DEFAULT)]
         for g in groups:
             for case in CASES[g]:
                 idx += 1

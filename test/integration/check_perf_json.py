@@ -6,7 +6,9 @@
 # transport's figures and its raw ceiling; messages completed is what -n
 # asked for, bytes = messages x size, no error, ratios present and
 # positive (--bidir: messages of both sides); the backend the options
-# chose (--verbs or native). No timing threshold.
+# chose (--verbs or native); --srq: the SRQ holds min(2 x --inflight,
+# qps x depth) receives; --window: a pace object with a row per QP, none
+# without. No timing threshold.
 #
 #	check_perf_json.py FILE [the client's options: -n N, -s N, -m M, -a]
 import json
@@ -79,6 +81,20 @@ def main():
             if "-s" in args and "-a" not in args and \
                     r["size"] != int(opt(args, "-s", "0")):
                 fail(f"size {r['size']}, asked {opt(args, '-s', '')}")
+    # --srq: one SRQ holds what can be in flight, not qps x depth receives.
+    qps, depth = int(opt(args, "--qps", "1")), int(opt(args, "-q", "128"))
+    srq_wr = min(2 * int(opt(args, "--inflight", str(qps * depth))), qps * depth)
+    if d.get("srq") != ("--srq" in args):
+        fail(f"srq {d.get('srq')}, --srq {'--srq' in args}")
+    if "--srq" in args and d.get("recv_wqes") != srq_wr:
+        fail(f"recv_wqes {d.get('recv_wqes')}, wanted {srq_wr}")
+    pace = d.get("pace")
+    if ("--window" in args) != (pace is not None):
+        fail(f"pace {pace}, --window {'--window' in args}")
+    if pace is not None and (pace["windows_measured"] <= 0 or
+                             len(pace["qps"]) != qps):
+        fail(f"pace: {pace['windows_measured']} windows, "
+             f"{len(pace['qps'])} QPs, wanted {qps}")
     for m in modes:
         if want[m] == 0:
             fail(f"no {m} row")

@@ -354,6 +354,45 @@ find_srcdir(char *dir, size_t len)
 	return has_samples(dir);
 }
 
+/* Ports on a kernel interface may leave ip out; neigh = kernel|own. */
+static void
+test_kernel_iface(void)
+{
+	static const struct {
+		const char *text;
+		uint8_t neigh;
+	} cases[] = {
+		{ "[port]\ndev = af_xdp:veth-x.1\n", UROCE_CONFIG_NEIGH_DEFAULT },
+		{ "[port]\ndev = af_xdp:eth0,busy_budget=0\nneigh = own\n",
+		  UROCE_CONFIG_NEIGH_OWN },
+		{ "[port]\ndev = net_af_xdp0,iface=eth1\nneigh = kernel\n",
+		  UROCE_CONFIG_NEIGH_KERNEL },
+		{ "[port]\ndev = net_af_packet0,iface=v,qdisc_bypass=1\n"
+		  "neigh = kernel\n", UROCE_CONFIG_NEIGH_KERNEL },
+	};
+	struct uroce_config cfg;
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(cases); i++) {
+		int ret = uroce_config_load(write_conf(cases[i].text), &cfg, err,
+					    sizeof(err));
+
+		UT_CHECK_EQ(ret, 0);
+		UT_NOTE("case %u: %s", i, err);
+		UT_CHECK(uroce_config_kernel_iface(&cfg.port[0]));
+		UT_CHECK(!cfg.port[0].has_ip4 && cfg.port[0].ip6_cnt == 0);
+		UT_CHECK_EQ(cfg.port[0].neigh, cases[i].neigh);
+		UT_CHECK(!cfg.port[0].has_mtu);
+		UT_CHECK_EQ(cfg.port[0].mtu, UROCE_CONFIG_MTU_DEFAULT);
+		uroce_config_free(&cfg);
+	}
+	UT_CHECK_EQ(uroce_config_load(write_conf("[port]\ndev = net_tap0\n"
+		"ip = 10.0.0.1/24\nmtu = 1500\n"), &cfg, err, sizeof(err)), 0);
+	UT_CHECK(!uroce_config_kernel_iface(&cfg.port[0]));
+	UT_CHECK(cfg.port[0].has_mtu);
+	uroce_config_free(&cfg);
+}
+
 static void
 test_samples(void)
 {
@@ -379,6 +418,17 @@ test_samples(void)
 		UT_CHECK_EQ(cfg.neigh_cnt, 1);
 		UT_CHECK(cfg.eal_argc > 0);
 		UT_NOTE("%s", names[i]);
+		uroce_config_free(&cfg);
+	}
+	/* The AF_XDP samples take addresses and neighbours from the kernel. */
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/config/af_xdp-%c.conf", dir,
+			 'a' + i);
+		ret = uroce_config_load(path, &cfg, err, sizeof(err));
+		UT_CHECK_EQ(ret, 0);
+		UT_NOTE("af_xdp-%c.conf: %s", 'a' + i, err);
+		UT_CHECK(!cfg.port[0].has_ip4 && cfg.neigh_cnt == 0);
+		UT_CHECK(uroce_config_kernel_iface(&cfg.port[0]));
 		uroce_config_free(&cfg);
 	}
 	snprintf(path, sizeof(path), "%s/config/memif-b.conf", dir);
@@ -422,6 +472,14 @@ static const struct bad_case {
 	const char *text, *needle1, *needle2;
 } bad_values[] = {
 	{ BASE "mtu = 0", "[port] mtu = \"0\"", "not a number in 68..9000" },
+	{ BASE "neigh = both", "[port] neigh = \"both\"", "not kernel or own" },
+	{ BASE "neigh = Kernel", "[port] neigh", "not kernel or own" },
+	{ "[port]\ndev = af_xdp:", "[port] dev", "1..15" },
+	{ "[port]\ndev = af_xdp:,x=1", "[port] dev", "1..15" },
+	{ "[port]\ndev = af_xdp:0123456789abcdef", "[port] dev", "1..15" },
+	{ "[port]\ndev = af_xdp:a/b", "[port] dev", "1..15" },
+	{ "[port]\ndev = net_af_xdp0", "[port] ip", "missing" },
+	{ "[port]\ndev = net_af_packet0,qdisc_bypass=1", "[port] ip", "missing" },
 	{ BASE "mtu = 67", "[port] mtu = \"67\"", "68..9000" },
 	{ BASE "mtu = 9001", "[port] mtu = \"9001\"", "68..9000" },
 	{ BASE "mtu = abc", "[port] mtu = \"abc\"", "68..9000" },
@@ -913,6 +971,7 @@ main(void)
 	test_all_keys();
 	test_defaults();
 	test_samples();
+	test_kernel_iface();
 	test_bad();
 	test_limits();
 	test_line_limits();

@@ -71,6 +71,42 @@ poll_all(struct uroce_cq *cq, struct ibv_wc *wc, int max)
 /* ---------------------------------------------------------------------------
  * Create.
  */
+/* XRC: an initiator has a send queue only, a target no queue and no CQ
+ * (IBTA XRC annex A14.2); neither takes ibv_post_recv, a target no send. */
+static void
+test_create_xrc(struct ut_node *n, struct ibv_qp_init_attr *init)
+{
+	struct ibv_recv_wr rwr = { .wr_id = 1 }, *rbad = NULL;
+	struct ibv_send_wr wr = { .wr_id = 2, .opcode = IBV_WR_SEND }, *bad = NULL;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct uroce_qp *qp = NULL;
+
+	init->qp_type = IBV_QPT_XRC_SEND;
+	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, NULL, n->rcq, init, 9, &qp), -EINVAL);
+	if (UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, n->scq, NULL, init, 9, &qp), 0)) {
+		UT_CHECK(qp->send_cq == n->scq && qp->recv_cq == NULL);
+		UT_CHECK(qp->resp == NULL);
+		UT_CHECK_EQ(uroce_qp_modify(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0), 0);
+		UT_CHECK_EQ(uroce_qp_post_recv(qp, &rwr, &rbad), -EINVAL);
+		UT_CHECK(rbad == &rwr);
+		uroce_qp_destroy(qp);
+	}
+	init->qp_type = IBV_QPT_XRC_RECV;
+	qp = NULL;
+	if (UT_CHECK_EQ(uroce_qp_create(&n->env, NULL, NULL, NULL, init, 10, &qp), 0)) {
+		UT_CHECK(qp->send_cq == NULL && qp->recv_cq == NULL);
+		UT_CHECK(qp->resp != NULL);
+		UT_CHECK_EQ(uroce_qp_modify(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0), 0);
+		rbad = NULL;
+		UT_CHECK_EQ(uroce_qp_post_recv(qp, &rwr, &rbad), -EINVAL);
+		UT_CHECK_EQ(uroce_qp_post_send(qp, &wr, &bad), -EINVAL);
+		UT_CHECK(bad == &wr);
+		uroce_qp_destroy(qp);
+	}
+}
+
 static void
 test_create(void)
 {
@@ -80,7 +116,8 @@ test_create(void)
 	struct ibv_qp_attr attr;
 	struct uroce_qp *qp = NULL;
 	struct ut_node *n;
-	int srq_dummy;
+	struct uroce_srq_init srq_init = { 0 };
+	struct uroce_srq *srq = NULL;
 
 	if (!UT_CHECK(l != NULL) || !UT_CHECK_EQ(ut_link_init(l, 1, IBV_MTU_1024), 0))
 		return;
@@ -113,11 +150,20 @@ test_create(void)
 	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, n->scq, n->rcq, &init, 9, &qp), -EINVAL);
 	init.cap.max_send_wr = 1;
 	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, NULL, n->rcq, &init, 9, &qp), -EINVAL);
-	init.srq = (struct ibv_srq *)&srq_dummy;
+	/* RAW_PACKET QPs take no receives from an SRQ. */
+	srq_init.type = IBV_SRQT_BASIC;
+	srq_init.pd = &n->pd;
+	srq_init.max_wr = 4;
+	srq_init.max_sge = 1;
+	UT_CHECK_EQ(uroce_srq_create(&n->env, &srq_init, &srq), 0);
+	init.srq = (struct ibv_srq *)(void *)srq;
+	init.qp_type = IBV_QPT_RAW_PACKET;
 	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, n->scq, n->rcq, &init, 9, &qp), -EOPNOTSUPP);
+	uroce_srq_destroy(srq);
 	init.srq = NULL;
-	init.qp_type = IBV_QPT_XRC_SEND;
+	init.qp_type = IBV_QPT_DRIVER;
 	UT_CHECK_EQ(uroce_qp_create(&n->env, &n->pd, n->scq, n->rcq, &init, 9, &qp), -EOPNOTSUPP);
+	test_create_xrc(n, &init);
 	ut_link_fini(l);
 	free(l);
 }

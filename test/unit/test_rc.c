@@ -63,15 +63,6 @@ rbuf_take(struct rbuf *b, size_t len)
 	return p;
 }
 
-static void
-fill_rand(uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (uint8_t)ut_rand();
-}
-
 /* Split [addr, addr + len) into 1..max SGEs (some may be empty). */
 static int
 split_sges(struct ibv_sge *sge, int max, uint8_t *addr, uint32_t len, uint32_t lkey)
@@ -226,7 +217,7 @@ build_wr(struct env *e, struct round *r, struct ibv_send_wr *wr,
 	} else if (op == IBV_WR_RDMA_READ) {
 		src = rbuf_take(&e->rb, len);
 		dst = rbuf_take(&e->la, len);
-		fill_rand(src, len);
+		ut_fill_rand(src, len);
 		memset(dst, 0, len);
 		wr->num_sge = split_sges(sge, 4, dst, len, e->la.mr->lkey);
 		wr->wr.rdma.remote_addr = (uintptr_t)src;
@@ -234,7 +225,7 @@ build_wr(struct env *e, struct round *r, struct ibv_send_wr *wr,
 		add_check(r, dst, src, len, i);
 	} else {
 		src = rbuf_take(&e->la, len);
-		fill_rand(src, len);
+		ut_fill_rand(src, len);
 		wr->num_sge = split_sges(sge, 4, src, len, e->la.mr->lkey);
 		if (len <= 128 && (ut_rand() & 3) == 0)
 			wr->send_flags |= IBV_SEND_INLINE;
@@ -625,7 +616,7 @@ test_read_resume(void)
 	w.cq = e->qa->send_cq;
 	src = rbuf_take(&e->rb, len);
 	dst = rbuf_take(&e->la, len);
-	fill_rand(src, len);
+	ut_fill_rand(src, len);
 	e->l.tap = tap_fn;
 	e->l.tap_ctx = &rsp;
 	UT_CHECK_EQ(post_one(e->qa, IBV_WR_RDMA_READ, 9, dst, len, e->la.mr->lkey,
@@ -717,7 +708,7 @@ test_rnr(void)
 	wr.cq = e->qb->recv_cq;
 	src = rbuf_take(&e->la, 300);
 	dst = rbuf_take(&e->lb, 300);
-	fill_rand(src, 300);
+	ut_fill_rand(src, 300);
 	e->l.tap = tap_fn;
 	e->l.tap_ctx = &t;
 	UT_CHECK_EQ(post_one(e->qa, IBV_WR_SEND, 1, src, 300, e->la.mr->lkey, 0, 0), 0);

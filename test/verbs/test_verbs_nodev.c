@@ -382,7 +382,10 @@ test_null_and_absent(void)
 	UT_CHECK_EQ(_ibv_query_gid_table(NULL, NULL, 0, 0, 0), -EINVAL);
 	UT_CHECK(ibv_qp_to_qp_ex(NULL) == NULL);
 	errno = 0;
-	UT_CHECK(ibv_create_srq(NULL, NULL) == NULL && errno == EOPNOTSUPP);
+	UT_CHECK(ibv_create_srq(NULL, NULL) == NULL && errno == EINVAL);
+	UT_CHECK_EQ(ibv_destroy_srq(NULL), EINVAL);
+	UT_CHECK_EQ(ibv_modify_srq(NULL, NULL, 0), EINVAL);
+	UT_CHECK_EQ(ibv_query_srq(NULL, NULL), EINVAL);
 	UT_CHECK_EQ(ibv_resize_cq(NULL, 1), EOPNOTSUPP);
 	UT_CHECK_EQ(ibv_rereg_mr(NULL, 0, NULL, NULL, 0, 0),
 		    IBV_REREG_MR_ERR_INPUT);

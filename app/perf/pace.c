@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * Pacing measured in windows (the client's bw phase, --window S): the
+ * per-QP rates (--rate, or --rate-total split 1:2:3:4 round robin, with
+ * --burst as max_burst_sz), and what the QPs achieve.
+ *
+ * Time is cut in windows of S seconds from the phase's start (TSC); the
+ * first is discarded (it holds the buckets' initial bursts and the start
+ * of the streams) and the whole windows that follow, until the phase's
+ * end, are measured. What counts is what the pacer charges: frame bytes,
+ * the port's tx_bytes per window for the aggregate (a WRITE client's port
+ * sends only its requests) and each QP's tx_bytes over the measured
+ * windows. Cycles per frame are the engine's work cycles (iterations that
+ * found work, preempted ones left out: struct uroce_lcore_stats) over the
+ * frames the port sent, which other load on the machine distorts less
+ * than wall time. With no rate the windows measure the unpaced stream
+ * (the ceiling the pacing targets are set from).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+
+#include "perf_priv.h"
+#include "uroce_port.h"
+
+struct pace_mark {
+	uint64_t tsc, bytes, pkts, work, long_loops;
+};
+
+struct perf_pace {
+	uint32_t *rate;			/* kbit/s per QP, 0: unpaced */
+	uint64_t *tx0, *wait0;		/* per QP at the end of window 0 */
+	uint64_t win;			/* window, cycles */
+	uint64_t start, target_kbps;
+	unsigned int nwin, w;		/* windows measured, marks taken */
+	struct pace_mark *mk;		/* nwin + 2 marks */
+	bool done;
+	/* Results. */
+	double achieved_bps, err, worst_win_err, worst_qp_err, cyc_per_frame;
+	double *qp_bps;
+	uint64_t *qp_wait_cycles;
+};
+
+static uint32_t
+pace_weight(const struct perf *p, uint32_t i)
+{
+	return p->o->rate_total_kbps != 0 ? 1 + i % 4 : 1;
+}
+
+/* Each QP's rate: --rate, or its share of --rate-total (1:2:3:4). */
+static void
+pace_rates(struct perf *p, struct perf_pace *pc)
+{
+	uint64_t wsum = 0, r;
+	uint32_t i;
+
+	for (i = 0; i < p->nqp; i++)
+		wsum += pace_weight(p, i);
+	for (i = 0; i < p->nqp; i++) {
+		r = p->o->rate_total_kbps != 0 ?
+			RTE_MAX(p->o->rate_total_kbps * pace_weight(p, i) / wsum,
+				(uint64_t)1) : p->o->rate_kbps;
+		pc->rate[i] = (uint32_t)r;
+		pc->target_kbps += r;
+	}
+}
+
+static int
+pace_apply(struct perf *p, const struct perf_pace *pc)
+{
+	struct ibv_qp_rate_limit_attr a;
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < p->nqp; i++) {
+		if (pc->rate[i] == 0)
+			continue;
+		memset(&a, 0, sizeof(a));
+		a.rate_limit = pc->rate[i];
+		a.max_burst_sz = p->o->burst;
+		ret = uroce_dev_qp_rate_limit(p->qps[i].qp, &a);
+		if (ret < 0) {
+			fprintf(stderr, "uroce-perf: rate %u kbit/s, burst %u "
+				"on QP %u: %s\n", a.rate_limit, a.max_burst_sz,
+				i, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int
+perf_pace_setup(struct perf *p)
+{
+	struct perf_pace *pc;
+	uint32_t n = p->nqp;
+
+	if (p->o->window_s == 0 && p->o->rate_total_kbps == 0 &&
+	    p->o->burst == 0)
+		return 0;
+	pc = calloc(1, sizeof(*pc));
+	if (pc == NULL)
+		return -ENOMEM;
+	p->pace = pc;
+	pc->rate = calloc(n, sizeof(*pc->rate));
+	pc->tx0 = calloc(n, sizeof(*pc->tx0));
+	pc->wait0 = calloc(n, sizeof(*pc->wait0));
+	pc->qp_bps = calloc(n, sizeof(*pc->qp_bps));
+	pc->qp_wait_cycles = calloc(n, sizeof(*pc->qp_wait_cycles));
+	if (pc->rate == NULL || pc->tx0 == NULL || pc->wait0 == NULL ||
+	    pc->qp_bps == NULL || pc->qp_wait_cycles == NULL)
+		return -ENOMEM;
+	pace_rates(p, pc);
+	return pace_apply(p, pc);
+}
+
+void
+perf_pace_free(struct perf *p)
+{
+	struct perf_pace *pc = p->pace;
+
+	if (pc == NULL)
+		return;
+	free(pc->rate);
+	free(pc->tx0);
+	free(pc->wait0);
+	free(pc->qp_bps);
+	free(pc->qp_wait_cycles);
+	free(pc->mk);
+	free(pc);
+	p->pace = NULL;
+}
+
+static void
+pace_mark(const struct perf *p, struct pace_mark *m)
+{
+	struct uroce_lcore_stats ls;
+	struct uroce_port_stats ps;
+
+	uroce_port_stats_get(p->port, &ps);
+	memset(&ls, 0, sizeof(ls));
+	uroce_engine_lcore_stats(0, &ls);
+	m->tsc = rte_rdtsc();
+	m->bytes = ps.tx_bytes;
+	m->pkts = ps.tx_pkts;
+	m->work = ls.work_cycles;
+	m->long_loops = ls.long_loops;
+}
+
+/* Each QP's tx_bytes and pace wait into tx[] and wait[]. */
+static void
+pace_qp_snap(const struct perf *p, uint64_t *tx, uint64_t *wait)
+{
+	struct uroce_qp_stats st;
+	uint32_t i;
+
+	for (i = 0; i < p->nqp; i++) {
+		memset(&st, 0, sizeof(st));
+		uroce_dev_qp_stats(p->qps[i].qp, &st);
+		tx[i] = st.tx_bytes;
+		wait[i] = st.pace_wait_cycles;
+	}
+}
+
+void
+perf_pace_begin(struct perf *p, double duration)
+{
+	struct perf_pace *pc = p->pace;
+
+	if (pc == NULL || p->o->window_s == 0)
+		return;
+	pc->win = (uint64_t)(p->o->window_s * (double)p->hz);
+	pc->nwin = (unsigned int)(duration / p->o->window_s + 1e-9);
+	pc->nwin = pc->nwin > 1 ? pc->nwin - 1 : 0;
+	free(pc->mk);
+	pc->mk = calloc(pc->nwin + 2, sizeof(*pc->mk));
+	pc->w = 0;
+	pc->done = pc->mk == NULL || pc->nwin == 0;
+	if (pc->done)
+		return;
+	pace_mark(p, &pc->mk[0]);
+	pc->start = pc->mk[0].tsc;
+	pc->w = 1;
+}
+
+static double
+rel_err(double got, double want)
+{
+	return want > 0 ? got / want - 1.0 : 0.0;
+}
+
+static void
+pace_results(struct perf *p, struct perf_pace *pc)
+{
+	const struct pace_mark *a = &pc->mk[1], *b = &pc->mk[pc->nwin + 1];
+	double secs = (double)(b->tsc - a->tsc) / (double)p->hz, got, e;
+	double target = (double)pc->target_kbps * 1e3;
+	uint64_t *tx = calloc(p->nqp, sizeof(*tx));
+	unsigned int w;
+	uint32_t i;
+
+	pc->achieved_bps = (double)(b->bytes - a->bytes) * 8.0 / secs;
+	pc->err = rel_err(pc->achieved_bps, target);
+	pc->cyc_per_frame = b->pkts > a->pkts ?
+		(double)(b->work - a->work) / (double)(b->pkts - a->pkts) : 0;
+	for (w = 2; w <= pc->nwin + 1; w++) {
+		got = (double)(pc->mk[w].bytes - pc->mk[w - 1].bytes) * 8.0 /
+			((double)(pc->mk[w].tsc - pc->mk[w - 1].tsc) /
+			 (double)p->hz);
+		e = rel_err(got, target);
+		if (fabs(e) > fabs(pc->worst_win_err))
+			pc->worst_win_err = e;
+	}
+	if (tx == NULL)
+		return;
+	pace_qp_snap(p, tx, pc->qp_wait_cycles);
+	for (i = 0; i < p->nqp; i++) {
+		pc->qp_bps[i] = (double)(tx[i] - pc->tx0[i]) * 8.0 / secs;
+		pc->qp_wait_cycles[i] -= pc->wait0[i];
+		e = rel_err(pc->qp_bps[i], (double)pc->rate[i] * 1e3);
+		if (fabs(e) > fabs(pc->worst_qp_err))
+			pc->worst_qp_err = e;
+	}
+	free(tx);
+}
+
+/* From the bw loop, with a recent TSC: the window marks. */
+void
+perf_pace_tick(struct perf *p, uint64_t now)
+{
+	struct perf_pace *pc = p->pace;
+
+	if (pc == NULL || pc->done || now < pc->start + pc->w * pc->win)
+		return;
+	pace_mark(p, &pc->mk[pc->w]);
+	if (pc->w == 1)		/* the measured windows start here */
+		pace_qp_snap(p, pc->tx0, pc->wait0);
+	if (pc->w++ == pc->nwin + 1) {
+		pc->done = true;
+		pace_results(p, pc);
+	}
+}
+
+static bool
+pace_measured(const struct perf *p)
+{
+	return p->pace != NULL && p->pace->done && p->pace->nwin > 0 &&
+		p->pace->mk != NULL;
+}
+
+void
+perf_pace_report(const struct perf *p, FILE *f)
+{
+	const struct perf_pace *pc = p->pace;
+
+	if (!pace_measured(p))
+		return;
+	fprintf(f, "pacing, %u windows of %.3f s: frame bytes %.3f Mbit/s",
+		pc->nwin, p->o->window_s, pc->achieved_bps / 1e6);
+	if (pc->target_kbps != 0)
+		fprintf(f, " for %.3f Mbit/s (%+.3f%%, worst window %+.3f%%, "
+			"worst QP %+.3f%%)", (double)pc->target_kbps / 1e3,
+			pc->err * 100, pc->worst_win_err * 100,
+			pc->worst_qp_err * 100);
+	fprintf(f, "; %.0f engine cycles per frame, %" PRIu64
+		" preempted iterations\n", pc->cyc_per_frame,
+		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops);
+}
+
+void
+perf_pace_json(const struct perf *p, FILE *f)
+{
+	const struct perf_pace *pc = p->pace;
+	uint32_t i;
+
+	if (!pace_measured(p))
+		return;
+	fprintf(f, "  \"pace\": {\"window_s\": %.6f, \"windows_measured\": %u, "
+		"\"burst\": %u, \"target_bps\": %.0f, \"achieved_bps\": %.0f, "
+		"\"error\": %.6f, \"worst_window_error\": %.6f, "
+		"\"worst_qp_error\": %.6f, \"cycles_per_frame\": %.1f, "
+		"\"frames\": %" PRIu64 ", \"preempted_loops\": %" PRIu64
+		",\n    \"qps\": [", p->o->window_s, pc->nwin, p->o->burst,
+		(double)pc->target_kbps * 1e3, pc->achieved_bps, pc->err,
+		pc->worst_win_err, pc->worst_qp_err, pc->cyc_per_frame,
+		pc->mk[pc->nwin + 1].pkts - pc->mk[1].pkts,
+		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops);
+	for (i = 0; i < p->nqp; i++)
+		fprintf(f, "%s\n      {\"qpn\": %u, \"target_bps\": %.0f, "
+			"\"achieved_bps\": %.0f, \"error\": %.6f, "
+			"\"pace_wait_us\": %.1f}", i ? "," : "",
+			p->qps[i].qpn, (double)pc->rate[i] * 1e3,
+			pc->qp_bps[i], rel_err(pc->qp_bps[i],
+					       (double)pc->rate[i] * 1e3),
+			(double)pc->qp_wait_cycles[i] * 1e6 / (double)p->hz);
+	fprintf(f, "]},\n");
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The uroce authors
+"""The pacing scenarios' uroce-perf JSONs -> pace.json and a table (run.sh).
+
+    summary.py OUT_JSON RUN.json...     the suite (names as run.sh gives them)
+    summary.py --check RUN.json         the integration test: the run has its
+                                        pace figures, every QP sent and was
+                                        held by its pacer, no error
+
+A run's "pace" object (uroce-perf --window, app/perf/pace.c) holds the frame
+bytes per window against the target, the worst window and QP, and the
+engine's cycles per frame. Verdicts (issue 6): aggregate within 1%, each QP
+within 5% (multi), targets above the ceiling reported as such.
+"""
+import json
+import os
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def check(path):
+    run = load(path)
+    pace = run.get("pace")
+    ok = pace is not None and pace["windows_measured"] >= 1 and \
+        len(pace["qps"]) == run["qps"]
+    for q in pace["qps"] if pace else []:
+        ok &= q["achieved_bps"] > 0 and q["pace_wait_us"] > 0
+    for r in run["results"]:
+        ok &= r.get("errors", 1) == 0 and r.get("messages", 0) > 0
+    print(f"check {path}: {'ok' if ok else 'FAILED'}")
+    return 0 if ok else 1
+
+
+def group(name):
+    if name == "ceiling":
+        return "ceiling"
+    return "single" if name.startswith("1x") and "80pct" not in name \
+        else "multi"
+
+
+def verdict(r):
+    if r["group"] == "ceiling":
+        return "-"
+    if r["above_ceiling"]:
+        return "above ceiling"
+    if abs(r["error"]) > 0.01 or \
+            (r["group"] == "multi" and abs(r["worst_qp_error"]) > 0.05):
+        return "MISSED"
+    return "ok"
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--check":
+        return check(sys.argv[2])
+    if len(sys.argv) < 3:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    runs = {}
+    for p in sys.argv[2:]:
+        run = load(p)
+        if "pace" not in run:       # a run that failed: said by run.sh
+            print(f"summary.py: {p}: no pace figures", file=sys.stderr)
+            continue
+        runs[os.path.basename(p)[:-5]] = run
+    if "ceiling" not in runs:
+        print("summary.py: no ceiling run", file=sys.stderr)
+        return 1
+    ceiling = runs["ceiling"]["pace"]["achieved_bps"]
+    order = sorted(runs, key=lambda n: (group(n) != "ceiling",
+                                        group(n) == "multi",
+                                        runs[n]["qps"],
+                                        runs[n]["pace"]["target_bps"]))
+    rows = []
+    for name in order:
+        run, p = runs[name], runs[name]["pace"]
+        row = {"group": group(name), "name": name, "qps": run["qps"],
+               "target_bps": p["target_bps"],
+               "achieved_bps": p["achieved_bps"], "error": p["error"],
+               "worst_window_error": p["worst_window_error"],
+               "worst_qp_error": p["worst_qp_error"],
+               "cycles_per_frame": p["cycles_per_frame"],
+               "frames": p["frames"],
+               "preempted_loops": p["preempted_loops"],
+               "retransmits": run["results"][0].get("retransmits", 0),
+               "above_ceiling": p["target_bps"] > ceiling}
+        row["verdict"] = verdict(row)
+        rows.append(row)
+    cyc = {r["qps"]: r["cycles_per_frame"] for r in rows
+           if r["group"] == "multi"}
+    ratio = cyc[10000] / cyc[1] if cyc.get(1) and cyc.get(10000) else 0
+    first = runs["ceiling"]["pace"]
+    res = {"window_s": first["window_s"],
+           "windows_measured": first["windows_measured"], "msg": 65536,
+           "ceiling_bps": ceiling, "cycles_ratio_10000_vs_1": ratio,
+           "results": rows}
+    with open(sys.argv[1], "w") as f:
+        json.dump(res, f, indent=1)
+    print(f"{'scenario':<12} {'QPs':>6} {'target Mb/s':>12} {'got Mb/s':>12}"
+          f" {'error':>9} {'worst 1s':>9} {'worst QP':>9} {'cyc/frm':>8}"
+          f" {'resent':>7}  verdict")
+    for r in rows:
+        print(f"{r['name']:<12} {r['qps']:>6} {r['target_bps'] / 1e6:>12.3f}"
+              f" {r['achieved_bps'] / 1e6:>12.3f} {r['error'] * 100:>+8.3f}%"
+              f" {r['worst_window_error'] * 100:>+8.3f}%"
+              f" {r['worst_qp_error'] * 100:>+8.3f}%"
+              f" {r['cycles_per_frame']:>8.0f} {r['retransmits']:>7}"
+              f"  {r['verdict']}")
+    if ratio:
+        print(f"engine cycles per frame, 10000 QPs vs 1: {ratio:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
