@@ -56,6 +56,8 @@ enum net_class {
 	NET_CLASS_OTHER,
 	NET_CLASS_ARP,
 	NET_CLASS_ROCE,			/* IPv4/IPv6, UDP, dst port 4791 */
+	NET_CLASS_NDP,			/* ICMPv6 neighbour solicitation or
+					 * advertisement (RFC 4861 4.3, 4.4) */
 };
 
 struct net_frame {
@@ -63,8 +65,8 @@ struct net_frame {
 	bool vlan;
 	uint16_t vid;
 	uint16_t l3_off;		/* IP or ARP header */
-	uint16_t l4_off;		/* UDP header (ROCE) */
-	uint16_t l3_end;		/* end of the IP datagram (ROCE) */
+	uint16_t l4_off;		/* UDP (ROCE) or ICMPv6 (NDP) header */
+	uint16_t l3_end;		/* end of the IP datagram (ROCE, NDP) */
 };
 
 /* Classify the contiguous first segment of m. */
@@ -162,7 +164,8 @@ struct uroce_port {
 	struct uroce_glue_link link;
 	const struct uroce_config_port *cfg;
 	unsigned int gid_cnt;
-	union uroce_gid gid[1 + UROCE_CONFIG_MAX_IP6];
+	/* IPv4-mapped, [port] ip6, the link-local address from the MAC. */
+	union uroce_gid gid[2 + UROCE_CONFIG_MAX_IP6];
 	struct net_queue *q;		/* [nb_queues] */
 	struct net_pcap *pcap;		/* NULL: no capture */
 	struct net_fault *fault;	/* NULL: no injection */
@@ -179,6 +182,26 @@ void net_arp_input(struct uroce_port *p, uint16_t q, struct rte_mbuf *m,
 		   const struct net_frame *f);
 /* A gratuitous ARP request for our address on queue 0. */
 void net_arp_announce(struct uroce_port *p);
+/* Whether gid is one of the port's GIDs. */
+bool net_is_own_gid(const struct uroce_port *p, const union uroce_gid *gid);
+/* Learn key -> mac (see neigh.c); create: a new entry too. */
+void net_neigh_learn(struct uroce_port *p, const union uroce_gid *key,
+		     const struct rte_ether_addr *mac, bool create);
+/* Append a control frame's L2 header (tagged on a VLAN port) and l3_len
+ * zeroed bytes to m; @return the L3 header, NULL when m has no room. */
+void *net_ctrl_frame(struct uroce_port *p, struct rte_mbuf *m,
+		     const struct rte_ether_addr *dst, uint16_t ether_type,
+		     uint16_t l3_len);
+
+/* ndp.c: IPv6 neighbour discovery (RFC 4861). */
+/* Whether the ICMPv6 message at f->l4_off is an NS or NA. */
+bool net_ndp_is_nd(const uint8_t *d, uint32_t len, uint16_t l4_off);
+/* Handle an NS/NA frame received on queue q; consumes m. */
+void net_ndp_input(struct uroce_port *p, uint16_t q, struct rte_mbuf *m,
+		   const struct net_frame *f);
+/* A neighbour solicitation for target on queue q; 0 or -ENOBUFS. */
+int net_ndp_solicit(struct uroce_port *p, uint16_t q,
+		    const union uroce_gid *target);
 
 /* pcap.c */
 int net_pcap_open(struct uroce_port *p, const char *path, char *err,

@@ -80,10 +80,16 @@ classify_ip(const uint8_t *d, uint32_t len, uint16_t et, struct net_frame *f)
 		   len >= off + sizeof(struct rte_ipv6_hdr)) {
 		const struct rte_ipv6_hdr *ip = (const void *)(d + off);
 
-		if (ip->proto != IPPROTO_UDP)
-			return;
 		l4 = off + sizeof(*ip);
 		end = l4 + rte_be_to_cpu_16(ip->payload_len);
+		if (ip->proto == IPPROTO_ICMPV6 && net_ndp_is_nd(d, len, l4)) {
+			f->cls = NET_CLASS_NDP;
+			f->l4_off = (uint16_t)l4;
+			f->l3_end = (uint16_t)RTE_MIN(end, (uint32_t)UINT16_MAX);
+			return;
+		}
+		if (ip->proto != IPPROTO_UDP)
+			return;
 	} else {
 		return;
 	}
@@ -312,6 +318,12 @@ ethdev_start(struct uroce_port *p, char *err, size_t len)
 	if (ret != 0 && ret != -ENOTSUP)
 		NET_LOG(DEBUG, "%s: promiscuous %s: %s\n", p->cfg->dev,
 			promisc ? "on" : "off", strerror(-ret));
+	/* IPv6 neighbour solicitations go to solicited-node multicast MACs
+	 * (RFC 4861 7.2.2); a NIC without this filter setting passes them. */
+	ret = rte_eth_allmulticast_enable(p->port_id);
+	if (ret != 0 && ret != -ENOTSUP)
+		NET_LOG(DEBUG, "%s: all-multicast on: %s\n", p->cfg->dev,
+			strerror(-ret));
 	ret = rte_eth_dev_start(p->port_id);
 	if (ret != 0)
 		return open_err(err, len, p->cfg, "dev", ret, "start: %s",
@@ -320,9 +332,18 @@ ethdev_start(struct uroce_port *p, char *err, size_t len)
 	return 0;
 }
 
+/*
+ * The GID table, as RoCE NICs fill theirs from the netdev's addresses: the
+ * IPv4-mapped GID of [port] ip at 0, then [port] ip6 in order, then the
+ * link-local address every IPv6 interface has (RFC 4291 2.5.6, interface
+ * id the modified EUI-64 of the MAC, RFC 4291 appendix A), unless ip6
+ * names it already: IPv6 works with no IPv6 configured. After mac_setup.
+ */
 static void
 gids_init(struct uroce_port *p)
 {
+	union uroce_gid ll = { .raw = { 0xfe, 0x80 } };
+	const uint8_t *m = p->mac.addr_bytes;
 	unsigned int i;
 
 	p->gid_cnt = 0;
@@ -330,6 +351,14 @@ gids_init(struct uroce_port *p)
 		uroce_gid_from_v4(&p->gid[p->gid_cnt++], p->ip4);
 	for (i = 0; i < p->cfg->ip6_cnt; i++)
 		memcpy(p->gid[p->gid_cnt++].raw, p->cfg->ip6[i].addr, 16);
+	ll.raw[8] = m[0] ^ 0x02;	/* the universal/local bit inverted */
+	ll.raw[9] = m[1];
+	ll.raw[10] = m[2];
+	ll.raw[11] = 0xff;
+	ll.raw[12] = 0xfe;
+	memcpy(&ll.raw[13], &m[3], 3);
+	if (!net_is_own_gid(p, &ll))
+		p->gid[p->gid_cnt++] = ll;
 }
 
 static int
@@ -357,7 +386,6 @@ port_alloc(const struct uroce_config *cfg, unsigned int idx,
 	p->has_ip4 = pc->has_ip4;
 	p->ip4 = pc->ip4;
 	p->port_id = RTE_MAX_ETHPORTS;
-	gids_init(p);
 	*out = p;
 	return 0;
 }
@@ -419,6 +447,8 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		goto fail;
 	}
 	ret = ethdev_start(p, err, err_len);
+	if (ret == 0)
+		gids_init(p);
 	if (ret == 0 && p->cfg->pcap[0] != '\0')
 		ret = net_pcap_open(p, p->cfg->pcap, err, err_len);
 	if (ret == 0 && p->cfg->has_fault)
@@ -603,6 +633,8 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 		net_classify(m, &f);
 		if (f.cls == NET_CLASS_ARP && vlan_ok(p, &f)) {
 			net_arp_input(p, q, m, &f);
+		} else if (f.cls == NET_CLASS_NDP && vlan_ok(p, &f)) {
+			net_ndp_input(p, q, m, &f);
 		} else if (f.cls == NET_CLASS_ROCE && vlan_ok(p, &f)) {
 			bytes += rte_pktmbuf_pkt_len(m);
 			pkts[out++] = m;

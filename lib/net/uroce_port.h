@@ -55,6 +55,10 @@ struct uroce_port_stats {
 	uint64_t tx_full;		/**< frames the ethdev did not take and
 				     *   that could not wait (freed) */
 	uint64_t arp_rx, arp_tx;	/**< ARP frames handled, ARP sent */
+	/** IPv6 neighbour solicitations and advertisements received (valid
+	 *  or not), sent, and received but dropped as invalid (RFC 4861
+	 *  7.1: hop limit, checksum, lengths, options). */
+	uint64_t nd_rx, nd_tx, nd_bad;
 	/** Frames neither RoCEv2 (UDP port 4791) nor ARP, or on another
 	 *  VLAN than the port's, that the raw hook did not take: dropped. */
 	uint64_t non_roce;
@@ -108,7 +112,9 @@ bool uroce_port_link_up(const struct uroce_port *p);
 
 /**
  * The port's GID table: index 0 the IPv4-mapped GID of [port] ip (when
- * set), then one per ip6 address. @return the number of entries written.
+ * set), then one per ip6 address, then the IPv6 link-local address of the
+ * port's MAC (fe80::, modified EUI-64 interface id) unless ip6 lists it.
+ * @return the number of entries written.
  */
 unsigned int uroce_port_gids(const struct uroce_port *p, union uroce_gid *gid,
 			     unsigned int max);
@@ -117,7 +123,8 @@ unsigned int uroce_port_gids(const struct uroce_port *p, union uroce_gid *gid,
  * Receive up to n frames on queue q (at most 512 per call); pkts must
  * have room for n. ARP is answered (requests for our IP, the reply on queue
  * q) and learnt (requests and replies addressed to us; known entries are
- * refreshed by any ARP) inside; frames that are not RoCEv2 or are not on
+ * refreshed by any ARP) inside, and so are IPv6 neighbour solicitations
+ * and advertisements; frames that are not RoCEv2 or are not on
  * the port's VLAN (untagged when it has none) go to the raw hook
  * (uroce_port_set_raw()), else are counted (non_roce) and freed. The frames returned are IPv4/IPv6 UDP frames to port 4791 for the
  * transport to parse (the caller frees them); each is one segment (chains
@@ -169,8 +176,9 @@ uint16_t uroce_port_tx_flush(struct uroce_port *p, uint16_t q);
  * up to 5 times per uroce_port_poll_ctrl()); -EHOSTUNREACH after the last
  * retry (the call that reports it resets the entry: the next call starts
  * again). Static [neigh] entries answer at once, and so do the port's own
- * GIDs (its own MAC). IPv6 GIDs resolve from [neigh] only (-EHOSTUNREACH
- * otherwise) for now, and so does everything when the port has no IPv4
+ * GIDs (its own MAC). IPv6 GIDs resolve by neighbour discovery the same
+ * way (a neighbour solicitation to the solicited-node multicast address,
+ * RFC 4861), IPv4 ones from [neigh] only when the port has no IPv4
  * address. -ENOSPC: the table (512 entries, never expiring) is full.
  * Lock-free for known entries; safe on any lcore, concurrently with rx.
  */

@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The uroce authors
  *
  * Ports over ringlinks (lib/net, pmd_glue): ARP resolution (learnt, static,
- * own, unknown -> -EHOSTUNREACH on a fake clock), frames intact across the
+ * own, unknown -> -EHOSTUNREACH on a fake clock), the link-local GID and
+ * IPv6 neighbour discovery (hostile solicitations counted), frames intact across the
  * link (chained ones linearized, per queue), non-RoCE counted, the dev
  * string errors, seeded fault injection (drop counted exactly, repeatable
  * per seed, dup/corrupt/reorder shapes, rx and tx), and a pcapng capture
@@ -227,14 +228,153 @@ test_arp_unreachable(struct uroce_port *a, struct uroce_port *b)
 	pump(a, b, 0, NULL);
 	UT_CHECK_EQ(stats(b).arp_rx, b_rx0 + 6);
 	UT_CHECK_EQ(uroce_port_resolve(b, &gx, &mac), -EAGAIN);
-	/* IPv6 without a [neigh] entry: no discovery yet. */
+	/* IPv6 without a [neigh] entry: a neighbour solicitation. */
 	memset(&g6, 0, sizeof(g6));
 	g6.raw[0] = 0xfd;
 	g6.raw[15] = 1;
-	UT_CHECK_EQ(uroce_port_resolve(a, &g6, &mac), -EHOSTUNREACH);
+	tx0 = stats(a).nd_tx;
+	UT_CHECK_EQ(uroce_port_resolve(a, &g6, &mac), -EAGAIN);
+	uroce_port_poll_ctrl(a, 0, t0 + 7 * hz / 10);
+	UT_CHECK_EQ(stats(a).nd_tx, tx0 + 1);
+	pump(a, b, 0, NULL);
 	g6.raw[15] = 9;
 	UT_CHECK_EQ(uroce_port_resolve(a, &g6, &mac), 0);
 	UT_CHECK_EQ(mac.addr_bytes[5], 0x66);
+}
+
+/* ---------------------------------------------------------------------------
+ * IPv6 neighbour discovery: the link-local GID of the MAC, NS/NA both
+ * ways, and hostile NS frames (built here byte by byte, RFC 4861 4.3)
+ * dropped and counted.
+ */
+
+/* fe80::/64 with the modified EUI-64 of mac (RFC 4291 appendix A). */
+static union uroce_gid
+gid_ll(const struct rte_ether_addr *mac)
+{
+	const uint8_t *m = mac->addr_bytes;
+	union uroce_gid g = { .raw = { 0xfe, 0x80, [8] = (uint8_t)(m[0] ^ 2),
+		m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5] } };
+
+	return g;
+}
+
+/* RFC 1071 sum of the ICMPv6 message and its pseudo-header. */
+static uint16_t
+icmp6_sum(const uint8_t *ip6, const uint8_t *icmp, uint32_t len)
+{
+	uint32_t sum = len + 58, i;
+
+	for (i = 8; i < 40; i += 2)
+		sum += (uint32_t)ip6[i] << 8 | ip6[i + 1];
+	for (i = 0; i < len; i += 2)
+		sum += (uint32_t)icmp[i] << 8 | (i + 1 < len ? icmp[i + 1] : 0);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+enum ns_flaw { NS_GOOD, NS_HOPS, NS_CSUM, NS_OPTLEN0, NS_CODE };
+
+/* An NS from "from" (link-local, its MAC in the SLLA option) for target,
+ * with one flaw. */
+static struct rte_mbuf *
+ns_frame(struct uroce_port *from, const union uroce_gid *target,
+	 enum ns_flaw flaw)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(uroce_port_pool(from));
+	union uroce_gid src = gid_ll(uroce_port_mac(from));
+	uint8_t *d, *ip, *icmp;
+	uint16_t ck;
+
+	if (m == NULL)
+		return NULL;
+	d = (uint8_t *)rte_pktmbuf_append(m, 14 + 40 + 32);
+	if (d == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	memset(d, 0, 14 + 40 + 32);
+	d[0] = 0x33; d[1] = 0x33; d[2] = 0xff;
+	memcpy(d + 3, &target->raw[13], 3);
+	memcpy(d + 6, uroce_port_mac(from), 6);
+	d[12] = 0x86; d[13] = 0xdd;
+	ip = d + 14;
+	ip[0] = 0x60;
+	ip[5] = 32;			/* payload length */
+	ip[6] = 58;			/* ICMPv6 */
+	ip[7] = flaw == NS_HOPS ? 64 : 255;
+	memcpy(ip + 8, src.raw, 16);
+	ip[24] = 0xff; ip[25] = 0x02; ip[35] = 1; ip[36] = 0xff;
+	memcpy(ip + 37, &target->raw[13], 3);
+	icmp = ip + 40;
+	icmp[0] = 135;
+	icmp[1] = flaw == NS_CODE ? 1 : 0;
+	memcpy(icmp + 8, target->raw, 16);
+	icmp[24] = 1;			/* SLLA */
+	icmp[25] = flaw == NS_OPTLEN0 ? 0 : 1;
+	memcpy(icmp + 26, uroce_port_mac(from), 6);
+	ck = icmp6_sum(ip, icmp, 32);
+	if (flaw == NS_CSUM)
+		ck ^= 0x0100;
+	icmp[2] = (uint8_t)(ck >> 8);
+	icmp[3] = (uint8_t)ck;
+	return m;
+}
+
+static void
+test_ndp(struct uroce_port *a, struct uroce_port *b)
+{
+	union uroce_gid g[4], lla = gid_ll(uroce_port_mac(a));
+	union uroce_gid llb = gid_ll(uroce_port_mac(b));
+	struct rte_ether_addr mac;
+	struct uroce_port_stats sa = stats(a), sb = stats(b);
+	struct rte_mbuf *m;
+	enum ns_flaw fl;
+
+	/* GID 1: the link-local address of the MAC, after the IPv4 GID. */
+	UT_CHECK_EQ(uroce_port_gids(a, g, 4), 2);
+	UT_CHECK(uroce_gid_is_v4(&g[0]));
+	UT_CHECK_MEM(g[1].raw, lla.raw, 16);
+	UT_CHECK_EQ(uroce_port_resolve(a, &lla, &mac), 0);
+	/* a asks for b: one NS; b answers with one NA and learns a. */
+	UT_CHECK_EQ(uroce_port_resolve(a, &llb, &mac), -EAGAIN);
+	uroce_port_poll_ctrl(a, 0, 5000000);
+	UT_CHECK_EQ(stats(a).nd_tx, sa.nd_tx + 1);
+	pump(a, b, 0, NULL);
+	UT_CHECK_EQ(stats(b).nd_rx, sb.nd_rx + 1);
+	UT_CHECK_EQ(stats(b).nd_tx, sb.nd_tx + 1);
+	UT_CHECK_EQ(stats(a).nd_rx, sa.nd_rx + 1);
+	UT_CHECK_EQ(stats(a).nd_bad + stats(b).nd_bad, sa.nd_bad + sb.nd_bad);
+	UT_CHECK_EQ(uroce_port_resolve(a, &llb, &mac), 0);
+	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(b)));
+	UT_CHECK_EQ(uroce_port_resolve(b, &lla, &mac), 0);
+	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(a)));
+	/* Hand-built: a good NS is answered; each flaw is dropped and
+	 * counted, with no answer. */
+	for (fl = NS_GOOD; fl <= NS_CODE; fl++) {
+		sa = stats(a);
+		sb = stats(b);
+		m = ns_frame(a, &llb, fl);
+		UT_CHECK_EQ(uroce_port_tx(a, 0, &m, 1), 1);
+		pump(a, b, 0, NULL);
+		UT_CHECK_EQ(stats(b).nd_rx, sb.nd_rx + 1);
+		UT_CHECK_EQ(stats(b).nd_bad, sb.nd_bad + (fl != NS_GOOD));
+		UT_CHECK_EQ(stats(b).nd_tx, sb.nd_tx + (fl == NS_GOOD));
+		UT_CHECK_EQ(stats(a).nd_rx, sa.nd_rx + (fl == NS_GOOD));
+		UT_CHECK_EQ(stats(b).non_roce, sb.non_roce);
+		UT_NOTE("NS flaw %d", fl);
+	}
+	/* An NS for an address that is not b's: no answer, nothing bad. */
+	g[3] = llb;
+	g[3].raw[15] ^= 1;
+	sb = stats(b);
+	m = ns_frame(a, &g[3], NS_GOOD);
+	UT_CHECK_EQ(uroce_port_tx(a, 0, &m, 1), 1);
+	pump(a, b, 0, NULL);
+	UT_CHECK_EQ(stats(b).nd_rx, sb.nd_rx + 1);
+	UT_CHECK_EQ(stats(b).nd_tx, sb.nd_tx);
+	UT_CHECK_EQ(stats(b).nd_bad, sb.nd_bad);
 }
 
 /* ---------------------------------------------------------------------------
@@ -504,6 +644,15 @@ test_vlan(void)
 	pump(va, vb, 0, NULL);
 	UT_CHECK_EQ(uroce_port_resolve(va, &gb, &mac), 0);
 	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(vb)));
+	/* Neighbour discovery on the VLAN too (tagged both ways). */
+	gb = gid_ll(uroce_port_mac(vb));
+	UT_CHECK_EQ(uroce_port_resolve(va, &gb, &mac), -EAGAIN);
+	uroce_port_poll_ctrl(va, 0, 2);
+	pump(va, vb, 0, NULL);
+	UT_CHECK_EQ(uroce_port_resolve(va, &gb, &mac), 0);
+	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(vb)));
+	UT_CHECK_EQ(stats(vb).nd_rx, 1);
+	UT_CHECK_EQ(stats(va).nd_rx, 1);
 	UT_CHECK_EQ(stats(vb).non_roce, 0);
 	m[0] = vlan_frame(va, vb, 77);
 	m[1] = vlan_frame(va, vb, UINT16_MAX);	/* untagged */
@@ -1152,6 +1301,7 @@ main(int argc, char **argv)
 	if (a != NULL && b != NULL) {
 		test_arp(a, b);
 		test_arp_unreachable(a, b);
+		test_ndp(a, b);
 		test_frames(a, b, 0);
 		test_backpressure(a, b);
 		test_chain(a, b);
