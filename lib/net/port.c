@@ -608,6 +608,15 @@ linearize(struct uroce_port *p, struct rte_mbuf *m, struct net_queue *nq)
 	return NULL;
 }
 
+/* A tag the PMD took off (a NIC's VLAN strip; af_packet, where the kernel
+ * untags before the socket sees the frame, puts it back itself unless
+ * asked to strip): put back, so that every frame is classified the same. */
+static bool
+vlan_stripped(const struct rte_mbuf *m)
+{
+	return (m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) != 0;
+}
+
 static bool
 vlan_ok(const struct uroce_port *p, const struct net_frame *f)
 {
@@ -630,6 +639,11 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 
 		if (m == NULL)
 			continue;
+		if (vlan_stripped(m) && rte_vlan_insert(&m) != 0) {
+			net_ctr_add(&nq->st.rx_err, 1);
+			rte_pktmbuf_free(m);
+			continue;
+		}
 		net_classify(m, &f);
 		if (f.cls == NET_CLASS_ARP && vlan_ok(p, &f)) {
 			net_arp_input(p, q, m, &f);

@@ -66,7 +66,8 @@ struct uroce_port_stats {
 	 *  freed, held back for one frame, copied, and given a bad byte. */
 	uint64_t fault_drop, fault_reorder, fault_dup, fault_corrupt;
 	uint64_t pcap_written, pcap_lost;
-	/** Received chains that could not be made one segment (freed). */
+	/** Received chains that could not be made one segment, or whose
+	 *  stripped VLAN tag could not be put back (freed). */
 	uint64_t rx_err;
 };
 
