@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include <rte_ethdev.h>
+#include <rte_flow.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_seqcount.h>
@@ -137,6 +138,30 @@ struct net_fault {
 struct net_pcap;
 
 /* ---------------------------------------------------------------------------
+ * The kernel exception path (exc.c) and rte_flow steering (steer.c).
+ */
+#define NET_FLOW_MAX	(2 + UROCE_CONFIG_MAX_IP6 + 3)	/* GIDs + ARP, ND,
+							 * default */
+
+/* The rte_flow calls steer.c makes: rte_flow's own, or a test's mock. */
+struct net_flow_ops {
+	struct rte_flow *(*create)(uint16_t port_id,
+				   const struct rte_flow_attr *attr,
+				   const struct rte_flow_item pattern[],
+				   const struct rte_flow_action actions[],
+				   struct rte_flow_error *error);
+	int (*destroy)(uint16_t port_id, struct rte_flow *flow,
+		       struct rte_flow_error *error);
+};
+
+struct net_exc {
+	struct uroce_glue_link link;	/* the kernel's interface */
+	uint16_t port_id;
+	uint16_t nb_queues;		/* its queue pairs (= the port's) */
+	bool started;
+};
+
+/* ---------------------------------------------------------------------------
  * The port.
  */
 struct net_queue {
@@ -152,6 +177,7 @@ struct uroce_port {
 	unsigned int idx;		/* in the config: device uroce<idx> */
 	uint16_t port_id;
 	uint16_t nb_queues;
+	uint16_t nb_hw_queues;		/* of the ethdev: + exc_q with exc */
 	uint16_t mtu;
 	bool has_vlan;
 	uint16_t vlan;
@@ -172,6 +198,16 @@ struct uroce_port {
 	struct net_neigh_table *neigh;
 	uroce_port_raw_fn raw_fn;	/* NULL: other frames are dropped */
 	void *raw_arg;
+	/* The kernel exception path (NULL: none). With it the ethdev has one
+	 * rx/tx queue more, exc_q (= nb_queues), the default rule's target
+	 * when steer_flow (rte_flow rules took); else every frame comes to
+	 * the stack's queues and what is not the stack's goes to the kernel
+	 * from there (software dispatch). */
+	struct net_exc *exc;
+	uint16_t exc_q;
+	bool steer_flow;
+	unsigned int nb_flows;
+	struct rte_flow *flows[NET_FLOW_MAX];
 };
 
 /* neigh.c */
@@ -202,6 +238,31 @@ void net_ndp_input(struct uroce_port *p, uint16_t q, struct rte_mbuf *m,
 /* A neighbour solicitation for target on queue q; 0 or -ENOBUFS. */
 int net_ndp_solicit(struct uroce_port *p, uint16_t q,
 		    const union uroce_gid *target);
+
+/* exc.c */
+/* The exception interface's dev string for the port ("" when none). */
+const char *net_exc_dev(const struct uroce_port *p, char *buf, size_t len);
+/* Bring up the exception interface dev (after the port's ethdev: its MAC
+ * and pool); 0 or a negative errno with err. */
+int net_exc_open(struct uroce_port *p, const char *dev, char *err,
+		 size_t err_len);
+void net_exc_close(struct uroce_port *p);
+/* Give m (the wire's) to the kernel on queue q; consumes m. */
+void net_exc_to_kernel(struct uroce_port *p, uint16_t q, struct rte_mbuf *m);
+/* A copy of m to the kernel (ARP, neighbour discovery: both need it). */
+void net_exc_copy(struct uroce_port *p, uint16_t q, const struct rte_mbuf *m);
+/* Queue 0's lcore: the exception rx queue to the kernel, the kernel's
+ * frames to the wire. */
+void net_exc_poll(struct uroce_port *p);
+
+/* steer.c */
+/* Install the rules (RoCEv2 to our addresses, ARP and neighbour discovery
+ * to the stack's queues, the rest to exc_q); 0: p->steer_flow, or a
+ * negative errno (nothing installed) with why. */
+int net_steer_start(struct uroce_port *p, char *why, size_t len);
+void net_steer_stop(struct uroce_port *p);
+/* For tests: the rte_flow calls (NULL: rte_flow's). */
+void net_steer_set_ops(const struct net_flow_ops *ops);
 
 /* pcap.c */
 int net_pcap_open(struct uroce_port *p, const char *path, char *err,

@@ -185,8 +185,9 @@ pool_create(struct uroce_port *p, char *err, size_t len)
 	char name[RTE_MEMPOOL_NAMESIZE];
 	uint32_t room = RTE_MAX((uint32_t)NET_DATAROOM_MIN,
 				(uint32_t)p->mtu + NET_FRAME_SLACK);
-	uint32_t n = p->nb_queues * (NET_RX_DESC + NET_TX_DESC +
-				     2 * NET_POOL_CACHE) + 2048;
+	/* The exception interface's queues take their buffers here too. */
+	uint32_t n = (p->nb_hw_queues + (p->exc_q ? p->nb_queues : 0)) *
+		     (NET_RX_DESC + NET_TX_DESC + 2 * NET_POOL_CACHE) + 2048;
 
 	/* Unique: a pool whose frames are still out (a ringlink peer holds
 	 * them) is left behind at close rather than freed under them. */
@@ -210,13 +211,13 @@ queues_setup(struct uroce_port *p, uint16_t dev_mtu, char *err, size_t len)
 	uint16_t q;
 	int ret;
 
-	ret = rte_eth_dev_configure(p->port_id, p->nb_queues, p->nb_queues,
-				    &conf);
+	ret = rte_eth_dev_configure(p->port_id, p->nb_hw_queues,
+				    p->nb_hw_queues, &conf);
 	if (ret != 0)
 		return open_err(err, len, p->cfg, "dev", ret,
-				"configure %u queue pairs: %s", p->nb_queues,
+				"configure %u queue pairs: %s", p->nb_hw_queues,
 				strerror(-ret));
-	for (q = 0; q < p->nb_queues; q++) {
+	for (q = 0; q < p->nb_hw_queues; q++) {
 		ret = rte_eth_rx_queue_setup(p->port_id, q, NET_RX_DESC,
 					     rte_eth_dev_socket_id(p->port_id),
 					     NULL, p->pool);
@@ -293,11 +294,11 @@ ethdev_start(struct uroce_port *p, char *err, size_t len)
 	if (ret != 0)
 		return open_err(err, len, p->cfg, "dev", ret, "dev info: %s",
 				strerror(-ret));
-	if (info.max_rx_queues < p->nb_queues ||
-	    info.max_tx_queues < p->nb_queues)
+	if (info.max_rx_queues < p->nb_hw_queues ||
+	    info.max_tx_queues < p->nb_hw_queues)
 		return open_err(err, len, p->cfg, "dev", -EINVAL,
 				"%u queue pairs wanted, the device has %u%s",
-				p->nb_queues, RTE_MIN(info.max_rx_queues,
+				p->nb_hw_queues, RTE_MIN(info.max_rx_queues,
 						      info.max_tx_queues),
 				p->link.kind == UROCE_GLUE_AF_PACKET ?
 				" (af_packet: add qpairs=N)" : "");
@@ -380,6 +381,7 @@ port_alloc(const struct uroce_config *cfg, unsigned int idx,
 	p->idx = idx;
 	p->cfg = pc;
 	p->nb_queues = nb_queues;
+	p->nb_hw_queues = nb_queues;
 	p->mtu = pc->mtu;
 	p->has_vlan = pc->has_vlan;
 	p->vlan = pc->vlan;
@@ -414,13 +416,53 @@ tx_extbuf_safe(const struct uroce_port *p)
 	}
 }
 
+static const char *const steer_names[] = {
+	[UROCE_STEER_AUTO] = "auto",
+	[UROCE_STEER_FLOW] = "flow",
+	[UROCE_STEER_SOFT] = "soft",
+};
+
+/* The exception interface, then the rte_flow rules unless steer = soft;
+ * rules refused: software dispatch (auto), or an error (flow). */
+static int
+exc_start(struct uroce_port *p, const char *dev, char *err, size_t len)
+{
+	char why[256];
+	int ret;
+
+	ret = net_exc_open(p, dev, err, len);
+	if (ret != 0) {
+		NET_LOG(ERR, "%s\n", err);
+		return ret;
+	}
+	if (p->cfg->steer == UROCE_STEER_SOFT) {
+		NET_LOG(INFO, "%s: steer = soft: software dispatch\n",
+			p->cfg->dev);
+		return 0;
+	}
+	ret = net_steer_start(p, why, sizeof(why));
+	if (ret == 0) {
+		NET_LOG(INFO, "%s: rte_flow steering: %u rules\n", p->cfg->dev,
+			p->nb_flows);
+		return 0;
+	}
+	if (p->cfg->steer == UROCE_STEER_FLOW)
+		return open_err(err, len, p->cfg, "steer", ret,
+				"steer = %s: the device takes no rte_flow "
+				"rules (%s)", steer_names[p->cfg->steer], why);
+	NET_LOG(NOTICE, "%s: no rte_flow steering (%s): software dispatch, "
+		"every frame through the stack's queues\n", p->cfg->dev, why);
+	return 0;
+}
+
 int
 uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		uint16_t nb_queues, struct uroce_port **out, char *err,
 		size_t err_len)
 {
+	char why[256], exc_buf[64];
 	struct uroce_port *p;
-	char why[256];
+	const char *exc_dev;
 	int ret;
 
 	if (cfg == NULL || out == NULL || idx >= cfg->port_cnt ||
@@ -433,7 +475,13 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 	if (ret != 0)
 		return open_err(err, err_len, &cfg->port[idx], "dev", ret,
 				"out of memory");
-	ret = uroce_glue_attach(p->cfg->dev, nb_queues, &p->link, why,
+	exc_dev = net_exc_dev(p, exc_buf, sizeof(exc_buf));
+	if (exc_dev[0] != '\0') {
+		/* One queue pair more: the default rule's, to the kernel. */
+		p->exc_q = nb_queues;
+		p->nb_hw_queues = nb_queues + 1;
+	}
+	ret = uroce_glue_attach(p->cfg->dev, p->nb_hw_queues, &p->link, why,
 				sizeof(why));
 	if (ret != 0) {
 		open_err(err, err_len, p->cfg, "dev", ret, "%s", why);
@@ -449,6 +497,8 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 	ret = ethdev_start(p, err, err_len);
 	if (ret == 0)
 		gids_init(p);
+	if (ret == 0 && exc_dev[0] != '\0')
+		ret = exc_start(p, exc_dev, err, err_len);
 	if (ret == 0 && p->cfg->pcap[0] != '\0')
 		ret = net_pcap_open(p, p->cfg->pcap, err, err_len);
 	if (ret == 0 && p->cfg->has_fault)
@@ -510,6 +560,8 @@ uroce_port_close(struct uroce_port *p)
 			NET_LOG(WARNING, "%s: stop: %s\n", p->cfg->dev,
 				strerror(-ret));
 	}
+	net_steer_stop(p);
+	net_exc_close(p);
 	wait_free(p);
 	net_fault_stop(p);
 	net_pcap_close(p);
@@ -617,6 +669,23 @@ vlan_stripped(const struct rte_mbuf *m)
 	return (m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) != 0;
 }
 
+/* Software dispatch: RoCEv2 to an address of ours (the kernel may run
+ * its own RoCE, rxe, for its addresses on the same NIC). */
+static bool
+roce_ours(const struct uroce_port *p, const struct rte_mbuf *m,
+	  const struct net_frame *f)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod_offset(m, const uint8_t *,
+						    f->l3_off);
+	union uroce_gid dst;
+
+	if ((ip[0] >> 4) == 4)
+		uroce_gid_from_v4(&dst, ((const struct rte_ipv4_hdr *)ip)->dst_addr);
+	else
+		memcpy(dst.raw, ((const struct rte_ipv6_hdr *)ip)->dst_addr, 16);
+	return net_is_own_gid(p, &dst);
+}
+
 static bool
 vlan_ok(const struct uroce_port *p, const struct net_frame *f)
 {
@@ -632,6 +701,8 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 	uint16_t i, nb, out = 0;
 	uint64_t bytes = 0;
 
+	if (p->exc != NULL && q == 0)
+		net_exc_poll(p);
 	nb = rte_eth_rx_burst(p->port_id, q, pkts,
 			      RTE_MIN(n, (uint16_t)NET_FAULT_BURST_MAX));
 	for (i = 0; i < nb; i++) {
@@ -645,14 +716,24 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 			continue;
 		}
 		net_classify(m, &f);
-		if (f.cls == NET_CLASS_ARP && vlan_ok(p, &f)) {
-			net_arp_input(p, q, m, &f);
-		} else if (f.cls == NET_CLASS_NDP && vlan_ok(p, &f)) {
-			net_ndp_input(p, q, m, &f);
-		} else if (f.cls == NET_CLASS_ROCE && vlan_ok(p, &f)) {
+		if (f.cls == NET_CLASS_ROCE && vlan_ok(p, &f) &&
+		    (p->exc == NULL || p->steer_flow || roce_ours(p, m, &f))) {
 			bytes += rte_pktmbuf_pkt_len(m);
 			pkts[out++] = m;
-		} else if (p->raw_fn == NULL || !p->raw_fn(p->raw_arg, q, m)) {
+		} else if ((f.cls == NET_CLASS_ARP || f.cls == NET_CLASS_NDP) &&
+			   vlan_ok(p, &f)) {
+			/* Both the kernel and we may own addresses here. */
+			if (p->exc != NULL)
+				net_exc_copy(p, q, m);
+			if (f.cls == NET_CLASS_ARP)
+				net_arp_input(p, q, m, &f);
+			else
+				net_ndp_input(p, q, m, &f);
+		} else if (p->raw_fn != NULL && p->raw_fn(p->raw_arg, q, m)) {
+			continue;
+		} else if (p->exc != NULL) {
+			net_exc_to_kernel(p, q, m);
+		} else {
 			net_ctr_add(&nq->st.non_roce, 1);
 			rte_pktmbuf_free(m);
 		}

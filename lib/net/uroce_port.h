@@ -66,6 +66,11 @@ struct uroce_port_stats {
 	 *  freed, held back for one frame, copied, and given a bad byte. */
 	uint64_t fault_drop, fault_reorder, fault_dup, fault_corrupt;
 	uint64_t pcap_written, pcap_lost;
+	/** The kernel exception path ([port] exception): frames of the wire
+	 *  given to the kernel (copies of ARP and neighbour discovery
+	 *  included), the kernel's frames sent on the wire, and frames of
+	 *  either way a full queue or a failed copy lost. */
+	uint64_t exc_in, exc_out, exc_drop;
 	/** Received chains that could not be made one segment, or whose
 	 *  stripped VLAN tag could not be put back (freed). */
 	uint64_t rx_err;
