@@ -205,11 +205,20 @@ pool_create(struct uroce_port *p, char *err, size_t len)
 }
 
 static int
-queues_setup(struct uroce_port *p, uint16_t dev_mtu, char *err, size_t len)
+queues_setup(struct uroce_port *p, const struct rte_eth_dev_info *info,
+	     uint16_t dev_mtu, char *err, size_t len)
 {
 	struct rte_eth_conf conf = { .rxmode = { .mtu = dev_mtu } };
 	uint16_t q;
 	int ret;
+
+	/* Chained frames (headers and payload apart, zero-copy) need a PMD
+	 * that says it sends them; vdevs do without saying. */
+	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	else if (p->link.kind == UROCE_GLUE_PCI)
+		NET_LOG(NOTICE, "%s: the NIC sends no multi-segment frames\n",
+			p->cfg->dev);
 
 	ret = rte_eth_dev_configure(p->port_id, p->nb_hw_queues,
 				    p->nb_hw_queues, &conf);
@@ -306,7 +315,7 @@ ethdev_start(struct uroce_port *p, char *err, size_t len)
 	if (ret == 0)
 		ret = pool_create(p, err, len);
 	if (ret == 0)
-		ret = queues_setup(p, dev_mtu, err, len);
+		ret = queues_setup(p, &info, dev_mtu, err, len);
 	if (ret != 0)
 		return ret;
 	promisc = mac_setup(p, err, len);
