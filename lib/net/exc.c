@@ -163,7 +163,7 @@ net_exc_poll(struct uroce_port *p)
 	struct net_queue *nq = &p->q[0];
 	uint16_t n, sent, eq;
 
-	if (p->steer_flow) {
+	if (p->steer_flow) {	/* the default rule's queue */
 		n = rte_eth_rx_burst(p->port_id, p->exc_q, m, NET_BURST);
 		if (n > 0)
 			to_kernel(p, 0, m, n);

@@ -199,11 +199,13 @@ struct uroce_port {
 	uroce_port_raw_fn raw_fn;	/* NULL: other frames are dropped */
 	void *raw_arg;
 	/* The kernel exception path (NULL: none). With it the ethdev has one
-	 * rx/tx queue more, exc_q (= nb_queues), the default rule's target
-	 * when steer_flow (rte_flow rules took); else every frame comes to
+	 * rx/tx queue more when the device has it and steer is not soft,
+	 * exc_q (= nb_queues), the default rule's target when steer_flow
+	 * (rte_flow rules took); else every frame comes to
 	 * the stack's queues and what is not the stack's goes to the kernel
 	 * from there (software dispatch). */
 	struct net_exc *exc;
+	bool exc_on;			/* an exception interface is set */
 	uint16_t exc_q;
 	bool steer_flow;
 	unsigned int nb_flows;

@@ -186,7 +186,7 @@ pool_create(struct uroce_port *p, char *err, size_t len)
 	uint32_t room = RTE_MAX((uint32_t)NET_DATAROOM_MIN,
 				(uint32_t)p->mtu + NET_FRAME_SLACK);
 	/* The exception interface's queues take their buffers here too. */
-	uint32_t n = (p->nb_hw_queues + (p->exc_q ? p->nb_queues : 0)) *
+	uint32_t n = (p->nb_hw_queues + (p->exc_on ? p->nb_queues : 0)) *
 		     (NET_RX_DESC + NET_TX_DESC + 2 * NET_POOL_CACHE) + 2048;
 
 	/* Unique: a pool whose frames are still out (a ringlink peer holds
@@ -425,6 +425,21 @@ tx_extbuf_safe(const struct uroce_port *p)
 	}
 }
 
+/* A device without a queue for the default rule (af_packet without
+ * qpairs=) gets no rules: software dispatch (exc_start says why). */
+static void
+exc_queue_check(struct uroce_port *p)
+{
+	struct rte_eth_dev_info info;
+
+	if (p->nb_hw_queues == p->nb_queues ||
+	    (rte_eth_dev_info_get(p->port_id, &info) == 0 &&
+	     info.max_rx_queues >= p->nb_hw_queues &&
+	     info.max_tx_queues >= p->nb_hw_queues))
+		return;
+	p->nb_hw_queues = p->nb_queues;
+}
+
 static const char *const steer_names[] = {
 	[UROCE_STEER_AUTO] = "auto",
 	[UROCE_STEER_FLOW] = "flow",
@@ -449,7 +464,13 @@ exc_start(struct uroce_port *p, const char *dev, char *err, size_t len)
 			p->cfg->dev);
 		return 0;
 	}
-	ret = net_steer_start(p, why, sizeof(why));
+	if (p->nb_hw_queues == p->nb_queues) {
+		snprintf(why, sizeof(why), "no rx queue left for the kernel's "
+			 "frames");
+		ret = -ENOTSUP;
+	} else {
+		ret = net_steer_start(p, why, sizeof(why));
+	}
 	if (ret == 0) {
 		NET_LOG(INFO, "%s: rte_flow steering: %u rules\n", p->cfg->dev,
 			p->nb_flows);
@@ -485,7 +506,8 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		return open_err(err, err_len, &cfg->port[idx], "dev", ret,
 				"out of memory");
 	exc_dev = net_exc_dev(p, exc_buf, sizeof(exc_buf));
-	if (exc_dev[0] != '\0') {
+	p->exc_on = exc_dev[0] != '\0';
+	if (p->exc_on && p->cfg->steer != UROCE_STEER_SOFT) {
 		/* One queue pair more: the default rule's, to the kernel. */
 		p->exc_q = nb_queues;
 		p->nb_hw_queues = nb_queues + 1;
@@ -497,6 +519,7 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		goto fail;
 	}
 	p->port_id = p->link.port_id;
+	exc_queue_check(p);
 	p->tx_extbuf = !p->cfg->zero_copy_off && tx_extbuf_safe(p);
 	ret = net_neigh_init(p, cfg);
 	if (ret != 0) {

@@ -290,6 +290,7 @@ stats(const struct uroce_port *p)
 
 struct trio {
 	struct uroce_port *p, *w, *k;
+	uint16_t w_queues;
 	struct rte_mbuf *roce[8];	/* what P's rx returned */
 	unsigned int nroce;
 };
@@ -310,7 +311,7 @@ pump(struct trio *t)
 			else
 				rte_pktmbuf_free(pk[i]);
 		}
-		for (q = 0; q < 2; q++) {
+		for (q = 0; q < t->w_queues; q++) {
 			i = uroce_port_rx(t->w, q, pk, 32);
 			rte_pktmbuf_free_bulk(pk, i);
 			k += i;
@@ -465,7 +466,9 @@ trio_open(struct trio *t, const char *tag, enum uroce_config_steer steer)
 		return false;
 	cfg.port[2].has_mac = true;
 	cfg.port[2].mac = *uroce_port_mac(t->p);
-	t->w = port_open(1, 2);		/* P's queue and its exception queue */
+	/* P's queue and (unless soft) its exception queue. */
+	t->w_queues = steer == UROCE_STEER_SOFT ? 1 : 2;
+	t->w = port_open(1, t->w_queues);
 	t->k = port_open(2, 1);
 	if (t->w == NULL || t->k == NULL)
 		return false;
