@@ -49,14 +49,8 @@ exc_setup(struct uroce_port *p, struct net_exc *x, char *err, size_t len)
 
 	ret = rte_eth_dev_configure(x->port_id, x->nb_queues, x->nb_queues,
 				    &conf);
-	for (q = 0; ret == 0 && q < x->nb_queues; q++) {
-		ret = rte_eth_rx_queue_setup(x->port_id, q, NET_RX_DESC,
-					     rte_eth_dev_socket_id(x->port_id),
-					     NULL, p->pool);
-		if (ret == 0)
-			ret = rte_eth_tx_queue_setup(x->port_id, q, NET_TX_DESC,
-					rte_eth_dev_socket_id(x->port_id), NULL);
-	}
+	if (ret == 0)
+		ret = net_queue_pairs(x->port_id, x->nb_queues, p->pool, &q);
 	if (ret != 0) {
 		snprintf(err, len, "queues: %s", strerror(-ret));
 		return ret;

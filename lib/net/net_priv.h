@@ -241,6 +241,11 @@ void net_ndp_input(struct uroce_port *p, uint16_t q, struct rte_mbuf *m,
 int net_ndp_solicit(struct uroce_port *p, uint16_t q,
 		    const union uroce_gid *target);
 
+/* port.c: set up n rx/tx queue pairs (rx buffers from pool); on failure
+ * *bad is the queue. */
+int net_queue_pairs(uint16_t port_id, uint16_t n, struct rte_mempool *pool,
+		    uint16_t *bad);
+
 /* exc.c */
 /* The exception interface's dev string for the port ("" when none). */
 const char *net_exc_dev(const struct uroce_port *p, char *buf, size_t len);

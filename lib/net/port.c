@@ -226,18 +226,30 @@ queues_setup(struct uroce_port *p, const struct rte_eth_dev_info *info,
 		return open_err(err, len, p->cfg, "dev", ret,
 				"configure %u queue pairs: %s", p->nb_hw_queues,
 				strerror(-ret));
-	for (q = 0; q < p->nb_hw_queues; q++) {
-		ret = rte_eth_rx_queue_setup(p->port_id, q, NET_RX_DESC,
-					     rte_eth_dev_socket_id(p->port_id),
-					     NULL, p->pool);
-		if (ret == 0)
-			ret = rte_eth_tx_queue_setup(p->port_id, q, NET_TX_DESC,
-					rte_eth_dev_socket_id(p->port_id), NULL);
-		if (ret != 0)
-			return open_err(err, len, p->cfg, "dev", ret,
-					"queue %u setup: %s", q, strerror(-ret));
-	}
+	ret = net_queue_pairs(p->port_id, p->nb_hw_queues, p->pool, &q);
+	if (ret != 0)
+		return open_err(err, len, p->cfg, "dev", ret,
+				"queue %u setup: %s", q, strerror(-ret));
 	return 0;
+}
+
+int
+net_queue_pairs(uint16_t port_id, uint16_t n, struct rte_mempool *pool,
+		uint16_t *bad)
+{
+	int socket = rte_eth_dev_socket_id(port_id);
+	uint16_t q;
+	int ret = 0;
+
+	for (q = 0; ret == 0 && q < n; q++) {
+		*bad = q;
+		ret = rte_eth_rx_queue_setup(port_id, q, NET_RX_DESC, socket,
+					     NULL, pool);
+		if (ret == 0)
+			ret = rte_eth_tx_queue_setup(port_id, q, NET_TX_DESC,
+						     socket, NULL);
+	}
+	return ret;
 }
 
 /* cfg mac, else the link's default (ringlink), else the ethdev's own. */

@@ -16,13 +16,13 @@
 #
 #	exc_veth.sh UROCE_RUN
 #
-# Needs root, ip(8), ping and ibv_rc_pingpong: otherwise exits 77 (skip).
+# Needs root, ip(8), ping, ethtool and ibv_rc_pingpong: otherwise exits 77 (skip).
 set -u
 run=$1
 
 skip() { echo "exc_veth: $*: skipped"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "not root"
-for t in ip ping ibv_rc_pingpong; do
+for t in ip ping ethtool ibv_rc_pingpong; do
 	command -v "$t" >/dev/null 2>&1 || skip "no $t"
 done
 
@@ -58,8 +58,19 @@ for ns in "$nsa" "$nsb"; do
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 	ip -n "$ns" link set lo up
 done
+# a's kernel must not take frames from its veth (a NIC bound to DPDK is
+# gone from it; af_packet only shares the interface): no ARP there, and
+# strict reverse-path filtering drops IP from b's subnet, which routes
+# through the tap. Only the port's exception path can then reach it.
+ip -n "$nsa" link set "$va" arp off || exit 1
+ip netns exec "$nsa" sysctl -qw net.ipv4.conf.all.rp_filter=1
+ip netns exec "$nsa" sysctl -qw net.ipv4.conf."$va".rp_filter=1
 ip -n "$nsa" link set "$va" up && ip -n "$nsb" link set "$vb" up || exit 1
 ip -n "$nsb" addr add 10.81.0.2/24 dev "$vb" || exit 1
+# b's TCP would leave its checksum to the veth "hardware", which a veth
+# never fills: a's af_packet ring gets it unfinished, and a's kernel,
+# behind the tap, drops the segment. A NIC sends finished checksums.
+ip netns exec "$nsb" ethtool -K "$vb" tx off >/dev/null || exit 1
 
 eal="--no-pci --no-huge -m 256 --log-level=*:warning --log-level=uroce.net:info"
 cat >"$dir/a.conf" <<EOF
@@ -81,7 +92,7 @@ EOF
 # Side a: the server. Its port creates the tap; the kernel's address goes
 # on it once it is there.
 ip netns exec "$nsa" "$run" -c "$dir/a.conf" -- \
-	ibv_rc_pingpong -g 0 -d uroce0 -n 2000 >"$dir/a.log" 2>&1 &
+	ibv_rc_pingpong -g 0 -d uroce0 -n 10000 >"$dir/a.log" 2>&1 &
 pid_a=$!
 i=0
 until ip -n "$nsa" link show "$tap" >/dev/null 2>&1; do
@@ -98,17 +109,21 @@ ip -n "$nsa" addr add 10.81.0.1/24 dev "$tap" && \
 # The kernel's ping, through the port, before any RoCE.
 ip netns exec "$nsb" ping -c 3 -W 5 10.81.0.1 >"$dir/ping1.log" 2>&1 ||
 	fail "ping before the run"
-# The client: TCP to a's kernel, RoCEv2 to a's stack, a ping meanwhile.
-ip netns exec "$nsb" ping -c 10 -i 0.2 -W 5 10.81.0.1 >"$dir/ping2.log" 2>&1 &
+# The client: TCP to a's kernel, RoCEv2 to a's stack, a ping meanwhile
+# (1 s of it, well inside the 10000 round trips, which end the server).
+ip netns exec "$nsb" ping -c 5 -i 0.2 -W 5 10.81.0.1 >"$dir/ping2.log" 2>&1 &
 pid_p=$!
 ip netns exec "$nsb" timeout 60 "$run" -c "$dir/b.conf" -- \
-	ibv_rc_pingpong -g 0 -d uroce0 -n 2000 10.81.0.1 >"$dir/b.log" 2>&1 ||
+	ibv_rc_pingpong -g 0 -d uroce0 -n 10000 10.81.0.1 >"$dir/b.log" 2>&1 ||
 	fail "client"
-wait "$pid_p" || fail "ping during the run"
+wait "$pid_p" && grep -q " 0% packet loss" "$dir/ping2.log" ||
+	fail "ping during the run"
 wait "$pid_a" || fail "server"
 pid_a=
 grep -q "iters in" "$dir/a.log" && grep -q "iters in" "$dir/b.log" ||
 	fail "no completed run"
+! grep -q "duplicates" "$dir/ping1.log" "$dir/ping2.log" ||
+	fail "duplicate ping replies: a's kernel answered from its veth too"
 grep -q "no rte_flow steering" "$dir/a.log" ||
 	fail "the port did not say it dispatches in software"
 grep -h "packet loss\|iters in" "$dir"/*.log

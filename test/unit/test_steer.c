@@ -31,6 +31,7 @@
 #include "uroce_port.h"
 #include "uroce_test.h"
 #include "uroce_test_eal.h"
+#include "uroce_test_port.h"
 #include "uroce_test_frame.h"
 #include "uroce_wire.h"
 
@@ -253,39 +254,8 @@ sink_clear(struct sink *s)
 static void
 port_cfg(unsigned int idx, const char *dev, const char *ip)
 {
-	struct uroce_config_port *pc = &cfg.port[idx];
-
-	memset(pc, 0, sizeof(*pc));
-	snprintf(pc->dev, sizeof(pc->dev), "%s", dev);
-	pc->has_ip4 = true;
-	inet_pton(AF_INET, ip, &pc->ip4);
-	pc->ip4_prefix = 24;
-	pc->mtu = 1500;
-	pc->exception_set = true;		/* none unless set below */
-	if (idx >= cfg.port_cnt)
-		cfg.port_cnt = idx + 1;
-}
-
-static struct uroce_port *
-port_open(unsigned int idx, uint16_t nq)
-{
-	struct uroce_port *p = NULL;
-	char err[256] = "";
-	int ret;
-
-	ret = uroce_port_open(&cfg, idx, nq, &p, err, sizeof(err));
-	if (!UT_CHECK_EQ(ret, 0))
-		fprintf(stderr, "     open %s: %s\n", cfg.port[idx].dev, err);
-	return ret == 0 ? p : NULL;
-}
-
-static struct uroce_port_stats
-stats(const struct uroce_port *p)
-{
-	struct uroce_port_stats st;
-
-	uroce_port_stats_get(p, &st);
-	return st;
+	ut_port_cfg(&cfg, idx, dev, ip);
+	cfg.port[idx].exception_set = true;	/* none unless set */
 }
 
 struct trio {
@@ -367,7 +337,7 @@ frame(const struct trio *t, uint8_t proto, uint32_t dip, uint16_t dport)
 static void
 check_dispatch(struct trio *t, bool flow)
 {
-	struct uroce_port_stats p0 = stats(t->p), p1, k0 = stats(t->k);
+	struct uroce_port_stats p0 = ut_port_stats(t->p), p1, k0 = ut_port_stats(t->k);
 	uint16_t exc_q = flow ? 1 : 0;
 	struct ut_frame f;
 	uint8_t b[256];
@@ -391,12 +361,12 @@ check_dispatch(struct trio *t, bool flow)
 	f = frame(t, 17, 0x0a070063, UROCE_UDP_PORT);
 	wire_send(t, &f, b, flow, exc_q);
 	UT_CHECK_EQ(t->nroce, 0);
-	p1 = stats(t->p);
+	p1 = ut_port_stats(t->p);
 	UT_CHECK_EQ(p1.exc_in - p0.exc_in, 2);
 	UT_CHECK_EQ(p1.rx_pkts - p0.rx_pkts, 1);
 	UT_CHECK_EQ(p1.non_roce, p0.non_roce);
 	/* The kernel got the RoCEv2 frame (K returns it as RoCEv2). */
-	UT_CHECK_EQ(stats(t->k).rx_pkts - k0.rx_pkts, 1);
+	UT_CHECK_EQ(ut_port_stats(t->k).rx_pkts - k0.rx_pkts, 1);
 	/* W asks for the kernel's address: P sees the ARP and copies it to
 	 * the kernel, whose answer goes out through P. */
 	uroce_gid_from_v4(&g, kip);
@@ -405,8 +375,8 @@ check_dispatch(struct trio *t, bool flow)
 	pump(t);
 	UT_CHECK_EQ(uroce_port_resolve(t->w, &g, &mac), 0);
 	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(t->p)));
-	UT_CHECK_EQ(stats(t->p).arp_rx - p1.arp_rx, 1);
-	UT_CHECK(stats(t->p).exc_out - p1.exc_out >= 1);
+	UT_CHECK_EQ(ut_port_stats(t->p).arp_rx - p1.arp_rx, 1);
+	UT_CHECK(ut_port_stats(t->p).exc_out - p1.exc_out >= 1);
 	/* The kernel sends an ICMP frame: out on the wire, byte-exact. */
 	f = frame(t, 1, 0x0a070002, 0);
 	memcpy(f.dmac, uroce_port_mac(t->w), 6);
@@ -416,33 +386,33 @@ check_dispatch(struct trio *t, bool flow)
 	ut_frame_build(&f, b, 9);
 	m = rte_pktmbuf_alloc(uroce_port_pool(t->k));
 	memcpy(rte_pktmbuf_append(m, (uint16_t)f.len), b, f.len);
-	p1 = stats(t->p);
+	p1 = ut_port_stats(t->p);
 	UT_CHECK_EQ(uroce_port_tx(t->k, 0, &m, 1), 1);
 	pump(t);
 	UT_CHECK(at_wire.n == 1 && same_bytes(at_wire.m[0], b, f.len));
-	UT_CHECK_EQ(stats(t->p).exc_out - p1.exc_out, 1);
+	UT_CHECK_EQ(ut_port_stats(t->p).exc_out - p1.exc_out, 1);
 	sink_clear(&at_wire);
 	/* IPv6: W resolves P's link-local GID (P answers; the kernel gets a
 	 * copy), then an ICMPv6 echo goes to the kernel, not the stack. */
 	UT_CHECK_EQ(uroce_port_gids(t->p, gg, 2), 2);
 	g = gg[1];
-	p1 = stats(t->p);
+	p1 = ut_port_stats(t->p);
 	UT_CHECK_EQ(uroce_port_resolve(t->w, &g, &mac), -EAGAIN);
 	uroce_port_poll_ctrl(t->w, 0, 2);
 	pump(t);
 	UT_CHECK_EQ(uroce_port_resolve(t->w, &g, &mac), 0);
 	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(t->p)));
-	UT_CHECK_EQ(stats(t->p).nd_rx - p1.nd_rx, 1);
+	UT_CHECK_EQ(ut_port_stats(t->p).nd_rx - p1.nd_rx, 1);
 	f = frame(t, 58, 0, 0);
 	f.ip = 6;
 	f.len = 14 + 40 + 16;
 	sink_clear(&at_kernel);
-	p1 = stats(t->p);
+	p1 = ut_port_stats(t->p);
 	wire_send(t, &f, b, flow, 0);
 	UT_CHECK(at_kernel.n == 1 && same_bytes(at_kernel.m[0], b, f.len));
-	UT_CHECK_EQ(stats(t->p).exc_in - p1.exc_in, 1);
+	UT_CHECK_EQ(ut_port_stats(t->p).exc_in - p1.exc_in, 1);
 	sink_clear(&at_kernel);
-	UT_CHECK_EQ(stats(t->p).exc_drop, 0);
+	UT_CHECK_EQ(ut_port_stats(t->p).exc_drop, 0);
 }
 
 /* P, W and K over ringlinks named by tag; P steers as steer says. */
@@ -461,15 +431,15 @@ trio_open(struct trio *t, const char *tag, enum uroce_config_steer steer)
 	port_cfg(1, dev, "10.7.0.2");
 	snprintf(dev, sizeof(dev), "ringlink:%sx,side=1", tag);
 	port_cfg(2, dev, "10.7.0.5");
-	t->p = port_open(0, 1);
+	t->p = ut_port_open(&cfg, 0, 1);
 	if (t->p == NULL)
 		return false;
 	cfg.port[2].has_mac = true;
 	cfg.port[2].mac = *uroce_port_mac(t->p);
 	/* P's queue and (unless soft) its exception queue. */
 	t->w_queues = steer == UROCE_STEER_SOFT ? 1 : 2;
-	t->w = port_open(1, t->w_queues);
-	t->k = port_open(2, 1);
+	t->w = ut_port_open(&cfg, 1, t->w_queues);
+	t->k = ut_port_open(&cfg, 2, 1);
 	if (t->w == NULL || t->k == NULL)
 		return false;
 	uroce_port_set_raw(t->w, sink_take, &at_wire);
