@@ -245,7 +245,7 @@ class Pair:
                                '--log-level=*:warning' % self.prefix[side])
         if self.a.fault:
             e['UROCE_PORT_FAULT'] = self.a.fault
-        if self.a.vlan is not None:
+        if getattr(self.a, 'vlan', None) is not None:
             e['UROCE_PORT_VLAN'] = str(self.a.vlan)
         if self.pcap:
             e['UROCE_PORT_PCAP'] = self.pcap[side]
