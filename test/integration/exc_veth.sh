@@ -16,6 +16,7 @@
 #
 #	exc_veth.sh UROCE_RUN
 #
+# UROCE_TEST_PRELOAD (sanitizer builds): preloaded into the tool.
 # Needs root, ip(8), ping, ethtool and ibv_rc_pingpong: otherwise exits 77 (skip).
 set -u
 run=$1
@@ -89,10 +90,16 @@ ip = 10.81.0.101/24
 args = $eal --file-prefix=unet-b-$$
 EOF
 
+# Sanitizer builds: the runtime our library needs inside the tool.
+tool=ibv_rc_pingpong
+if [ -n "${UROCE_TEST_PRELOAD:-}" ]; then
+	tool="env LD_PRELOAD=$UROCE_TEST_PRELOAD ASAN_OPTIONS=detect_leaks=0 $tool"
+fi
+
 # Side a: the server. Its port creates the tap; the kernel's address goes
 # on it once it is there.
 ip netns exec "$nsa" "$run" -c "$dir/a.conf" -- \
-	ibv_rc_pingpong -g 0 -d uroce0 -n 10000 >"$dir/a.log" 2>&1 &
+	$tool -g 0 -d uroce0 -n 10000 >"$dir/a.log" 2>&1 &
 pid_a=$!
 i=0
 until ip -n "$nsa" link show "$tap" >/dev/null 2>&1; do
@@ -114,7 +121,7 @@ ip netns exec "$nsb" ping -c 3 -W 5 10.81.0.1 >"$dir/ping1.log" 2>&1 ||
 ip netns exec "$nsb" ping -c 5 -i 0.2 -W 5 10.81.0.1 >"$dir/ping2.log" 2>&1 &
 pid_p=$!
 ip netns exec "$nsb" timeout 60 "$run" -c "$dir/b.conf" -- \
-	ibv_rc_pingpong -g 0 -d uroce0 -n 10000 10.81.0.1 >"$dir/b.log" 2>&1 ||
+	$tool -g 0 -d uroce0 -n 10000 10.81.0.1 >"$dir/b.log" 2>&1 ||
 	fail "client"
 wait "$pid_p" && grep -q " 0% packet loss" "$dir/ping2.log" ||
 	fail "ping during the run"
