@@ -27,6 +27,15 @@
  * uroce's in-process link "ringlink:NAME,side=0|1" (two ports of one
  * process joined by rte_rings; tests and labs).
  *
+ * Kernel exception path ([port] exception; a tap by default on a PCI
+ * dev): a second ethdev whose other side is a kernel interface with the
+ * port's MAC. Frames that are not the stack's go there (ARP and neighbour
+ * discovery as a copy), the kernel's frames leave on queue 0. rte_flow
+ * rules sort the frames in the NIC when the PMD takes them ([port] steer;
+ * the ethdev then has one rx/tx queue pair more, drained by queue 0's
+ * lcore); otherwise the port dispatches in software (RoCEv2 to its own
+ * GIDs stays, the rest goes to the kernel) and logs why.
+ *
  * Counters: each queue keeps its own (written by that queue's lcore only);
  * uroce_port_stats_get() sums them.
  */
