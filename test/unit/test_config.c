@@ -393,6 +393,14 @@ test_samples(void)
 		UT_NOTE("%s", names[i]);
 		uroce_config_free(&cfg);
 	}
+	/* The PCI sample: a PCI dev, the exception interface by default. */
+	snprintf(path, sizeof(path), "%s/config/pci.conf", dir);
+	ret = uroce_config_load(path, &cfg, err, sizeof(err));
+	UT_CHECK_EQ(ret, 0);
+	UT_CHECK(cfg.port[0].is_pci);
+	UT_CHECK(!cfg.port[0].exception_set);
+	UT_CHECK_EQ(cfg.port[0].steer, UROCE_STEER_AUTO);
+	uroce_config_free(&cfg);
 	snprintf(path, sizeof(path), "%s/config/memif-b.conf", dir);
 	ret = uroce_config_load(path, &cfg, err, sizeof(err));
 	UT_CHECK_EQ(ret, 0);
