@@ -162,6 +162,55 @@ set_zero_copy(void *obj, const char *val, char *why, size_t whylen)
 	return -EINVAL;
 }
 
+/* exception = DEV | off: the kernel's interface for the frames that are
+ * not the stack's (README, PCI NICs). */
+static int
+set_exception(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+	bool pci;
+	int ret;
+
+	if (strcmp(val, "off") == 0) {
+		p->exception[0] = '\0';
+		p->exception_set = true;
+		return 0;
+	}
+	ret = cfg_check_dev(val, &pci, why, whylen);
+	if (ret == 0 && pci) {
+		snprintf(why, whylen, "a vdev (net_tap..., net_virtio_user...), "
+			 "not a PCI address");
+		ret = -EINVAL;
+	}
+	if (ret != 0)
+		return ret;
+	memcpy(p->exception, val, strlen(val) + 1);
+	p->exception_set = true;
+	return 0;
+}
+
+/* steer = auto|flow|soft: how RoCEv2 is told from the rest. */
+static int
+set_steer(void *obj, const char *val, char *why, size_t whylen)
+{
+	static const char *const names[] = {
+		[UROCE_STEER_AUTO] = "auto",
+		[UROCE_STEER_FLOW] = "flow",
+		[UROCE_STEER_SOFT] = "soft",
+	};
+	struct uroce_config_port *p = obj;
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(names); i++) {
+		if (strcmp(val, names[i]) == 0) {
+			p->steer = (enum uroce_config_steer)i;
+			return 0;
+		}
+	}
+	snprintf(why, whylen, "auto, flow or soft");
+	return -EINVAL;
+}
+
 /* One main lcore besides the engine lcores. */
 #define LCORES_MAX (RTE_MAX_LCORE - 1)
 
@@ -222,6 +271,8 @@ static const struct cfg_key port_keys[] = {
 	{ "fault", set_fault },
 	{ "zero_copy", set_zero_copy },
 	{ "neigh", set_neigh },
+	{ "exception", set_exception },
+	{ "steer", set_steer },
 };
 
 static const struct cfg_key eal_keys[] = {

@@ -22,6 +22,11 @@
  *	neigh  = kernel       ; kernel|own: neighbours from the kernel's table
  *	                      ; (rtnetlink) or from our own ARP; default
  *	                      ; kernel on af_xdp, own elsewhere
+ *	exception = net_tap_x0,iface=uexc0  ; the kernel's interface for what
+ *	                      ; is not RoCEv2 (a vdev, or off); PCI default:
+ *	                      ; net_tap_uroce<n>,iface=uroce<n>
+ *	steer  = auto         ; auto|flow|soft: rte_flow rules, or software
+ *	                      ; dispatch (see README)
  *	[port1]               ; port 1, device uroce1; ports are numbered 0..7
  *	...                   ; without gaps
  *	[eal]
@@ -82,6 +87,14 @@ extern "C" {
 #define UROCE_CONFIG_PPM		1000000u
 #define UROCE_CONFIG_FAULT_SEED_DEFAULT	1
 
+/** How a port tells RoCEv2 from the kernel's frames (with an exception
+ *  interface): rte_flow rules when the PMD takes them, else software. */
+enum uroce_config_steer {
+	UROCE_STEER_AUTO,		/**< flow, falling back to soft */
+	UROCE_STEER_FLOW,		/**< flow or fail to open */
+	UROCE_STEER_SOFT,		/**< software dispatch only */
+};
+
 struct uroce_config_ip6 {
 	uint8_t addr[16];		/**< network order */
 	uint8_t prefix_len;		/**< 1..128 */
@@ -124,6 +137,11 @@ struct uroce_config_port {
 	struct uroce_config_fault fault;
 	bool zero_copy_off;		/**< zero_copy = off (default on) */
 	uint8_t neigh;			/**< enum uroce_config_neigh_src */
+	/** exception = DEV ("": off); exception_set: the key was given (a
+	 *  PCI port without it gets net_tap_uroce<n>,iface=uroce<n>). */
+	char exception[UROCE_CONFIG_STR_LEN];
+	bool exception_set;
+	enum uroce_config_steer steer;	/**< default UROCE_STEER_AUTO */
 };
 
 struct uroce_config_neigh {

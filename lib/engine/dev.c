@@ -609,7 +609,7 @@ eng_ah_l2l3(struct uroce_dev *dev, const struct ibv_ah_attr *attr,
 		return -EINVAL;
 	l->vlan = env->vlan;
 	l->vlan_tci = (uint16_t)(((attr->sl & 7u) << 13) | env->vlan_id);
-	l->tclass = attr->grh.traffic_class;
+	l->tclass = uroce_wire_tclass(attr->grh.traffic_class);
 	l->hop_limit = attr->grh.hop_limit;
 	l->flow_label = attr->grh.flow_label & 0xfffffu;
 	l->udp_sport = UROCE_UDP_SPORT_MIN;

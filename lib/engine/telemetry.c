@@ -47,10 +47,12 @@ struct tel_field {
 static const struct tel_field port_fields[] = {
 	PORT_FIELD(rx_pkts), PORT_FIELD(rx_bytes),
 	PORT_FIELD(tx_pkts), PORT_FIELD(tx_bytes), PORT_FIELD(tx_full),
-	PORT_FIELD(arp_rx), PORT_FIELD(arp_tx), PORT_FIELD(non_roce),
+	PORT_FIELD(arp_rx), PORT_FIELD(arp_tx), PORT_FIELD(nd_rx),
+	PORT_FIELD(nd_tx), PORT_FIELD(nd_bad), PORT_FIELD(non_roce),
 	PORT_FIELD(fault_drop), PORT_FIELD(fault_reorder),
 	PORT_FIELD(fault_dup), PORT_FIELD(fault_corrupt),
-	PORT_FIELD(pcap_written), PORT_FIELD(pcap_lost), PORT_FIELD(rx_err),
+	PORT_FIELD(pcap_written), PORT_FIELD(pcap_lost), PORT_FIELD(exc_in),
+	PORT_FIELD(exc_out), PORT_FIELD(exc_drop), PORT_FIELD(rx_err),
 };
 
 /* The engine's view of the device; eng_ tells them from the port's. */

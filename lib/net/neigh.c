@@ -3,7 +3,7 @@
  */
 
 /*
- * Neighbours and ARP (RFC 826). The table is open addressing over a fixed
+ * Neighbours and ARP (RFC 826); IPv6 neighbour discovery is in ndp.c. The table is open addressing over a fixed
  * array; a slot, once given a key, keeps it for the port's life, so a
  * reader finds a key without locks and reads the slot's state and MAC
  * under its seqcount. Writers (learning, resolve starting a request,
@@ -154,8 +154,8 @@ net_neigh_free(struct uroce_port *p)
 /* ---------------------------------------------------------------------------
  * Resolution.
  */
-static bool
-is_own_gid(const struct uroce_port *p, const union uroce_gid *gid)
+bool
+net_is_own_gid(const struct uroce_port *p, const union uroce_gid *gid)
 {
 	unsigned int i;
 
@@ -204,7 +204,7 @@ uroce_port_resolve(struct uroce_port *p, const union uroce_gid *gid,
 	struct net_neigh *s;
 	int ret;
 
-	if (is_own_gid(p, gid)) {
+	if (net_is_own_gid(p, gid)) {
 		*mac = p->mac;
 		return 0;
 	}
@@ -217,9 +217,10 @@ uroce_port_resolve(struct uroce_port *p, const union uroce_gid *gid,
 		if (state == NEIGH_INCOMPLETE)
 			return -EAGAIN;
 	}
-	/* Our own IPv6 neighbour discovery is not there yet: [neigh] or the
-	 * kernel's table only. */
-	if (!t->kernel && (!uroce_gid_is_v4(gid) || !p->has_ip4))
+	/* The kernel's table, or our own: ARP needs our IPv4 address, neighbour
+	 * discovery an IPv6 one. */
+	if (!t->kernel && (uroce_gid_is_v4(gid) ? !p->has_ip4 :
+			   p->gid_cnt <= (p->has_ip4 ? 1u : 0u)))
 		return -EHOSTUNREACH;
 	rte_spinlock_lock(&t->lock);
 	ret = resolve_locked(p, gid, mac);
@@ -231,14 +232,17 @@ uroce_port_resolve(struct uroce_port *p, const union uroce_gid *gid,
  * ARP frames.
  */
 
-/* Ethernet [+ 802.1Q] header of a frame the port sends. */
-static struct rte_arp_hdr *
-arp_frame(struct uroce_port *p, struct rte_mbuf *m,
-	  const struct rte_ether_addr *dst)
+/* A control frame the port sends (ARP, neighbour discovery): its Ethernet
+ * [+ 802.1Q, PCP 0] header and l3_len zeroed bytes after it, padded to the
+ * Ethernet minimum. @return the L3 header, or NULL (no room). */
+void *
+net_ctrl_frame(struct uroce_port *p, struct rte_mbuf *m,
+	       const struct rte_ether_addr *dst, uint16_t ether_type,
+	       uint16_t l3_len)
 {
 	uint16_t l2 = RTE_ETHER_HDR_LEN + (p->has_vlan ? RTE_VLAN_HLEN : 0);
-	uint16_t len = RTE_MAX(l2 + sizeof(struct rte_arp_hdr),
-			       (size_t)RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN);
+	uint16_t len = RTE_MAX(l2 + l3_len,
+			       RTE_ETHER_MIN_LEN - RTE_ETHER_CRC_LEN);
 	struct rte_ether_hdr *eh;
 	uint8_t *d;
 
@@ -254,11 +258,11 @@ arp_frame(struct uroce_port *p, struct rte_mbuf *m,
 
 		eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
 		vh->vlan_tci = rte_cpu_to_be_16(p->vlan);
-		vh->eth_proto = RTE_BE16(RTE_ETHER_TYPE_ARP);
+		vh->eth_proto = rte_cpu_to_be_16(ether_type);
 	} else {
-		eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_ARP);
+		eh->ether_type = rte_cpu_to_be_16(ether_type);
 	}
-	return (struct rte_arp_hdr *)(d + l2);
+	return d + l2;
 }
 
 /* A request for tip from our address (gratuitous when tip is ours). */
@@ -272,7 +276,7 @@ arp_request(struct uroce_port *p, uint16_t q, rte_be32_t tip)
 
 	if (m == NULL)
 		return -ENOBUFS;
-	a = arp_frame(p, m, &bcast);
+	a = net_ctrl_frame(p, m, &bcast, RTE_ETHER_TYPE_ARP, sizeof(*a));
 	if (a == NULL) {
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
@@ -299,21 +303,20 @@ net_arp_announce(struct uroce_port *p)
 }
 
 /*
- * Remember ip -> mac: always for a known non-static entry (RFC 826's
- * "merge" step), a new entry only when create (the frame was for us).
+ * Remember key -> mac: always for a known non-static entry (RFC 826's
+ * "merge" step, RFC 4861 7.2.5), a new entry only when create (the frame
+ * was for us).
  */
-static void
-arp_learn(struct uroce_port *p, rte_be32_t ip, const struct rte_ether_addr *mac,
-	  bool create)
+void
+net_neigh_learn(struct uroce_port *p, const union uroce_gid *key,
+		const struct rte_ether_addr *mac, bool create)
 {
 	struct net_neigh_table *t = p->neigh;
 	struct rte_ether_addr old;
-	union uroce_gid key;
 	struct net_neigh *s;
 	uint8_t state;
 
-	uroce_gid_from_v4(&key, ip);
-	s = slot_find(t, &key);
+	s = slot_find(t, key);
 	if (s == NULL && !create)
 		return;
 	if (s != NULL) {
@@ -323,7 +326,7 @@ arp_learn(struct uroce_port *p, rte_be32_t ip, const struct rte_ether_addr *mac,
 			return;
 	}
 	rte_spinlock_lock(&t->lock);
-	s = slot_get(t, &key);
+	s = slot_get(t, key);
 	if (s != NULL && s->state != NEIGH_STATIC) {
 		NET_LOG(DEBUG, "uroce%u: neighbour %s -> REACHABLE\n", p->idx,
 			neigh_state_names[s->state]);
@@ -357,6 +360,7 @@ net_arp_input(struct uroce_port *p, uint16_t q, struct rte_mbuf *m,
 	struct rte_arp_hdr *a = rte_pktmbuf_mtod_offset(m, struct rte_arp_hdr *,
 							f->l3_off);
 	uint16_t op = rte_be_to_cpu_16(a->arp_opcode);
+	union uroce_gid sip;
 	bool for_us;
 
 	net_ctr_add(&p->q[q].st.arp_rx, 1);
@@ -372,8 +376,10 @@ net_arp_input(struct uroce_port *p, uint16_t q, struct rte_mbuf *m,
 	/* 0.0.0.0 is a probe (RFC 5227); our own address is a conflict or
 	 * our own announcement looped back: learn neither. */
 	if (a->arp_data.arp_sip != 0 && a->arp_data.arp_sip != p->ip4 &&
-	    !rte_is_multicast_ether_addr(&a->arp_data.arp_sha))
-		arp_learn(p, a->arp_data.arp_sip, &a->arp_data.arp_sha, for_us);
+	    !rte_is_multicast_ether_addr(&a->arp_data.arp_sha)) {
+		uroce_gid_from_v4(&sip, a->arp_data.arp_sip);
+		net_neigh_learn(p, &sip, &a->arp_data.arp_sha, for_us);
+	}
 	if (op == RTE_ARP_OP_REQUEST && for_us &&
 	    a->arp_data.arp_sip != p->ip4) {
 		arp_reply(p, q, m, a);
@@ -399,7 +405,9 @@ slot_poll(struct uroce_port *p, uint16_t q, struct net_neigh *s, uint64_t now)
 		return;
 	}
 	/* A request that finds no buffer is tried again at the next poll. */
-	if (arp_request(p, q, uroce_gid_to_v4(&s->key)) != 0)
+	if ((uroce_gid_is_v4(&s->key) ?
+	     arp_request(p, q, uroce_gid_to_v4(&s->key)) :
+	     net_ndp_solicit(p, q, &s->key)) != 0)
 		return;
 	s->tries++;
 	s->due = now + t->retry_tsc;

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <rte_ethdev.h>
+#include <rte_flow.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_seqcount.h>
@@ -59,6 +60,8 @@ enum net_class {
 	NET_CLASS_OTHER,
 	NET_CLASS_ARP,
 	NET_CLASS_ROCE,			/* IPv4/IPv6, UDP, dst port 4791 */
+	NET_CLASS_NDP,			/* ICMPv6 neighbour solicitation or
+					 * advertisement (RFC 4861 4.3, 4.4) */
 };
 
 struct net_frame {
@@ -66,8 +69,8 @@ struct net_frame {
 	bool vlan;
 	uint16_t vid;
 	uint16_t l3_off;		/* IP or ARP header */
-	uint16_t l4_off;		/* UDP header (ROCE) */
-	uint16_t l3_end;		/* end of the IP datagram (ROCE) */
+	uint16_t l4_off;		/* UDP (ROCE) or ICMPv6 (NDP) header */
+	uint16_t l3_end;		/* end of the IP datagram (ROCE, NDP) */
 };
 
 /* Classify the contiguous first segment of m. */
@@ -141,6 +144,30 @@ struct net_fault {
 struct net_pcap;
 
 /* ---------------------------------------------------------------------------
+ * The kernel exception path (exc.c) and rte_flow steering (steer.c).
+ */
+#define NET_FLOW_MAX	(2 + UROCE_CONFIG_MAX_IP6 + 3)	/* GIDs + ARP, ND,
+							 * default */
+
+/* The rte_flow calls steer.c makes: rte_flow's own, or a test's mock. */
+struct net_flow_ops {
+	struct rte_flow *(*create)(uint16_t port_id,
+				   const struct rte_flow_attr *attr,
+				   const struct rte_flow_item pattern[],
+				   const struct rte_flow_action actions[],
+				   struct rte_flow_error *error);
+	int (*destroy)(uint16_t port_id, struct rte_flow *flow,
+		       struct rte_flow_error *error);
+};
+
+struct net_exc {
+	struct uroce_glue_link link;	/* the kernel's interface */
+	uint16_t port_id;
+	uint16_t nb_queues;		/* its queue pairs (= the port's) */
+	bool started;
+};
+
+/* ---------------------------------------------------------------------------
  * The port.
  */
 struct net_queue {
@@ -156,6 +183,7 @@ struct uroce_port {
 	unsigned int idx;		/* in the config: device uroce<idx> */
 	uint16_t port_id;
 	uint16_t nb_queues;
+	uint16_t nb_hw_queues;		/* of the ethdev: + exc_q with exc */
 	uint16_t mtu;
 	bool has_vlan;
 	uint16_t vlan;
@@ -168,7 +196,8 @@ struct uroce_port {
 	struct uroce_glue_link link;
 	const struct uroce_config_port *cfg;
 	unsigned int gid_cnt;
-	union uroce_gid gid[1 + UROCE_CONFIG_MAX_IP6];
+	/* IPv4-mapped, [port] ip6, the link-local address from the MAC. */
+	union uroce_gid gid[2 + UROCE_CONFIG_MAX_IP6];
 	uint8_t ip6_cnt;		/* [port] ip6, or the kernel's */
 	uint8_t ip6[UROCE_CONFIG_MAX_IP6][16];
 	struct net_queue *q;		/* [nb_queues] */
@@ -177,6 +206,18 @@ struct uroce_port {
 	struct net_neigh_table *neigh;
 	uroce_port_raw_fn raw_fn;	/* NULL: other frames are dropped */
 	void *raw_arg;
+	/* The kernel exception path (NULL: none). With it the ethdev has one
+	 * rx/tx queue more when the device has it and steer is not soft,
+	 * exc_q (= nb_queues), the default rule's target when steer_flow
+	 * (rte_flow rules took); else every frame comes to
+	 * the stack's queues and what is not the stack's goes to the kernel
+	 * from there (software dispatch). */
+	struct net_exc *exc;
+	bool exc_on;			/* an exception interface is set */
+	uint16_t exc_q;
+	bool steer_flow;
+	unsigned int nb_flows;
+	struct rte_flow *flows[NET_FLOW_MAX];
 };
 
 /* neigh.c */
@@ -190,6 +231,56 @@ void net_arp_input(struct uroce_port *p, uint16_t q, struct rte_mbuf *m,
 		   const struct net_frame *f);
 /* A gratuitous ARP request for our address on queue 0. */
 void net_arp_announce(struct uroce_port *p);
+/* Whether gid is one of the port's GIDs. */
+bool net_is_own_gid(const struct uroce_port *p, const union uroce_gid *gid);
+/* Learn key -> mac (see neigh.c); create: a new entry too. */
+void net_neigh_learn(struct uroce_port *p, const union uroce_gid *key,
+		     const struct rte_ether_addr *mac, bool create);
+/* Append a control frame's L2 header (tagged on a VLAN port) and l3_len
+ * zeroed bytes to m; @return the L3 header, NULL when m has no room. */
+void *net_ctrl_frame(struct uroce_port *p, struct rte_mbuf *m,
+		     const struct rte_ether_addr *dst, uint16_t ether_type,
+		     uint16_t l3_len);
+
+/* ndp.c: IPv6 neighbour discovery (RFC 4861). */
+/* Whether the ICMPv6 message at f->l4_off is an NS or NA. */
+bool net_ndp_is_nd(const uint8_t *d, uint32_t len, uint16_t l4_off);
+/* Handle an NS/NA frame received on queue q; consumes m. */
+void net_ndp_input(struct uroce_port *p, uint16_t q, struct rte_mbuf *m,
+		   const struct net_frame *f);
+/* A neighbour solicitation for target on queue q; 0 or -ENOBUFS. */
+int net_ndp_solicit(struct uroce_port *p, uint16_t q,
+		    const union uroce_gid *target);
+
+/* port.c: set up n rx/tx queue pairs (rx buffers from pool); on failure
+ * *bad is the queue. */
+int net_queue_pairs(uint16_t port_id, uint16_t n, struct rte_mempool *pool,
+		    uint16_t *bad);
+
+/* exc.c */
+/* The exception interface's dev string for the port ("" when none). */
+const char *net_exc_dev(const struct uroce_port *p, char *buf, size_t len);
+/* Bring up the exception interface dev (after the port's ethdev: its MAC
+ * and pool); 0 or a negative errno with err. */
+int net_exc_open(struct uroce_port *p, const char *dev, char *err,
+		 size_t err_len);
+void net_exc_close(struct uroce_port *p);
+/* Give m (the wire's) to the kernel on queue q; consumes m. */
+void net_exc_to_kernel(struct uroce_port *p, uint16_t q, struct rte_mbuf *m);
+/* A copy of m to the kernel (ARP, neighbour discovery: both need it). */
+void net_exc_copy(struct uroce_port *p, uint16_t q, const struct rte_mbuf *m);
+/* Queue 0's lcore: the exception rx queue to the kernel, the kernel's
+ * frames to the wire. */
+void net_exc_poll(struct uroce_port *p);
+
+/* steer.c */
+/* Install the rules (RoCEv2 to our addresses, ARP and neighbour discovery
+ * to the stack's queues, the rest to exc_q); 0: p->steer_flow, or a
+ * negative errno (nothing installed) with why. */
+int net_steer_start(struct uroce_port *p, char *why, size_t len);
+void net_steer_stop(struct uroce_port *p);
+/* For tests: the rte_flow calls (NULL: rte_flow's). */
+void net_steer_set_ops(const struct net_flow_ops *ops);
 
 /* neigh_kernel.c: the thread that fills the table from the kernel's. */
 int net_kneigh_start(struct uroce_port *p);

@@ -80,10 +80,16 @@ classify_ip(const uint8_t *d, uint32_t len, uint16_t et, struct net_frame *f)
 		   len >= off + sizeof(struct rte_ipv6_hdr)) {
 		const struct rte_ipv6_hdr *ip = (const void *)(d + off);
 
-		if (ip->proto != IPPROTO_UDP)
-			return;
 		l4 = off + sizeof(*ip);
 		end = l4 + rte_be_to_cpu_16(ip->payload_len);
+		if (ip->proto == IPPROTO_ICMPV6 && net_ndp_is_nd(d, len, l4)) {
+			f->cls = NET_CLASS_NDP;
+			f->l4_off = (uint16_t)l4;
+			f->l3_end = (uint16_t)RTE_MIN(end, (uint32_t)UINT16_MAX);
+			return;
+		}
+		if (ip->proto != IPPROTO_UDP)
+			return;
 	} else {
 		return;
 	}
@@ -202,8 +208,9 @@ pool_create(struct uroce_port *p, char *err, size_t len)
 	char name[RTE_MEMPOOL_NAMESIZE];
 	uint32_t room = RTE_MAX((uint32_t)NET_DATAROOM_MIN,
 				(uint32_t)p->mtu + NET_FRAME_SLACK);
-	uint32_t n = p->nb_queues * (NET_RX_DESC + NET_TX_DESC +
-				     2 * NET_POOL_CACHE) + 2048;
+	/* The exception interface's queues take their buffers here too. */
+	uint32_t n = (p->nb_hw_queues + (p->exc_on ? p->nb_queues : 0)) *
+		     (NET_RX_DESC + NET_TX_DESC + 2 * NET_POOL_CACHE) + 2048;
 
 	/* net_af_xdp puts 2048 of our buffers in each queue's fill ring. */
 	if (p->link.kind == UROCE_GLUE_AF_XDP)
@@ -225,37 +232,58 @@ pool_create(struct uroce_port *p, char *err, size_t len)
 }
 
 static int
-queues_setup(struct uroce_port *p, uint16_t dev_mtu, char *err, size_t len)
+queues_setup(struct uroce_port *p, const struct rte_eth_dev_info *info,
+	     uint16_t dev_mtu, char *err, size_t len)
 {
 	struct rte_eth_conf conf = { .rxmode = { .mtu = dev_mtu } };
 	uint16_t q;
 	int ret;
 
-	ret = rte_eth_dev_configure(p->port_id, p->nb_queues, p->nb_queues,
-				    &conf);
+	/* Chained frames (headers and payload apart, zero-copy) need a PMD
+	 * that says it sends them; vdevs do without saying. */
+	if (info->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	else if (p->link.kind == UROCE_GLUE_PCI)
+		NET_LOG(NOTICE, "%s: the NIC sends no multi-segment frames\n",
+			p->cfg->dev);
+
+	ret = rte_eth_dev_configure(p->port_id, p->nb_hw_queues,
+				    p->nb_hw_queues, &conf);
 	if (ret != 0)
 		return open_err(err, len, p->cfg, "dev", ret,
-				"configure %u queue pairs: %s", p->nb_queues,
+				"configure %u queue pairs: %s", p->nb_hw_queues,
 				strerror(-ret));
-	for (q = 0; q < p->nb_queues; q++) {
-		ret = rte_eth_rx_queue_setup(p->port_id, q, NET_RX_DESC,
-					     rte_eth_dev_socket_id(p->port_id),
-					     NULL, p->pool);
-		if (ret == 0)
-			ret = rte_eth_tx_queue_setup(p->port_id, q, NET_TX_DESC,
-					rte_eth_dev_socket_id(p->port_id), NULL);
-		if (ret != 0)
-			return open_err(err, len, p->cfg, "dev", ret,
-					"queue %u setup: %s%s%s%s", q,
-					strerror(-ret), p->link.ifname[0] ?
-					" (interface " : "", p->link.ifname,
-					p->link.kind == UROCE_GLUE_AF_XDP ?
-					": the XDP program or the AF_XDP "
-					"socket could not be attached; the "
-					"libbpf and af_xdp lines above say why)" :
-					p->link.ifname[0] ? ")" : "");
-	}
+	ret = net_queue_pairs(p->port_id, p->nb_hw_queues, p->pool, &q);
+	if (ret != 0)
+		return open_err(err, len, p->cfg, "dev", ret,
+				"queue %u setup: %s%s%s%s", q,
+				strerror(-ret), p->link.ifname[0] ?
+				" (interface " : "", p->link.ifname,
+				p->link.kind == UROCE_GLUE_AF_XDP ?
+				": the XDP program or the AF_XDP "
+				"socket could not be attached; the "
+				"libbpf and af_xdp lines above say why)" :
+				p->link.ifname[0] ? ")" : "");
 	return 0;
+}
+
+int
+net_queue_pairs(uint16_t port_id, uint16_t n, struct rte_mempool *pool,
+		uint16_t *bad)
+{
+	int socket = rte_eth_dev_socket_id(port_id);
+	uint16_t q;
+	int ret = 0;
+
+	for (q = 0; ret == 0 && q < n; q++) {
+		*bad = q;
+		ret = rte_eth_rx_queue_setup(port_id, q, NET_RX_DESC, socket,
+					     NULL, pool);
+		if (ret == 0)
+			ret = rte_eth_tx_queue_setup(port_id, q, NET_TX_DESC,
+						     socket, NULL);
+	}
+	return ret;
 }
 
 /* cfg mac, else the link's default (ringlink), else the ethdev's own. */
@@ -321,11 +349,11 @@ ethdev_start(struct uroce_port *p, char *err, size_t len)
 	if (ret != 0)
 		return open_err(err, len, p->cfg, "dev", ret, "dev info: %s",
 				strerror(-ret));
-	if (info.max_rx_queues < p->nb_queues ||
-	    info.max_tx_queues < p->nb_queues)
+	if (info.max_rx_queues < p->nb_hw_queues ||
+	    info.max_tx_queues < p->nb_hw_queues)
 		return open_err(err, len, p->cfg, "dev", -EINVAL,
 				"%u queue pairs wanted, the device has %u%s",
-				p->nb_queues, RTE_MIN(info.max_rx_queues,
+				p->nb_hw_queues, RTE_MIN(info.max_rx_queues,
 						      info.max_tx_queues),
 				p->link.kind == UROCE_GLUE_AF_PACKET ?
 				" (af_packet: add qpairs=N)" : "");
@@ -333,7 +361,7 @@ ethdev_start(struct uroce_port *p, char *err, size_t len)
 	if (ret == 0)
 		ret = pool_create(p, err, len);
 	if (ret == 0)
-		ret = queues_setup(p, dev_mtu, err, len);
+		ret = queues_setup(p, &info, dev_mtu, err, len);
 	if (ret != 0)
 		return ret;
 	promisc = mac_setup(p, err, len);
@@ -346,6 +374,12 @@ ethdev_start(struct uroce_port *p, char *err, size_t len)
 	if (ret != 0 && ret != -ENOTSUP)
 		NET_LOG(DEBUG, "%s: promiscuous %s: %s\n", p->cfg->dev,
 			promisc ? "on" : "off", strerror(-ret));
+	/* IPv6 neighbour solicitations go to solicited-node multicast MACs
+	 * (RFC 4861 7.2.2); a NIC without this filter setting passes them. */
+	ret = rte_eth_allmulticast_enable(p->port_id);
+	if (ret != 0 && ret != -ENOTSUP)
+		NET_LOG(DEBUG, "%s: all-multicast on: %s\n", p->cfg->dev,
+			strerror(-ret));
 	ret = rte_eth_dev_start(p->port_id);
 	if (ret != 0)
 		return open_err(err, len, p->cfg, "dev", ret, "start: %s",
@@ -354,9 +388,18 @@ ethdev_start(struct uroce_port *p, char *err, size_t len)
 	return 0;
 }
 
+/*
+ * The GID table, as RoCE NICs fill theirs from the netdev's addresses: the
+ * IPv4-mapped GID of [port] ip at 0, then [port] ip6 in order, then the
+ * link-local address every IPv6 interface has (RFC 4291 2.5.6, interface
+ * id the modified EUI-64 of the MAC, RFC 4291 appendix A), unless ip6
+ * names it already: IPv6 works with no IPv6 configured. After mac_setup.
+ */
 static void
 gids_init(struct uroce_port *p)
 {
+	union uroce_gid ll = { .raw = { 0xfe, 0x80 } };
+	const uint8_t *m = p->mac.addr_bytes;
 	unsigned int i;
 
 	p->gid_cnt = 0;
@@ -364,6 +407,14 @@ gids_init(struct uroce_port *p)
 		uroce_gid_from_v4(&p->gid[p->gid_cnt++], p->ip4);
 	for (i = 0; i < p->ip6_cnt; i++)
 		memcpy(p->gid[p->gid_cnt++].raw, p->ip6[i], 16);
+	ll.raw[8] = m[0] ^ 0x02;	/* the universal/local bit inverted */
+	ll.raw[9] = m[1];
+	ll.raw[10] = m[2];
+	ll.raw[11] = 0xff;
+	ll.raw[12] = 0xfe;
+	memcpy(&ll.raw[13], &m[3], 3);
+	if (!net_is_own_gid(p, &ll))
+		p->gid[p->gid_cnt++] = ll;
 }
 
 static int
@@ -385,6 +436,7 @@ port_alloc(const struct uroce_config *cfg, unsigned int idx,
 	p->idx = idx;
 	p->cfg = pc;
 	p->nb_queues = nb_queues;
+	p->nb_hw_queues = nb_queues;
 	p->mtu = pc->mtu;
 	p->has_vlan = pc->has_vlan;
 	p->vlan = pc->vlan;
@@ -394,7 +446,6 @@ port_alloc(const struct uroce_config *cfg, unsigned int idx,
 	for (unsigned int i = 0; i < pc->ip6_cnt; i++)
 		memcpy(p->ip6[i], pc->ip6[i].addr, 16);
 	p->port_id = RTE_MAX_ETHPORTS;
-	gids_init(p);
 	*out = p;
 	return 0;
 }
@@ -506,13 +557,74 @@ xdp_claim(struct uroce_port *p, char *err, size_t len)
 	return 0;
 }
 
+/* A device without a queue for the default rule (af_packet without
+ * qpairs=) gets no rules: software dispatch (exc_start says why). */
+static void
+exc_queue_check(struct uroce_port *p)
+{
+	struct rte_eth_dev_info info;
+
+	if (p->nb_hw_queues == p->nb_queues ||
+	    (rte_eth_dev_info_get(p->port_id, &info) == 0 &&
+	     info.max_rx_queues >= p->nb_hw_queues &&
+	     info.max_tx_queues >= p->nb_hw_queues))
+		return;
+	p->nb_hw_queues = p->nb_queues;
+}
+
+static const char *const steer_names[] = {
+	[UROCE_STEER_AUTO] = "auto",
+	[UROCE_STEER_FLOW] = "flow",
+	[UROCE_STEER_SOFT] = "soft",
+};
+
+/* The exception interface, then the rte_flow rules unless steer = soft;
+ * rules refused: software dispatch (auto), or an error (flow). */
+static int
+exc_start(struct uroce_port *p, const char *dev, char *err, size_t len)
+{
+	char why[256];
+	int ret;
+
+	ret = net_exc_open(p, dev, err, len);
+	if (ret != 0) {
+		NET_LOG(ERR, "%s\n", err);
+		return ret;
+	}
+	if (p->cfg->steer == UROCE_STEER_SOFT) {
+		NET_LOG(INFO, "%s: steer = soft: software dispatch\n",
+			p->cfg->dev);
+		return 0;
+	}
+	if (p->nb_hw_queues == p->nb_queues) {
+		snprintf(why, sizeof(why), "no rx queue left for the kernel's "
+			 "frames");
+		ret = -ENOTSUP;
+	} else {
+		ret = net_steer_start(p, why, sizeof(why));
+	}
+	if (ret == 0) {
+		NET_LOG(INFO, "%s: rte_flow steering: %u rules\n", p->cfg->dev,
+			p->nb_flows);
+		return 0;
+	}
+	if (p->cfg->steer == UROCE_STEER_FLOW)
+		return open_err(err, len, p->cfg, "steer", ret,
+				"steer = %s: the device takes no rte_flow "
+				"rules (%s)", steer_names[p->cfg->steer], why);
+	NET_LOG(NOTICE, "%s: no rte_flow steering (%s): software dispatch, "
+		"every frame through the stack's queues\n", p->cfg->dev, why);
+	return 0;
+}
+
 int
 uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		uint16_t nb_queues, struct uroce_port **out, char *err,
 		size_t err_len)
 {
+	char why[256], exc_buf[64];
 	struct uroce_port *p;
-	char why[256];
+	const char *exc_dev;
 	int ret;
 
 	if (cfg == NULL || out == NULL || idx >= cfg->port_cnt ||
@@ -525,13 +637,21 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 	if (ret != 0)
 		return open_err(err, err_len, &cfg->port[idx], "dev", ret,
 				"out of memory");
-	ret = uroce_glue_attach(p->cfg->dev, nb_queues, &p->link, why,
+	exc_dev = net_exc_dev(p, exc_buf, sizeof(exc_buf));
+	p->exc_on = exc_dev[0] != '\0';
+	if (p->exc_on && p->cfg->steer != UROCE_STEER_SOFT) {
+		/* One queue pair more: the default rule's, to the kernel. */
+		p->exc_q = nb_queues;
+		p->nb_hw_queues = nb_queues + 1;
+	}
+	ret = uroce_glue_attach(p->cfg->dev, p->nb_hw_queues, &p->link, why,
 				sizeof(why));
 	if (ret != 0) {
 		open_err(err, err_len, p->cfg, "dev", ret, "%s", why);
 		goto fail;
 	}
 	p->port_id = p->link.port_id;
+	exc_queue_check(p);
 	p->tx_extbuf = !p->cfg->zero_copy_off && tx_extbuf_safe(p);
 	ret = net_neigh_init(p, cfg);
 	if (ret != 0) {
@@ -542,7 +662,11 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 	if (ret == 0)
 		ret = ethdev_start(p, err, err_len);
 	if (ret == 0)
+		gids_init(p);	/* the link-local GID needs the MAC */
+	if (ret == 0)
 		ret = xdp_claim(p, err, err_len);
+	if (ret == 0 && exc_dev[0] != '\0')
+		ret = exc_start(p, exc_dev, err, err_len);
 	if (ret == 0 && p->cfg->pcap[0] != '\0')
 		ret = net_pcap_open(p, p->cfg->pcap, err, err_len);
 	if (ret == 0 && p->cfg->has_fault)
@@ -604,6 +728,8 @@ uroce_port_close(struct uroce_port *p)
 			NET_LOG(WARNING, "%s: stop: %s\n", p->cfg->dev,
 				strerror(-ret));
 	}
+	net_steer_stop(p);
+	net_exc_close(p);
 	wait_free(p);
 	net_fault_stop(p);
 	net_pcap_close(p);
@@ -703,6 +829,32 @@ linearize(struct uroce_port *p, struct rte_mbuf *m, struct net_queue *nq)
 	return NULL;
 }
 
+/* A tag the PMD took off (a NIC's VLAN strip; af_packet, where the kernel
+ * untags before the socket sees the frame, puts it back itself unless
+ * asked to strip): put back, so that every frame is classified the same. */
+static bool
+vlan_stripped(const struct rte_mbuf *m)
+{
+	return (m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) != 0;
+}
+
+/* Software dispatch: RoCEv2 to an address of ours (the kernel may run
+ * its own RoCE, rxe, for its addresses on the same NIC). */
+static bool
+roce_ours(const struct uroce_port *p, const struct rte_mbuf *m,
+	  const struct net_frame *f)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod_offset(m, const uint8_t *,
+						    f->l3_off);
+	union uroce_gid dst;
+
+	if ((ip[0] >> 4) == 4)
+		uroce_gid_from_v4(&dst, ((const struct rte_ipv4_hdr *)ip)->dst_addr);
+	else
+		memcpy(dst.raw, ((const struct rte_ipv6_hdr *)ip)->dst_addr, 16);
+	return net_is_own_gid(p, &dst);
+}
+
 static bool
 vlan_ok(const struct uroce_port *p, const struct net_frame *f)
 {
@@ -718,6 +870,8 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 	uint16_t i, nb, out = 0;
 	uint64_t bytes = 0;
 
+	if (p->exc != NULL && q == 0)
+		net_exc_poll(p);
 	nb = rte_eth_rx_burst(p->port_id, q, pkts,
 			      RTE_MIN(n, (uint16_t)NET_FAULT_BURST_MAX));
 	for (i = 0; i < nb; i++) {
@@ -725,13 +879,30 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 
 		if (m == NULL)
 			continue;
+		if (vlan_stripped(m) && rte_vlan_insert(&m) != 0) {
+			net_ctr_add(&nq->st.rx_err, 1);
+			rte_pktmbuf_free(m);
+			continue;
+		}
 		net_classify(m, &f);
-		if (f.cls == NET_CLASS_ARP && vlan_ok(p, &f)) {
-			net_arp_input(p, q, m, &f);
-		} else if (f.cls == NET_CLASS_ROCE && vlan_ok(p, &f)) {
+		if (f.cls == NET_CLASS_ROCE && vlan_ok(p, &f) &&
+		    (p->exc == NULL || p->steer_flow || roce_ours(p, m, &f))) {
 			bytes += rte_pktmbuf_pkt_len(m);
 			pkts[out++] = m;
-		} else if (p->raw_fn == NULL || !p->raw_fn(p->raw_arg, q, m)) {
+		} else if ((f.cls == NET_CLASS_ARP || f.cls == NET_CLASS_NDP) &&
+			   vlan_ok(p, &f)) {
+			/* Both the kernel and we may own addresses here. */
+			if (p->exc != NULL)
+				net_exc_copy(p, q, m);
+			if (f.cls == NET_CLASS_ARP)
+				net_arp_input(p, q, m, &f);
+			else
+				net_ndp_input(p, q, m, &f);
+		} else if (p->raw_fn != NULL && p->raw_fn(p->raw_arg, q, m)) {
+			continue;
+		} else if (p->exc != NULL) {
+			net_exc_to_kernel(p, q, m);
+		} else {
 			net_ctr_add(&nq->st.non_roce, 1);
 			rte_pktmbuf_free(m);
 		}

@@ -27,6 +27,15 @@
  * uroce's in-process link "ringlink:NAME,side=0|1" (two ports of one
  * process joined by rte_rings; tests and labs).
  *
+ * Kernel exception path ([port] exception; a tap by default on a PCI
+ * dev): a second ethdev whose other side is a kernel interface with the
+ * port's MAC. Frames that are not the stack's go there (ARP and neighbour
+ * discovery as a copy), the kernel's frames leave on queue 0. rte_flow
+ * rules sort the frames in the NIC when the PMD takes them ([port] steer;
+ * the ethdev then has one rx/tx queue pair more, drained by queue 0's
+ * lcore); otherwise the port dispatches in software (RoCEv2 to its own
+ * GIDs stays, the rest goes to the kernel) and logs why.
+ *
  * Counters: each queue keeps its own (written by that queue's lcore only);
  * uroce_port_stats_get() sums them.
  */
@@ -55,6 +64,10 @@ struct uroce_port_stats {
 	uint64_t tx_full;		/**< frames the ethdev did not take and
 				     *   that could not wait (freed) */
 	uint64_t arp_rx, arp_tx;	/**< ARP frames handled, ARP sent */
+	/** IPv6 neighbour solicitations and advertisements received (valid
+	 *  or not), sent, and received but dropped as invalid (RFC 4861
+	 *  7.1: hop limit, checksum, lengths, options). */
+	uint64_t nd_rx, nd_tx, nd_bad;
 	/** Frames neither RoCEv2 (UDP port 4791) nor ARP, or on another
 	 *  VLAN than the port's, that the raw hook did not take: dropped. */
 	uint64_t non_roce;
@@ -62,7 +75,13 @@ struct uroce_port_stats {
 	 *  freed, held back for one frame, copied, and given a bad byte. */
 	uint64_t fault_drop, fault_reorder, fault_dup, fault_corrupt;
 	uint64_t pcap_written, pcap_lost;
-	/** Received chains that could not be made one segment (freed). */
+	/** The kernel exception path ([port] exception): frames of the wire
+	 *  given to the kernel (copies of ARP and neighbour discovery
+	 *  included), the kernel's frames sent on the wire, and frames of
+	 *  either way a full queue or a failed copy lost. */
+	uint64_t exc_in, exc_out, exc_drop;
+	/** Received chains that could not be made one segment, or whose
+	 *  stripped VLAN tag could not be put back (freed). */
 	uint64_t rx_err;
 };
 
@@ -112,7 +131,9 @@ bool uroce_port_link_up(const struct uroce_port *p);
 
 /**
  * The port's GID table: index 0 the IPv4-mapped GID of [port] ip (when
- * set), then one per ip6 address. @return the number of entries written.
+ * set), then one per ip6 address, then the IPv6 link-local address of the
+ * port's MAC (fe80::, modified EUI-64 interface id) unless ip6 lists it.
+ * @return the number of entries written.
  */
 unsigned int uroce_port_gids(const struct uroce_port *p, union uroce_gid *gid,
 			     unsigned int max);
@@ -121,7 +142,8 @@ unsigned int uroce_port_gids(const struct uroce_port *p, union uroce_gid *gid,
  * Receive up to n frames on queue q (at most 512 per call); pkts must
  * have room for n. ARP is answered (requests for our IP, the reply on queue
  * q) and learnt (requests and replies addressed to us; known entries are
- * refreshed by any ARP) inside; frames that are not RoCEv2 or are not on
+ * refreshed by any ARP) inside, and so are IPv6 neighbour solicitations
+ * and advertisements; frames that are not RoCEv2 or are not on
  * the port's VLAN (untagged when it has none) go to the raw hook
  * (uroce_port_set_raw()), else are counted (non_roce) and freed. The frames returned are IPv4/IPv6 UDP frames to port 4791 for the
  * transport to parse (the caller frees them); each is one segment (chains
@@ -173,8 +195,9 @@ uint16_t uroce_port_tx_flush(struct uroce_port *p, uint16_t q);
  * up to 5 times per uroce_port_poll_ctrl()); -EHOSTUNREACH after the last
  * retry (the call that reports it resets the entry: the next call starts
  * again). Static [neigh] entries answer at once, and so do the port's own
- * GIDs (its own MAC). IPv6 GIDs resolve from [neigh] only (-EHOSTUNREACH
- * otherwise) for now, and so does everything when the port has no IPv4
+ * GIDs (its own MAC). IPv6 GIDs resolve by neighbour discovery the same
+ * way (a neighbour solicitation to the solicited-node multicast address,
+ * RFC 4861), IPv4 ones from [neigh] only when the port has no IPv4
  * address. -ENOSPC: the table (512 entries, never expiring) is full.
  * With neigh = kernel (the default on af_xdp) the same calls are answered
  * from the kernel's neighbour table, IPv4 and IPv6, which a control thread

@@ -562,7 +562,7 @@ path_build(const struct uroce_qp *qp, const struct ibv_qp_attr *a,
 	memcpy(p->smac, env->mac, sizeof(p->smac));
 	p->sgid = env->gid[grh->sgid_index];
 	memcpy(p->dgid.raw, grh->dgid.raw, sizeof(p->dgid.raw));
-	p->tclass = grh->traffic_class;
+	p->tclass = uroce_wire_tclass(grh->traffic_class);
 	p->hop_limit = grh->hop_limit;
 	p->flow_label = grh->flow_label & 0xfffff;
 	if (env->vlan) {

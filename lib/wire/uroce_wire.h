@@ -276,6 +276,13 @@ struct uroce_l2l3 {
 	uint16_t udp_sport;	/* flow entropy, see uroce_wire_udp_sport() */
 };
 
+/* The ECN bits of an IP TOS / traffic class byte (RFC 3168 5). */
+#define UROCE_ECN_MASK		0x03
+
+/* The tclass to send for a GRH traffic class: its DSCP, ECN Not-ECT (see
+ * gid.c). */
+uint8_t uroce_wire_tclass(uint8_t grh_tclass);
+
 /* UDP source port for a QP pair: stable per flow, in [0xC000, 0xFFFF]. */
 uint16_t uroce_wire_udp_sport(uint32_t src_qpn, uint32_t dst_qpn);
 

@@ -17,9 +17,13 @@
     frames (ARP, RAW_PACKET QPs' frames, the kernel's) in each direction:
     those are only decoded by tshark, as any frame is.
 
-As a script: check_capture.py FILE... prints a summary per file and exits
-1 on any problem (77 when scapy or tshark is missing). run_pair.py imports
-check() and adds its own expectations on the counts.
+  - optionally, the L2/L3 fields every RoCEv2 frame must carry: 802.1Q
+    VID and PCP (or untagged), IP version, DSCP and ECN (check()'s
+    expect; the script's --expect vid=77,pcp=5,ip=6,dscp=26,ecn=0).
+
+As a script: check_capture.py [--expect K=V,...] FILE... prints a summary
+per file and exits 1 on any problem (77 when scapy or tshark is missing).
+run_pair.py imports check() and adds its own expectations on the counts.
 """
 
 import collections
@@ -110,6 +114,27 @@ def roce_opcode(frame):
     return frame[udp + 8], off, ver
 
 
+def header_fields(frame, off, ver):
+    """{'vid', 'pcp' (None untagged), 'ip', 'dscp', 'ecn'} of a RoCEv2
+    frame whose IP header is at off."""
+    f = {'vid': None, 'pcp': None, 'ip': ver}
+    if off == 18:
+        tci = struct.unpack_from('!H', frame, 14)[0]
+        f['vid'], f['pcp'] = tci & 0xfff, tci >> 13
+    tos = frame[off + 1] if ver == 4 else \
+        (struct.unpack_from('!I', frame, off)[0] >> 20) & 0xff
+    f['dscp'], f['ecn'] = tos >> 2, tos & 3
+    return f
+
+
+def header_problems(frame, off, ver, expect):
+    """[str]: the fields of expect (as header_fields names them) that the
+    frame does not have."""
+    got = header_fields(frame, off, ver)
+    return ['%s %s, expected %s' % (k, got[k], v)
+            for k, v in sorted(expect.items()) if got[k] != v]
+
+
 def icrc_ok(frame, off, ver, with_scapy):
     """Whether the frame's ICRC is right (and scapy says so too)."""
     if frame[-4:] != xs.icrc_ref(frame, off):
@@ -146,9 +171,11 @@ def tshark_problems(path):
     return probs
 
 
-def check(path):
+def check(path, expect=None):
     """Summary of one capture: {'frames', 'roce': {'in', 'out', '?'},
-    'other': {'in', 'out', '?'}, 'opcodes': Counter, 'problems': [str]}."""
+    'other': {'in', 'out', '?'}, 'opcodes': Counter, 'problems': [str]}.
+    expect: header fields every RoCEv2 frame must have (header_fields(),
+    e.g. {'vid': 77, 'pcp': 5, 'ip': 6, 'dscp': 26, 'ecn': 0})."""
     res = {'frames': 0, 'roce': collections.Counter(),
            'other': collections.Counter(),
            'opcodes': collections.Counter(), 'problems': [], 'scapy': 0}
@@ -159,12 +186,18 @@ def check(path):
         res['problems'].append(str(e))
         return res
     res['frames'] = len(frames)
-    bad_icrc = 0
+    bad_icrc = bad_hdr = 0
     for i, (frame, direction) in enumerate(frames, 1):
         r = roce_opcode(frame)
         if r is None:
             res['other'][direction] += 1
             continue
+        hp = header_problems(frame, r[1], r[2], expect or {})
+        if hp:
+            bad_hdr += 1
+            if bad_hdr <= 5:
+                res['problems'].append('frame %d (%s): %s' %
+                                       (i, direction, ', '.join(hp)))
         res['roce'][direction] += 1
         res['opcodes'][r[0]] += 1
         kinds[(r[0], direction)] += 1
@@ -175,6 +208,9 @@ def check(path):
             if bad_icrc <= 5:
                 res['problems'].append('frame %d (%s, opcode 0x%02x): bad '
                                        'ICRC' % (i, direction, r[0]))
+    if bad_hdr > 5:
+        res['problems'].append('%d frames with other headers than '
+                               'expected' % bad_hdr)
     if bad_icrc > 5:
         res['problems'].append('%d frames with a bad ICRC' % bad_icrc)
     tp = tshark_problems(path)
@@ -193,6 +229,17 @@ def summary(path, res):
             res['other']['in'])
 
 
+def parse_expect(text):
+    """'vid=77,pcp=5,ip=6' -> {'vid': 77, ...}; 'vid=none': untagged."""
+    out = {}
+    for kv in text.split(','):
+        k, v = kv.split('=', 1)
+        if k not in ('vid', 'pcp', 'ip', 'dscp', 'ecn'):
+            raise SystemExit('--expect: unknown field %s' % k)
+        out[k] = None if v == 'none' else int(v, 0)
+    return out
+
+
 def tools_present():
     return shutil.which('tshark') is not None
 
@@ -201,9 +248,13 @@ def main():
     if not tools_present():
         print('tshark is not installed: skipping')
         return SKIP
+    args, expect = sys.argv[1:], None
+    if len(args) >= 2 and args[0] == '--expect':
+        expect = parse_expect(args[1])
+        args = args[2:]
     bad = 0
-    for path in sys.argv[1:]:
-        res = check(path)
+    for path in args:
+        res = check(path, expect)
         print(summary(path, res))
         for p in res['problems']:
             print('  ' + p)

@@ -39,6 +39,12 @@ the configuration (UROCE_PORT_DEV, UROCE_EAL_ARGS), and the prefix's
 runtime directory is removed afterwards. Cases run one after the other:
 two processes with one engine lcore each at a time (a 2-core machine).
 
+Issue 7 (--group net): --gid N runs the tools on GID N (1: the IPv6
+link-local GID of the MAC, reached by neighbour discovery), --vlan N gives
+both ports [port] vlan = N; every RoCEv2 frame captured must then have
+the IP version of --expect-ip, the VLAN with the case's sl as PCP (or no
+tag), and the DSCP of the case's traffic class with ECN Not-ECT.
+
 Tools that are not installed are skipped with a message (apt-get install
 ibverbs-utils perftest); with none of them the script exits 77 (skip).
 
@@ -75,10 +81,10 @@ PERF_DONE = r'^\s*\d+\s+\d+\s+[0-9.]+\s+[0-9.]+'   # a result row
 LAT_DONE = r'^\s*\d+\s+\d+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+'
 
 
-def pingpong(tool, extra, name=None):
+def pingpong(tool, extra, name=None, opts=None):
     args = ['-g', '0', '-d', 'uroce0'] + extra
     return (name or '%s %s' % (tool, ' '.join(extra)), tool, args, args,
-            PINGPONG_DONE)
+            PINGPONG_DONE, opts or {})
 
 
 # ibv_xsrq_pingpong prints "success" once it has torn everything down
@@ -89,12 +95,22 @@ XSRQ_DONE = r'^success$'
 def xsrq(extra):
     args = ['-g', '0', '-d', 'uroce0'] + extra
     return ('ibv_xsrq_pingpong %s' % ' '.join(extra), 'ibv_xsrq_pingpong',
-            args, args, XSRQ_DONE)
+            args, args, XSRQ_DONE, {})
 
 
-def perftest(tool, extra, done=PERF_DONE):
+def perftest(tool, extra, done=PERF_DONE, opts=None):
     args = ['-d', 'uroce0', '-x', '0', '-F'] + extra
-    return ('%s %s' % (tool, ' '.join(extra)), tool, args, args, done)
+    return ('%s %s' % (tool, ' '.join(extra)), tool, args, args, done,
+            opts or {})
+
+
+def with_gid(args, gid):
+    """args with the GID index of -g (pingpongs) or -x (perftest) set."""
+    out = list(args)
+    for i in range(len(out) - 1):
+        if out[i] in ('-g', '-x'):
+            out[i + 1] = str(gid)
+    return out
 
 
 # raw_ethernet_*: the uroce addresses of config/af_packet-{a,b}.conf (a is
@@ -180,6 +196,25 @@ CASES = {
                      bw_max=10),
     ],
 }
+# The net group (issue 7): a service level and a traffic class on every
+# tool that takes them; run with --gid (an IPv6 GID) and --vlan, each
+# capture must then show the sl as 802.1Q PCP (sl & 7) and the traffic
+# class's DSCP with ECN Not-ECT (107 = DSCP 26 + ECN CE asked for).
+CASES['net'] = [
+    pingpong('ibv_rc_pingpong', ['-n', '200', '-l', '5'],
+             opts={'sl': 5, 'dscp': 0}),
+    pingpong('ibv_rc_pingpong', ['-s', '65536', '-n', '20', '-c', '-l', '3'],
+             opts={'sl': 3, 'dscp': 0}),
+    pingpong('ibv_ud_pingpong', ['-s', '1024', '-n', '100', '-l', '6'],
+             opts={'sl': 6, 'dscp': 0}),
+    perftest('ib_write_bw', ['-n', '200', '-s', '65536', '-S', '5',
+                             '--tclass', '107'],
+             opts={'sl': 5, 'dscp': 26}),
+    perftest('ib_send_lat', ['-n', '200', '-s', '64', '-S', '2',
+                             '--tclass', '46'], LAT_DONE,
+             opts={'sl': 2, 'dscp': 11}),
+]
+
 # Groups that need the afp link (no TCP exchange to sync on over memif).
 AFP_ONLY = {'raw'}
 # Groups the default (no --group) afp run leaves out: they run on memif.
@@ -238,6 +273,8 @@ class Pair:
                                '--log-level=*:warning' % self.prefix[side])
         if self.a.fault:
             e['UROCE_PORT_FAULT'] = self.a.fault
+        if getattr(self.a, 'vlan', None) is not None:
+            e['UROCE_PORT_VLAN'] = str(self.a.vlan)
         if self.pcap:
             e['UROCE_PORT_PCAP'] = self.pcap[side]
         return e
@@ -259,11 +296,12 @@ class Pair:
             shutil.rmtree(os.path.join('/var/run/dpdk', pfx),
                           ignore_errors=True)
 
-    def check_captures(self, cap, raw=False):
+    def check_captures(self, cap, raw=False, expect=None):
         """(ok, report lines) for the two captures of a finished run. The
         capture holds RoCEv2 frames only (lib/net/pcap.c): a raw run's
-        files must be clean and hold no RoCEv2 at all."""
-        res = {s: cap.check(self.pcap[s]) for s in 'ab'}
+        files must be clean and hold no RoCEv2 at all. expect: header
+        fields of every RoCEv2 frame (check_capture.check())."""
+        res = {s: cap.check(self.pcap[s], expect) for s in 'ab'}
         lines, ok = [], True
         for s, peer in (('a', 'b'), ('b', 'a')):
             r = res[s]
@@ -388,9 +426,26 @@ def start_pair(a, pair, tool, sargs, cargs, port, veth, raw, deadline):
     return srv, sout, cli, cout, finish(cli, deadline)
 
 
+def case_expect(a, opts):
+    """The header fields every RoCEv2 frame of the case must have: the IP
+    version of --gid, the VLAN of --vlan with the case's sl as PCP, the
+    case's DSCP with ECN Not-ECT."""
+    exp = {}
+    if a.expect_ip:
+        exp['ip'] = a.expect_ip
+    if 'sl' in opts:
+        exp['vid'] = a.vlan
+        exp['pcp'] = opts['sl'] & 7 if a.vlan is not None else None
+    if 'dscp' in opts:
+        exp['dscp'] = opts['dscp']
+        exp['ecn'] = 0
+    return exp
+
+
 def run_case(a, idx, case, veth, cap=None):
     name, tool, sargs, cargs, done = case[:5]
     opts = case[5] if len(case) > 5 else {}
+    sargs, cargs = with_gid(sargs, a.gid), with_gid(cargs, a.gid)
     raw = opts.get('raw', False)
     if shutil.which(tool) is None:
         print('SKIP %s: %s not installed' % (name, tool))
@@ -428,7 +483,7 @@ def run_case(a, idx, case, veth, cap=None):
             ok = False
             cap_lines.append('  reported bandwidth above %.2f MiB/s' % top)
     if ok and cap is not None:
-        ok, more = pair.check_captures(cap, raw)
+        ok, more = pair.check_captures(cap, raw, case_expect(a, opts))
         cap_lines += more
     print('%s %s (server %s, client %s)' % ('ok  ' if ok else 'FAIL', name,
                                             src, crc))
@@ -465,6 +520,12 @@ def main():
                     help='case groups to run (default: all)')
     ap.add_argument('--only', help='run the cases whose name matches')
     ap.add_argument('--fault', help='UROCE_PORT_FAULT for both sides')
+    ap.add_argument('--gid', type=int, default=0,
+                    help='GID index for the tools (-g, -x); default 0')
+    ap.add_argument('--expect-ip', type=int, choices=(4, 6),
+                    help='IP version every RoCEv2 frame must have')
+    ap.add_argument('--vlan', type=int,
+                    help='[port] vlan of both sides (UROCE_PORT_VLAN)')
     ap.add_argument('--timeout', type=float, default=60,
                     help='seconds per case')
     ap.add_argument('--capture', action='store_true',

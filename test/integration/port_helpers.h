@@ -21,6 +21,7 @@
 #include "uroce_config.h"
 #include "uroce_port.h"
 #include "uroce_test.h"
+#include "uroce_test_port.h"
 #include "uroce_wire.h"
 
 #define PH_POLL_US	200		/* sleep after an empty poll */
@@ -29,16 +30,8 @@ static inline void
 ph_port_cfg(struct uroce_config *cfg, unsigned int idx, const char *dev,
 	    const char *ip, uint16_t mtu)
 {
-	struct uroce_config_port *pc = &cfg->port[idx];
-
-	memset(pc, 0, sizeof(*pc));
-	snprintf(pc->dev, sizeof(pc->dev), "%s", dev);
-	pc->has_ip4 = true;
-	inet_pton(AF_INET, ip, &pc->ip4);
-	pc->ip4_prefix = 24;
-	pc->mtu = mtu;
-	if (idx >= cfg->port_cnt)
-		cfg->port_cnt = idx + 1;
+	ut_port_cfg(cfg, idx, dev, ip);
+	cfg->port[idx].mtu = mtu;
 }
 
 static inline union uroce_gid

@@ -217,12 +217,16 @@ test_all_keys(void)
 		"vlan = 4094\n"
 		"pcap = /tmp/x y.pcap\n"
 		"fault = drop=0.5, reorder=1%,dup=0.000001,corrupt=0.0001%,seed=0xFFFFFFFFFFFFFFFF\n"
+		"exception = net_tap_x0,iface=uexc0\n"
+		"steer = soft\n"
 		"\n"
 		"  [ port1 ]  \n"
 		"  dev = 0000:00:04.0,txq_inline=128\n"
 		"ip6 = fd00:0:0:1::22/48\n"
 		"vlan = 0\n"
 		"fault = drop=0.000001,corrupt=100%\n"
+		"exception = off\n"
+		"steer = flow\n"
 		"[eal]\n"
 		"lcores = 127\n"
 		"args = --vdev=\"a b\" \"\"x --x=\"1 2\"3  -l\t0\n"
@@ -238,6 +242,12 @@ test_all_keys(void)
 	UT_CHECK_EQ(cfg.port_cnt, 2);
 	check_port0(&cfg.port[0]);
 	check_port1(&cfg.port[1]);
+	UT_CHECK(cfg.port[0].exception_set);
+	UT_CHECK(strcmp(cfg.port[0].exception, "net_tap_x0,iface=uexc0") == 0);
+	UT_CHECK_EQ(cfg.port[0].steer, UROCE_STEER_SOFT);
+	UT_CHECK(cfg.port[1].exception_set);
+	UT_CHECK_EQ(cfg.port[1].exception[0], '\0');
+	UT_CHECK_EQ(cfg.port[1].steer, UROCE_STEER_FLOW);
 	UT_CHECK_EQ(cfg.lcores, 127);
 	UT_CHECK_EQ(cfg.eal_argc, 5);
 	if (cfg.eal_argc == 5) {
@@ -267,6 +277,8 @@ test_defaults(void)
 	UT_CHECK_EQ(ret, 0);
 	UT_CHECK_EQ(cfg.port[0].mtu, 1500);
 	UT_CHECK_EQ(cfg.port[0].ip4_prefix, 32);
+	UT_CHECK(!cfg.port[0].exception_set);
+	UT_CHECK_EQ(cfg.port[0].steer, UROCE_STEER_AUTO);
 	UT_CHECK_EQ(cfg.lcores, 1);
 	UT_CHECK_EQ(cfg.eal_argc, 0);
 	UT_CHECK(cfg.eal_argv == NULL);
@@ -431,6 +443,14 @@ test_samples(void)
 		UT_CHECK(uroce_config_kernel_iface(&cfg.port[0]));
 		uroce_config_free(&cfg);
 	}
+	/* The PCI sample: a PCI dev, the exception interface by default. */
+	snprintf(path, sizeof(path), "%s/config/pci.conf", dir);
+	ret = uroce_config_load(path, &cfg, err, sizeof(err));
+	UT_CHECK_EQ(ret, 0);
+	UT_CHECK(cfg.port[0].is_pci);
+	UT_CHECK(!cfg.port[0].exception_set);
+	UT_CHECK_EQ(cfg.port[0].steer, UROCE_STEER_AUTO);
+	uroce_config_free(&cfg);
 	snprintf(path, sizeof(path), "%s/config/memif-b.conf", dir);
 	ret = uroce_config_load(path, &cfg, err, sizeof(err));
 	UT_CHECK_EQ(ret, 0);
@@ -541,6 +561,9 @@ static const struct bad_case {
 	{ BASE "fault = seed=18446744073709551616", "[port] fault", "seed" },
 	{ BASE "fault = seed=0x", "[port] fault", "seed" },
 	{ BASE "fault = none,drop=0.1", "[port] fault", NULL },
+	{ BASE "exception = 0000:00:04.0", "[port] exception", "not a PCI" },
+	{ BASE "exception = net tap0", "[port] exception", "blank" },
+	{ BASE "steer = fast", "[port] steer = \"fast\"", "auto, flow or soft" },
 	{ "[port]\nip = 10.0.0.1/24\ndev = net memif0", "[port] dev", "blank" },
 	{ "[port]\nip = 10.0.0.1/24\ndev = net_memif0, role=server", "[port] dev", "blank" },
 	{ "[port]\nip = 10.0.0.1/24\ndev = 0000:00:04.9", "[port] dev", "PCI" },

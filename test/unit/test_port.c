@@ -2,7 +2,8 @@
  * Copyright (c) 2026 The uroce authors
  *
  * Ports over ringlinks (lib/net, pmd_glue): ARP resolution (learnt, static,
- * own, unknown -> -EHOSTUNREACH on a fake clock), frames intact across the
+ * own, unknown -> -EHOSTUNREACH on a fake clock), the link-local GID and
+ * IPv6 neighbour discovery (hostile solicitations counted), frames intact across the
  * link (chained ones linearized, per queue), non-RoCE counted, the dev
  * string errors, seeded fault injection (drop counted exactly, repeatable
  * per seed, dup/corrupt/reorder shapes, rx and tx), and a pcapng capture
@@ -27,49 +28,13 @@
 #include "uroce_port.h"
 #include "uroce_test.h"
 #include "uroce_test_eal.h"
+#include "uroce_test_port.h"
 #include "uroce_wire.h"
 
 #define MAX_FRAMES	2048
 #define PPM_ALL		UROCE_CONFIG_PPM
 
 static struct uroce_config cfg;
-
-static void
-port_cfg(unsigned int idx, const char *dev, const char *ip)
-{
-	struct uroce_config_port *pc = &cfg.port[idx];
-
-	memset(pc, 0, sizeof(*pc));
-	snprintf(pc->dev, sizeof(pc->dev), "%s", dev);
-	pc->has_ip4 = true;
-	inet_pton(AF_INET, ip, &pc->ip4);
-	pc->ip4_prefix = 24;
-	pc->mtu = 1500;
-	if (idx >= cfg.port_cnt)
-		cfg.port_cnt = idx + 1;
-}
-
-static struct uroce_port *
-port_open(unsigned int idx, uint16_t nq)
-{
-	struct uroce_port *p = NULL;
-	char err[256] = "";
-	int ret;
-
-	ret = uroce_port_open(&cfg, idx, nq, &p, err, sizeof(err));
-	if (!UT_CHECK_EQ(ret, 0))
-		fprintf(stderr, "     open %s: %s\n", cfg.port[idx].dev, err);
-	return ret == 0 ? p : NULL;
-}
-
-static struct uroce_port_stats
-stats(const struct uroce_port *p)
-{
-	struct uroce_port_stats st;
-
-	uroce_port_stats_get(p, &st);
-	return st;
-}
 
 static union uroce_gid
 gid4(const char *ip)
@@ -170,27 +135,27 @@ test_arp(struct uroce_port *a, struct uroce_port *b)
 
 	/* The gratuitous ARPs of both opens arrive and are consumed. */
 	pump(a, b, 0, NULL);
-	UT_CHECK_EQ(stats(a).arp_rx, 1);
-	UT_CHECK_EQ(stats(b).arp_rx, 1);
+	UT_CHECK_EQ(ut_port_stats(a).arp_rx, 1);
+	UT_CHECK_EQ(ut_port_stats(b).arp_rx, 1);
 	UT_CHECK_EQ(uroce_port_resolve(a, &gb, &mac), -EAGAIN);
 	UT_CHECK_EQ(uroce_port_resolve(a, &gb, &mac), -EAGAIN);
 	uroce_port_poll_ctrl(a, 0, 1000);
-	UT_CHECK_EQ(stats(a).arp_tx, 2);	/* the announcement + 1 */
+	UT_CHECK_EQ(ut_port_stats(a).arp_tx, 2);	/* the announcement + 1 */
 	pump(a, b, 0, NULL);
-	UT_CHECK_EQ(stats(b).arp_tx, 2);	/* announcement + the reply */
+	UT_CHECK_EQ(ut_port_stats(b).arp_tx, 2);	/* announcement + the reply */
 	UT_CHECK_EQ(uroce_port_resolve(a, &gb, &mac), 0);
 	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(b)));
 	/* b learnt a from the request addressed to it. */
 	UT_CHECK_EQ(uroce_port_resolve(b, &ga, &mac), 0);
 	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(a)));
 	/* Static and own entries answer at once, without ARP. */
-	arp_tx = stats(a).arp_tx;
+	arp_tx = ut_port_stats(a).arp_tx;
 	UT_CHECK_EQ(uroce_port_resolve(a, &gs, &mac), 0);
 	UT_CHECK(rte_is_same_ether_addr(&mac, &want));
 	UT_CHECK_EQ(uroce_port_resolve(a, &ga, &mac), 0);
 	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(a)));
 	uroce_port_poll_ctrl(a, 0, 2000);
-	UT_CHECK_EQ(stats(a).arp_tx, arp_tx);
+	UT_CHECK_EQ(ut_port_stats(a).arp_tx, arp_tx);
 	UT_CHECK(rte_is_same_ether_addr(uroce_port_mac(a),
 		 &(struct rte_ether_addr){ { 2, 0x75, 0x72, 0, 0, 0 } }) == 0);
 	UT_CHECK_EQ(uroce_port_mac(a)->addr_bytes[0], 0x02);
@@ -205,36 +170,175 @@ test_arp_unreachable(struct uroce_port *a, struct uroce_port *b)
 	uint64_t hz = rte_get_tsc_hz(), t0 = 1000000, tx0, b_rx0;
 	unsigned int i;
 
-	tx0 = stats(a).arp_tx;
-	b_rx0 = stats(b).arp_rx;
+	tx0 = ut_port_stats(a).arp_tx;
+	b_rx0 = ut_port_stats(b).arp_rx;
 	UT_CHECK_EQ(uroce_port_resolve(a, &gx, &mac), -EAGAIN);
 	for (i = 0; i < 5; i++) {
 		/* Once per 100 ms: a poll half-way sends nothing. */
 		uroce_port_poll_ctrl(a, 0, t0 + i * hz / 10);
 		uroce_port_poll_ctrl(a, 0, t0 + i * hz / 10 + hz / 20);
-		UT_CHECK_EQ(stats(a).arp_tx, tx0 + i + 1);
+		UT_CHECK_EQ(ut_port_stats(a).arp_tx, tx0 + i + 1);
 		UT_CHECK_EQ(uroce_port_resolve(a, &gx, &mac), -EAGAIN);
 		UT_NOTE("try %u", i);
 	}
 	uroce_port_poll_ctrl(a, 0, t0 + 5 * hz / 10);
-	UT_CHECK_EQ(stats(a).arp_tx, tx0 + 5);
+	UT_CHECK_EQ(ut_port_stats(a).arp_tx, tx0 + 5);
 	UT_CHECK_EQ(uroce_port_resolve(a, &gx, &mac), -EHOSTUNREACH);
 	/* Asked again: a new round. */
 	UT_CHECK_EQ(uroce_port_resolve(a, &gx, &mac), -EAGAIN);
 	uroce_port_poll_ctrl(a, 0, t0 + 6 * hz / 10);
-	UT_CHECK_EQ(stats(a).arp_tx, tx0 + 6);
+	UT_CHECK_EQ(ut_port_stats(a).arp_tx, tx0 + 6);
 	/* b saw the requests (not for it: nothing learnt, no reply). */
 	pump(a, b, 0, NULL);
-	UT_CHECK_EQ(stats(b).arp_rx, b_rx0 + 6);
+	UT_CHECK_EQ(ut_port_stats(b).arp_rx, b_rx0 + 6);
 	UT_CHECK_EQ(uroce_port_resolve(b, &gx, &mac), -EAGAIN);
-	/* IPv6 without a [neigh] entry: no discovery yet. */
+	/* IPv6 without a [neigh] entry: a neighbour solicitation. */
 	memset(&g6, 0, sizeof(g6));
 	g6.raw[0] = 0xfd;
 	g6.raw[15] = 1;
-	UT_CHECK_EQ(uroce_port_resolve(a, &g6, &mac), -EHOSTUNREACH);
+	tx0 = ut_port_stats(a).nd_tx;
+	UT_CHECK_EQ(uroce_port_resolve(a, &g6, &mac), -EAGAIN);
+	uroce_port_poll_ctrl(a, 0, t0 + 7 * hz / 10);
+	UT_CHECK_EQ(ut_port_stats(a).nd_tx, tx0 + 1);
+	pump(a, b, 0, NULL);
 	g6.raw[15] = 9;
 	UT_CHECK_EQ(uroce_port_resolve(a, &g6, &mac), 0);
 	UT_CHECK_EQ(mac.addr_bytes[5], 0x66);
+}
+
+/* ---------------------------------------------------------------------------
+ * IPv6 neighbour discovery: the link-local GID of the MAC, NS/NA both
+ * ways, and hostile NS frames (built here byte by byte, RFC 4861 4.3)
+ * dropped and counted.
+ */
+
+/* fe80::/64 with the modified EUI-64 of mac (RFC 4291 appendix A). */
+static union uroce_gid
+gid_ll(const struct rte_ether_addr *mac)
+{
+	const uint8_t *m = mac->addr_bytes;
+	union uroce_gid g = { .raw = { 0xfe, 0x80, [8] = (uint8_t)(m[0] ^ 2),
+		m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5] } };
+
+	return g;
+}
+
+/* RFC 1071 sum of the ICMPv6 message and its pseudo-header. */
+static uint16_t
+icmp6_sum(const uint8_t *ip6, const uint8_t *icmp, uint32_t len)
+{
+	uint32_t sum = len + 58, i;
+
+	for (i = 8; i < 40; i += 2)
+		sum += (uint32_t)ip6[i] << 8 | ip6[i + 1];
+	for (i = 0; i < len; i += 2)
+		sum += (uint32_t)icmp[i] << 8 | (i + 1 < len ? icmp[i + 1] : 0);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+enum ns_flaw { NS_GOOD, NS_HOPS, NS_CSUM, NS_OPTLEN0, NS_CODE };
+
+/* An NS from "from" (link-local, its MAC in the SLLA option) for target,
+ * with one flaw. */
+static struct rte_mbuf *
+ns_frame(struct uroce_port *from, const union uroce_gid *target,
+	 enum ns_flaw flaw)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(uroce_port_pool(from));
+	union uroce_gid src = gid_ll(uroce_port_mac(from));
+	uint8_t *d, *ip, *icmp;
+	uint16_t ck;
+
+	if (m == NULL)
+		return NULL;
+	d = (uint8_t *)rte_pktmbuf_append(m, 14 + 40 + 32);
+	if (d == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	memset(d, 0, 14 + 40 + 32);
+	d[0] = 0x33; d[1] = 0x33; d[2] = 0xff;
+	memcpy(d + 3, &target->raw[13], 3);
+	memcpy(d + 6, uroce_port_mac(from), 6);
+	d[12] = 0x86; d[13] = 0xdd;
+	ip = d + 14;
+	ip[0] = 0x60;
+	ip[5] = 32;			/* payload length */
+	ip[6] = 58;			/* ICMPv6 */
+	ip[7] = flaw == NS_HOPS ? 64 : 255;
+	memcpy(ip + 8, src.raw, 16);
+	ip[24] = 0xff; ip[25] = 0x02; ip[35] = 1; ip[36] = 0xff;
+	memcpy(ip + 37, &target->raw[13], 3);
+	icmp = ip + 40;
+	icmp[0] = 135;
+	icmp[1] = flaw == NS_CODE ? 1 : 0;
+	memcpy(icmp + 8, target->raw, 16);
+	icmp[24] = 1;			/* SLLA */
+	icmp[25] = flaw == NS_OPTLEN0 ? 0 : 1;
+	memcpy(icmp + 26, uroce_port_mac(from), 6);
+	ck = icmp6_sum(ip, icmp, 32);
+	if (flaw == NS_CSUM)
+		ck ^= 0x0100;
+	icmp[2] = (uint8_t)(ck >> 8);
+	icmp[3] = (uint8_t)ck;
+	return m;
+}
+
+static void
+test_ndp(struct uroce_port *a, struct uroce_port *b)
+{
+	union uroce_gid g[4], lla = gid_ll(uroce_port_mac(a));
+	union uroce_gid llb = gid_ll(uroce_port_mac(b));
+	struct rte_ether_addr mac;
+	struct uroce_port_stats sa = ut_port_stats(a), sb = ut_port_stats(b);
+	struct rte_mbuf *m;
+	enum ns_flaw fl;
+
+	/* GID 1: the link-local address of the MAC, after the IPv4 GID. */
+	UT_CHECK_EQ(uroce_port_gids(a, g, 4), 2);
+	UT_CHECK(uroce_gid_is_v4(&g[0]));
+	UT_CHECK_MEM(g[1].raw, lla.raw, 16);
+	UT_CHECK_EQ(uroce_port_resolve(a, &lla, &mac), 0);
+	/* a asks for b: one NS; b answers with one NA and learns a. */
+	UT_CHECK_EQ(uroce_port_resolve(a, &llb, &mac), -EAGAIN);
+	uroce_port_poll_ctrl(a, 0, 5000000);
+	UT_CHECK_EQ(ut_port_stats(a).nd_tx, sa.nd_tx + 1);
+	pump(a, b, 0, NULL);
+	UT_CHECK_EQ(ut_port_stats(b).nd_rx, sb.nd_rx + 1);
+	UT_CHECK_EQ(ut_port_stats(b).nd_tx, sb.nd_tx + 1);
+	UT_CHECK_EQ(ut_port_stats(a).nd_rx, sa.nd_rx + 1);
+	UT_CHECK_EQ(ut_port_stats(a).nd_bad + ut_port_stats(b).nd_bad, sa.nd_bad + sb.nd_bad);
+	UT_CHECK_EQ(uroce_port_resolve(a, &llb, &mac), 0);
+	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(b)));
+	UT_CHECK_EQ(uroce_port_resolve(b, &lla, &mac), 0);
+	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(a)));
+	/* Hand-built: a good NS is answered; each flaw is dropped and
+	 * counted, with no answer. */
+	for (fl = NS_GOOD; fl <= NS_CODE; fl++) {
+		sa = ut_port_stats(a);
+		sb = ut_port_stats(b);
+		m = ns_frame(a, &llb, fl);
+		UT_CHECK_EQ(uroce_port_tx(a, 0, &m, 1), 1);
+		pump(a, b, 0, NULL);
+		UT_CHECK_EQ(ut_port_stats(b).nd_rx, sb.nd_rx + 1);
+		UT_CHECK_EQ(ut_port_stats(b).nd_bad, sb.nd_bad + (fl != NS_GOOD));
+		UT_CHECK_EQ(ut_port_stats(b).nd_tx, sb.nd_tx + (fl == NS_GOOD));
+		UT_CHECK_EQ(ut_port_stats(a).nd_rx, sa.nd_rx + (fl == NS_GOOD));
+		UT_CHECK_EQ(ut_port_stats(b).non_roce, sb.non_roce);
+		UT_NOTE("NS flaw %d", fl);
+	}
+	/* An NS for an address that is not b's: no answer, nothing bad. */
+	g[3] = llb;
+	g[3].raw[15] ^= 1;
+	sb = ut_port_stats(b);
+	m = ns_frame(a, &g[3], NS_GOOD);
+	UT_CHECK_EQ(uroce_port_tx(a, 0, &m, 1), 1);
+	pump(a, b, 0, NULL);
+	UT_CHECK_EQ(ut_port_stats(b).nd_rx, sb.nd_rx + 1);
+	UT_CHECK_EQ(ut_port_stats(b).nd_tx, sb.nd_tx);
+	UT_CHECK_EQ(ut_port_stats(b).nd_bad, sb.nd_bad);
 }
 
 /* ---------------------------------------------------------------------------
@@ -247,7 +351,7 @@ test_frames(struct uroce_port *a, struct uroce_port *b, uint16_t q)
 	uint8_t copy[64][1600];
 	uint32_t len[64];
 	unsigned int i, n = 40, k;
-	struct uroce_port_stats sa = stats(a), sb = stats(b);
+	struct uroce_port_stats sa = ut_port_stats(a), sb = ut_port_stats(b);
 
 	for (i = 0; i < n; i++) {
 		sent[i] = roce_frame(a, b, i, (uint32_t)(ut_rand() % 1400));
@@ -266,9 +370,9 @@ test_frames(struct uroce_port *a, struct uroce_port *b, uint16_t q)
 		UT_NOTE("queue %u frame %u", q, i);
 	}
 	rte_pktmbuf_free_bulk(got, k);
-	UT_CHECK_EQ(stats(a).tx_pkts - sa.tx_pkts, n);
-	UT_CHECK_EQ(stats(b).rx_pkts - sb.rx_pkts, n);
-	UT_CHECK_EQ(stats(a).tx_full, 0);
+	UT_CHECK_EQ(ut_port_stats(a).tx_pkts - sa.tx_pkts, n);
+	UT_CHECK_EQ(ut_port_stats(b).rx_pkts - sb.rx_pkts, n);
+	UT_CHECK_EQ(ut_port_stats(a).tx_full, 0);
 }
 
 /* Read what b received on queue 0 into got (up to max), in order. */
@@ -297,7 +401,7 @@ test_backpressure(struct uroce_port *a, struct uroce_port *b)
 {
 	enum { RING = UROCE_GLUE_RINGLINK_SIZE - 1, HOLD = 256, MORE = 100 };
 	static struct rte_mbuf *sent[RING + HOLD + MORE], *got[RING + HOLD + 1];
-	struct uroce_port_stats s0 = stats(a);
+	struct uroce_port_stats s0 = ut_port_stats(a);
 	unsigned int i, n = RING + HOLD + MORE, k;
 
 	for (i = 0; i < n; i++) {
@@ -308,11 +412,11 @@ test_backpressure(struct uroce_port *a, struct uroce_port *b)
 	UT_CHECK(!uroce_port_tx_busy(a, 0));
 	UT_CHECK_EQ(uroce_port_tx(a, 0, sent, RING + 10), RING + 10);
 	UT_CHECK(uroce_port_tx_busy(a, 0));
-	UT_CHECK_EQ(stats(a).tx_full - s0.tx_full, 0);
+	UT_CHECK_EQ(ut_port_stats(a).tx_full - s0.tx_full, 0);
 	/* Behind the stall: 246 more wait, the last MORE are freed. */
 	UT_CHECK_EQ(uroce_port_tx(a, 0, sent + RING + 10, HOLD - 10 + MORE),
 		    HOLD - 10);
-	UT_CHECK_EQ(stats(a).tx_full - s0.tx_full, MORE);
+	UT_CHECK_EQ(ut_port_stats(a).tx_full - s0.tx_full, MORE);
 	UT_CHECK_EQ(uroce_port_tx_flush(a, 0), 0);	/* still full */
 	k = drain(b, got, RTE_DIM(got));
 	UT_CHECK_EQ(k, RING);
@@ -324,19 +428,19 @@ test_backpressure(struct uroce_port *a, struct uroce_port *b)
 		if (!UT_CHECK(got[i] == sent[i]))
 			break;
 	rte_pktmbuf_free_bulk(got, k);
-	UT_CHECK_EQ(stats(a).tx_pkts - s0.tx_pkts, RING + HOLD);
+	UT_CHECK_EQ(ut_port_stats(a).tx_pkts - s0.tx_pkts, RING + HOLD);
 
 	/* The watchdog: nothing taken for 100 ms, what waits is dropped. */
 	for (i = 0; i < RING + 5; i++)
 		sent[i] = roce_frame(a, b, i, 64);
-	s0 = stats(a);
+	s0 = ut_port_stats(a);
 	UT_CHECK_EQ(uroce_port_tx(a, 0, sent, RING + 5), RING + 5);
 	UT_CHECK(uroce_port_tx_busy(a, 0));
 	UT_CHECK_EQ(uroce_port_tx_flush(a, 0), 0);
 	usleep(150 * 1000);
 	UT_CHECK_EQ(uroce_port_tx_flush(a, 0), 0);
 	UT_CHECK(!uroce_port_tx_busy(a, 0));
-	UT_CHECK_EQ(stats(a).tx_full - s0.tx_full, 5);
+	UT_CHECK_EQ(ut_port_stats(a).tx_full - s0.tx_full, 5);
 	k = drain(b, got, RTE_DIM(got));
 	UT_CHECK_EQ(k, RING);
 	rte_pktmbuf_free_bulk(got, k);
@@ -398,7 +502,7 @@ test_non_roce(struct uroce_port *a, struct uroce_port *b)
 {
 	static const uint16_t et[3] = { 0x0800, 0x86dd, 0x88b5 };
 	struct rte_mbuf *m[4];
-	uint64_t non0 = stats(b).non_roce, rx0 = stats(b).rx_pkts;
+	uint64_t non0 = ut_port_stats(b).non_roce, rx0 = ut_port_stats(b).rx_pkts;
 	unsigned int i;
 	uint8_t *d;
 
@@ -422,8 +526,8 @@ test_non_roce(struct uroce_port *a, struct uroce_port *b)
 	UT_CHECK(add_tag(m[3], 5));
 	UT_CHECK_EQ(uroce_port_tx(a, 0, m, 4), 4);
 	UT_CHECK_EQ(pump(a, b, 0, NULL), 0);
-	UT_CHECK_EQ(stats(b).non_roce - non0, 4);
-	UT_CHECK_EQ(stats(b).rx_pkts - rx0, 0);
+	UT_CHECK_EQ(ut_port_stats(b).non_roce - non0, 4);
+	UT_CHECK_EQ(ut_port_stats(b).rx_pkts - rx0, 0);
 }
 
 static void
@@ -439,7 +543,7 @@ test_dev_errors(void)
 	unsigned int i;
 
 	for (i = 0; i < RTE_DIM(bad); i++) {
-		port_cfg(5, bad[i], "10.9.0.1");
+		ut_port_cfg(&cfg, 5, bad[i], "10.9.0.1");
 		err[0] = '\0';
 		UT_CHECK(uroce_port_open(&cfg, 5, 1, &p, err, sizeof(err)) < 0);
 		UT_CHECK(strstr(err, "[port] dev = ") == err);
@@ -447,12 +551,12 @@ test_dev_errors(void)
 		UT_NOTE("dev %s: %s", bad[i], err);
 	}
 	/* The same side twice; queues that do not match the other side. */
-	port_cfg(5, "ringlink:dup,side=0", "10.9.0.1");
-	port_cfg(6, "ringlink:dup,side=0", "10.9.0.2");
-	p = port_open(5, 1);
+	ut_port_cfg(&cfg, 5, "ringlink:dup,side=0", "10.9.0.1");
+	ut_port_cfg(&cfg, 6, "ringlink:dup,side=0", "10.9.0.2");
+	p = ut_port_open(&cfg, 5, 1);
 	UT_CHECK(uroce_port_open(&cfg, 6, 1, &(struct uroce_port *){ NULL },
 				 err, sizeof(err)) == -EBUSY);
-	port_cfg(6, "ringlink:dup,side=1", "10.9.0.2");
+	ut_port_cfg(&cfg, 6, "ringlink:dup,side=1", "10.9.0.2");
 	UT_CHECK(uroce_port_open(&cfg, 6, 2, &(struct uroce_port *){ NULL },
 				 err, sizeof(err)) == -EINVAL);
 	UT_CHECK(strstr(err, "queues") != NULL);
@@ -488,12 +592,12 @@ test_vlan(void)
 	uint16_t vid = 0;
 	unsigned int k;
 
-	port_cfg(3, "ringlink:vl,side=0", "10.5.0.1");
-	port_cfg(4, "ringlink:vl,side=1", "10.5.0.2");
+	ut_port_cfg(&cfg, 3, "ringlink:vl,side=0", "10.5.0.1");
+	ut_port_cfg(&cfg, 4, "ringlink:vl,side=1", "10.5.0.2");
 	cfg.port[3].has_vlan = cfg.port[4].has_vlan = true;
 	cfg.port[3].vlan = cfg.port[4].vlan = 77;
-	va = port_open(3, 1);
-	vb = port_open(4, 1);
+	va = ut_port_open(&cfg, 3, 1);
+	vb = ut_port_open(&cfg, 4, 1);
 	if (va == NULL || vb == NULL)
 		goto out;
 	UT_CHECK(uroce_port_vlan(va, &vid));
@@ -504,14 +608,23 @@ test_vlan(void)
 	pump(va, vb, 0, NULL);
 	UT_CHECK_EQ(uroce_port_resolve(va, &gb, &mac), 0);
 	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(vb)));
-	UT_CHECK_EQ(stats(vb).non_roce, 0);
+	/* Neighbour discovery on the VLAN too (tagged both ways). */
+	gb = gid_ll(uroce_port_mac(vb));
+	UT_CHECK_EQ(uroce_port_resolve(va, &gb, &mac), -EAGAIN);
+	uroce_port_poll_ctrl(va, 0, 2);
+	pump(va, vb, 0, NULL);
+	UT_CHECK_EQ(uroce_port_resolve(va, &gb, &mac), 0);
+	UT_CHECK(rte_is_same_ether_addr(&mac, uroce_port_mac(vb)));
+	UT_CHECK_EQ(ut_port_stats(vb).nd_rx, 1);
+	UT_CHECK_EQ(ut_port_stats(va).nd_rx, 1);
+	UT_CHECK_EQ(ut_port_stats(vb).non_roce, 0);
 	m[0] = vlan_frame(va, vb, 77);
 	m[1] = vlan_frame(va, vb, UINT16_MAX);	/* untagged */
 	m[2] = vlan_frame(va, vb, 78);
 	UT_CHECK_EQ(uroce_port_tx(va, 0, m, 3), 3);
 	k = pump(va, vb, 0, got);
 	UT_CHECK_EQ(k, 1);
-	UT_CHECK_EQ(stats(vb).non_roce, 2);
+	UT_CHECK_EQ(ut_port_stats(vb).non_roce, 2);
 	rte_pktmbuf_free_bulk(got, k);
 out:
 	uroce_port_close(va);
@@ -599,10 +712,10 @@ test_concurrent(void)
 	pthread_t th;
 	unsigned int gen, i;
 
-	port_cfg(3, "ringlink:cc,side=0", "10.6.0.1");
-	port_cfg(4, "ringlink:cc,side=1", "10.6.0.2");
-	ca = port_open(3, 1);
-	cb = port_open(4, 1);
+	ut_port_cfg(&cfg, 3, "ringlink:cc,side=0", "10.6.0.1");
+	ut_port_cfg(&cfg, 4, "ringlink:cc,side=1", "10.6.0.2");
+	ca = ut_port_open(&cfg, 3, 1);
+	cb = ut_port_open(&cfg, 4, 1);
 	if (ca == NULL || cb == NULL)
 		goto out;
 	pump(ca, cb, 0, NULL);
@@ -619,7 +732,7 @@ test_concurrent(void)
 	__atomic_store_n(&c.done, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	UT_CHECK_EQ(c.torn, 0);
-	UT_CHECK_EQ(stats(cb).arp_rx, CONC_HOSTS * CONC_GENS + 1);
+	UT_CHECK_EQ(ut_port_stats(cb).arp_rx, CONC_HOSTS * CONC_GENS + 1);
 	printf("concurrent resolve: %u answers while learning\n", c.seen);
 out:
 	uroce_port_close(ca);
@@ -641,9 +754,9 @@ fault_pair(const char *name, const struct uroce_config_fault *f, bool on_rx)
 	char dev[64];
 
 	snprintf(dev, sizeof(dev), "ringlink:%s,side=0", name);
-	port_cfg(3, dev, "10.1.0.1");
+	ut_port_cfg(&cfg, 3, dev, "10.1.0.1");
 	snprintf(dev, sizeof(dev), "ringlink:%s,side=1", name);
-	port_cfg(4, dev, "10.1.0.2");
+	ut_port_cfg(&cfg, 4, dev, "10.1.0.2");
 	cfg.port[on_rx ? 4 : 3].has_fault = true;
 	cfg.port[on_rx ? 4 : 3].fault = *f;
 }
@@ -660,8 +773,8 @@ fault_run(const struct uroce_config_fault *f, bool on_rx, unsigned int n,
 	unsigned int i, k;
 
 	fault_pair("flt", f, on_rx);
-	fa = port_open(3, 1);
-	fb = port_open(4, 1);
+	fa = ut_port_open(&cfg, 3, 1);
+	fb = ut_port_open(&cfg, 4, 1);
 	memset(r, 0, sizeof(*r));
 	if (fa == NULL || fb == NULL)
 		goto out;
@@ -676,7 +789,7 @@ fault_run(const struct uroce_config_fault *f, bool on_rx, unsigned int n,
 	for (i = 0; i < r->got; i++)
 		r->psn[i] = frame_psn(got[i]);
 	rte_pktmbuf_free_bulk(got, r->got);
-	r->st = stats(on_rx ? fb : fa);
+	r->st = ut_port_stats(on_rx ? fb : fa);
 out:
 	uroce_port_close(fa);
 	uroce_port_close(fb);
@@ -747,8 +860,8 @@ test_fault_corrupt(void)
 	uint32_t len;
 
 	fault_pair("cor", &f, false);
-	fa = port_open(3, 1);
-	fb = port_open(4, 1);
+	fa = ut_port_open(&cfg, 3, 1);
+	fb = ut_port_open(&cfg, 4, 1);
 	if (fa == NULL || fb == NULL)
 		goto out;
 	pump(fa, fb, 0, NULL);
@@ -773,7 +886,7 @@ test_fault_corrupt(void)
 		UT_NOTE("frame %u, byte %u", i, at);
 		rte_pktmbuf_free(got[0]);
 	}
-	UT_CHECK_EQ(stats(fa).fault_corrupt, 20);
+	UT_CHECK_EQ(ut_port_stats(fa).fault_corrupt, 20);
 out:
 	uroce_port_close(fa);
 	uroce_port_close(fb);
@@ -897,11 +1010,11 @@ test_pcap(void)
 	struct rte_mempool *mp;
 
 	snprintf(path, sizeof(path), "/tmp/uroce-ut-port-%d.pcapng", (int)getpid());
-	port_cfg(3, "ringlink:cap,side=0", "10.2.0.1");
-	port_cfg(4, "ringlink:cap,side=1", "10.2.0.2");
+	ut_port_cfg(&cfg, 3, "ringlink:cap,side=0", "10.2.0.1");
+	ut_port_cfg(&cfg, 4, "ringlink:cap,side=1", "10.2.0.2");
 	snprintf(cfg.port[3].pcap, sizeof(cfg.port[3].pcap), "%s", path);
-	pa = port_open(3, 1);
-	pb = port_open(4, 1);
+	pa = ut_port_open(&cfg, 3, 1);
+	pb = ut_port_open(&cfg, 4, 1);
 	if (pa == NULL || pb == NULL)
 		goto out;
 	pump(pa, pb, 0, NULL);
@@ -923,7 +1036,7 @@ test_pcap(void)
 	UT_CHECK_EQ(uroce_port_tx(pb, 0, m, 3), 3);
 	UT_CHECK_EQ(pump(pb, pa, 0, got + k), 3);
 	rte_pktmbuf_free_bulk(got, k + 3);
-	UT_CHECK_EQ(stats(pa).pcap_written, 8);
+	UT_CHECK_EQ(ut_port_stats(pa).pcap_written, 8);
 	/* More frames than the capture pool holds: copies must come back. */
 	for (i = 0; i < 2000; i += 8) {
 		for (k = 0; k < 8; k++)
@@ -931,8 +1044,8 @@ test_pcap(void)
 		uroce_port_tx(pa, 0, m, 8);
 		pump(pa, pb, 0, NULL);
 	}
-	UT_CHECK_EQ(stats(pa).pcap_written, 2008);
-	UT_CHECK_EQ(stats(pa).pcap_lost, 0);
+	UT_CHECK_EQ(ut_port_stats(pa).pcap_written, 2008);
+	UT_CHECK_EQ(ut_port_stats(pa).pcap_lost, 0);
 	/* The capture pool (pcap.c names it; the only one here) got all its
 	 * copies back. */
 	mp = rte_mempool_lookup("uroce_pc0");
@@ -1002,8 +1115,8 @@ test_fault_extbuf(void)
 	unsigned int i, j, diff;
 
 	fault_pair("zcr", &f, false);
-	fa = port_open(3, 1);
-	fb = port_open(4, 1);
+	fa = ut_port_open(&cfg, 3, 1);
+	fb = ut_port_open(&cfg, 4, 1);
 	if (fa == NULL || fb == NULL)
 		goto out;
 	pump(fa, fb, 0, NULL);
@@ -1020,7 +1133,7 @@ test_fault_extbuf(void)
 			memset(app[0], 0xee, sizeof(app[0]));
 		}
 	}
-	UT_CHECK_EQ(stats(fa).fault_reorder, 1);
+	UT_CHECK_EQ(ut_port_stats(fa).fault_reorder, 1);
 	if (UT_CHECK_EQ(pump(fa, fb, 0, got), 2)) {	/* 1, then 0 */
 		UT_CHECK_EQ(rte_pktmbuf_pkt_len(got[1]), len[0]);
 		UT_CHECK_MEM(rte_pktmbuf_mtod(got[1], void *), want[0], len[0]);
@@ -1034,8 +1147,8 @@ test_fault_extbuf(void)
 	f.reorder_ppm = 0;
 	f.corrupt_ppm = PPM_ALL;
 	fault_pair("zcc", &f, false);
-	fa = port_open(3, 1);
-	fb = port_open(4, 1);
+	fa = ut_port_open(&cfg, 3, 1);
+	fb = ut_port_open(&cfg, 4, 1);
 	if (fa == NULL || fb == NULL)
 		goto out;
 	pump(fa, fb, 0, NULL);
@@ -1056,7 +1169,7 @@ test_fault_extbuf(void)
 		UT_NOTE("corrupt frame %u", i);
 		rte_pktmbuf_free(got[0]);
 	}
-	UT_CHECK_EQ(stats(fa).fault_corrupt, 20);
+	UT_CHECK_EQ(ut_port_stats(fa).fault_corrupt, 20);
 	UT_CHECK_EQ(rte_mbuf_ext_refcnt_read(&ext_shinfo), 1);
 out:
 	uroce_port_close(fa);
@@ -1078,11 +1191,11 @@ test_pcap_extbuf(void)
 	FILE *fp;
 
 	snprintf(path, sizeof(path), "/tmp/uroce-ut-zc-%d.pcapng", (int)getpid());
-	port_cfg(3, "ringlink:zcp,side=0", "10.2.0.1");
-	port_cfg(4, "ringlink:zcp,side=1", "10.2.0.2");
+	ut_port_cfg(&cfg, 3, "ringlink:zcp,side=0", "10.2.0.1");
+	ut_port_cfg(&cfg, 4, "ringlink:zcp,side=1", "10.2.0.2");
 	snprintf(cfg.port[3].pcap, sizeof(cfg.port[3].pcap), "%s", path);
-	pa = port_open(3, 1);
-	pb = port_open(4, 1);
+	pa = ut_port_open(&cfg, 3, 1);
+	pb = ut_port_open(&cfg, 4, 1);
 	if (pa == NULL || pb == NULL)
 		goto out;
 	pump(pa, pb, 0, NULL);
@@ -1097,8 +1210,8 @@ test_pcap_extbuf(void)
 		UT_CHECK_MEM(rte_pktmbuf_mtod(got[0], void *), want, len);
 		rte_pktmbuf_free(got[0]);
 	}
-	UT_CHECK_EQ(stats(pa).pcap_written, 1);
-	UT_CHECK_EQ(stats(pa).pcap_lost, 0);
+	UT_CHECK_EQ(ut_port_stats(pa).pcap_written, 1);
+	UT_CHECK_EQ(ut_port_stats(pa).pcap_lost, 0);
 	uroce_port_close(pa);
 	pa = NULL;
 	fp = fopen(path, "rb");
@@ -1137,9 +1250,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "EAL init failed\n");
 		return 1;
 	}
-	port_cfg(0, "ringlink:t1,side=0", "10.0.0.1");
-	port_cfg(1, "ringlink:t1,side=1", "10.0.0.2");
-	port_cfg(2, "ringlink:t2,side=0", "10.0.0.3");
+	ut_port_cfg(&cfg, 0, "ringlink:t1,side=0", "10.0.0.1");
+	ut_port_cfg(&cfg, 1, "ringlink:t1,side=1", "10.0.0.2");
+	ut_port_cfg(&cfg, 2, "ringlink:t2,side=0", "10.0.0.3");
 	cfg.neigh_cnt = 2;
 	inet_pton(AF_INET, "10.0.0.9", &cfg.neigh[0].ip4);
 	cfg.neigh[0].mac = (struct rte_ether_addr){ { 2, 0, 0, 0, 0, 9 } };
@@ -1147,11 +1260,12 @@ main(int argc, char **argv)
 	cfg.neigh[1].ip6[0] = 0xfd;
 	cfg.neigh[1].ip6[15] = 9;
 	cfg.neigh[1].mac = (struct rte_ether_addr){ { 2, 0, 0, 0, 0, 0x66 } };
-	a = port_open(0, 1);
-	b = port_open(1, 1);
+	a = ut_port_open(&cfg, 0, 1);
+	b = ut_port_open(&cfg, 1, 1);
 	if (a != NULL && b != NULL) {
 		test_arp(a, b);
 		test_arp_unreachable(a, b);
+		test_ndp(a, b);
 		test_frames(a, b, 0);
 		test_backpressure(a, b);
 		test_chain(a, b);
@@ -1160,10 +1274,10 @@ main(int argc, char **argv)
 	uroce_port_close(a);
 	uroce_port_close(b);
 	/* Two queue pairs: each queue its own ring pair. */
-	port_cfg(0, "ringlink:q2,side=0", "10.0.0.1");
-	port_cfg(1, "ringlink:q2,side=1", "10.0.0.2");
-	a2 = port_open(0, 2);
-	b2 = port_open(1, 2);
+	ut_port_cfg(&cfg, 0, "ringlink:q2,side=0", "10.0.0.1");
+	ut_port_cfg(&cfg, 1, "ringlink:q2,side=1", "10.0.0.2");
+	a2 = ut_port_open(&cfg, 0, 2);
+	b2 = ut_port_open(&cfg, 1, 2);
 	if (a2 != NULL && b2 != NULL) {
 		test_frames(a2, b2, 1);
 		test_frames(a2, b2, 0);

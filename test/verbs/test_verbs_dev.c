@@ -108,7 +108,9 @@ test_attributes(struct ibv_context *ctx, struct ibv_device *dev)
 			(struct ibv_port_attr *)big, sizeof(big)), 0);
 		UT_CHECK_EQ(big[sizeof(big) - 1], 0);
 	}
-	/* GID 0 is ::ffff:192.168.79.1, RoCE v2; 1 is empty; 16 is out. */
+	/* GID 0 is ::ffff:192.168.79.1, RoCE v2; 1 the link-local address
+	 * of MAC 02:00:00:00:79:01, fe80::ff:fe00:7901, RoCE v2; 2 is empty;
+	 * 16 is out. */
 	UT_CHECK_EQ(ibv_query_gid(ctx, 1, 0, &gid), 0);
 	UT_CHECK_EQ(gid.raw[10], 0xff);
 	UT_CHECK_EQ(gid.raw[12], 192);
@@ -117,8 +119,16 @@ test_attributes(struct ibv_context *ctx, struct ibv_device *dev)
 	UT_CHECK_EQ(gt, IBV_GID_TYPE_SYSFS_ROCE_V2);
 	UT_CHECK_EQ(ibv_query_gid_ex(ctx, 1, 0, &ge, 0), 0);
 	UT_CHECK_EQ(ge.gid_type, IBV_GID_TYPE_ROCE_V2);
-	UT_CHECK_EQ(ibv_query_gid_ex(ctx, 1, 1, &ge, 0), ENODATA);
 	UT_CHECK_EQ(ibv_query_gid(ctx, 1, 1, &gid), 0);
+	UT_CHECK_EQ(gid.global.subnet_prefix, htobe64(0xfe80000000000000ull));
+	UT_CHECK_EQ(gid.global.interface_id, htobe64(0x000000fffe007901ull));
+	UT_CHECK_EQ(ibv_query_gid_type(ctx, 1, 1, &gt), 0);
+	UT_CHECK_EQ(gt, IBV_GID_TYPE_SYSFS_ROCE_V2);
+	UT_CHECK_EQ(ibv_query_gid_ex(ctx, 1, 1, &ge, 0), 0);
+	UT_CHECK_EQ(ge.gid_type, IBV_GID_TYPE_ROCE_V2);
+	UT_CHECK_MEM(ge.gid.raw, gid.raw, 16);
+	UT_CHECK_EQ(ibv_query_gid_ex(ctx, 1, 2, &ge, 0), ENODATA);
+	UT_CHECK_EQ(ibv_query_gid(ctx, 1, 2, &gid), 0);
 	UT_CHECK_EQ(gid.global.interface_id, 0);
 	UT_CHECK_EQ(ibv_query_gid(ctx, 1, pa.gid_tbl_len, &gid), -1);
 	UT_CHECK_EQ(ibv_query_pkey(ctx, 1, 0, &pkey), 0);
