@@ -61,6 +61,7 @@ enum net_class {
 struct net_frame {
 	enum net_class cls;
 	bool vlan;
+	bool ip6;			/* ROCE: over IPv6 (else IPv4) */
 	uint16_t vid;
 	uint16_t l3_off;		/* IP or ARP header */
 	uint16_t l4_off;		/* UDP header (ROCE) */

@@ -82,6 +82,7 @@ classify_ip(const uint8_t *d, uint32_t len, uint16_t et, struct net_frame *f)
 
 		if (ip->proto != IPPROTO_UDP)
 			return;
+		f->ip6 = true;
 		l4 = off + sizeof(*ip);
 		end = l4 + rte_be_to_cpu_16(ip->payload_len);
 	} else {
@@ -584,6 +585,37 @@ vlan_ok(const struct uroce_port *p, const struct net_frame *f)
 	return p->has_vlan ? f->vlan && f->vid == p->vlan : !f->vlan;
 }
 
+/*
+ * Whether a RoCEv2 frame's destination IP is one of the port's GIDs.
+ * Several processes can share one link (af_packet sockets on one veth, each
+ * with its own [port] ip): each sees every frame to the link's MAC, and QPNs
+ * are only unique within a process, so a frame for another address must
+ * not reach the engine. A port without an address takes everything.
+ */
+static bool
+dst_ours(const struct uroce_port *p, const struct rte_mbuf *m,
+	 const struct net_frame *f)
+{
+	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *,
+						    f->l3_off);
+	union uroce_gid dst;
+	unsigned int i;
+
+	if (p->gid_cnt == 0)
+		return true;
+	if (f->ip6)
+		memcpy(dst.raw, ((const struct rte_ipv6_hdr *)l3)->dst_addr,
+		       sizeof(dst.raw));
+	else
+		uroce_gid_from_v4(&dst,
+			((const struct rte_ipv4_hdr *)l3)->dst_addr);
+	for (i = 0; i < p->gid_cnt; i++) {
+		if (memcmp(dst.raw, p->gid[i].raw, sizeof(dst.raw)) == 0)
+			return true;
+	}
+	return false;
+}
+
 uint16_t
 uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 	      uint16_t n)
@@ -604,6 +636,11 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 		if (f.cls == NET_CLASS_ARP && vlan_ok(p, &f)) {
 			net_arp_input(p, q, m, &f);
 		} else if (f.cls == NET_CLASS_ROCE && vlan_ok(p, &f)) {
+			if (!dst_ours(p, m, &f)) {
+				net_ctr_add(&nq->st.not_ours, 1);
+				rte_pktmbuf_free(m);
+				continue;
+			}
 			bytes += rte_pktmbuf_pkt_len(m);
 			pkts[out++] = m;
 		} else if (p->raw_fn == NULL || !p->raw_fn(p->raw_arg, q, m)) {
