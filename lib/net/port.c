@@ -838,8 +838,14 @@ vlan_stripped(const struct rte_mbuf *m)
 	return (m->ol_flags & RTE_MBUF_F_RX_VLAN_STRIPPED) != 0;
 }
 
-/* Software dispatch: RoCEv2 to an address of ours (the kernel may run
- * its own RoCE, rxe, for its addresses on the same NIC). */
+/*
+ * Whether a RoCEv2 frame's destination IP is one of the port's GIDs. The
+ * link may carry RoCEv2 of others: several processes sharing one link
+ * (af_packet sockets on one veth, each with its own address), or the
+ * kernel's own RoCE (rxe) for its addresses on the same NIC; frames for
+ * them must not reach our QPs, which would match them by QPN alone. A
+ * port without an address takes everything.
+ */
 static bool
 roce_ours(const struct uroce_port *p, const struct rte_mbuf *m,
 	  const struct net_frame *f)
@@ -848,6 +854,8 @@ roce_ours(const struct uroce_port *p, const struct rte_mbuf *m,
 						    f->l3_off);
 	union uroce_gid dst;
 
+	if (p->gid_cnt == 0)
+		return true;
 	if ((ip[0] >> 4) == 4)
 		uroce_gid_from_v4(&dst, ((const struct rte_ipv4_hdr *)ip)->dst_addr);
 	else
@@ -885,8 +893,10 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 			continue;
 		}
 		net_classify(m, &f);
+		/* RoCEv2 to an address of ours (several processes, or the kernel's
+		 * own RoCE, may share the link); the rest is not the stack's. */
 		if (f.cls == NET_CLASS_ROCE && vlan_ok(p, &f) &&
-		    (p->exc == NULL || p->steer_flow || roce_ours(p, m, &f))) {
+		    (p->steer_flow || roce_ours(p, m, &f))) {
 			bytes += rte_pktmbuf_pkt_len(m);
 			pkts[out++] = m;
 		} else if ((f.cls == NET_CLASS_ARP || f.cls == NET_CLASS_NDP) &&
@@ -903,7 +913,10 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 		} else if (p->exc != NULL) {
 			net_exc_to_kernel(p, q, m);
 		} else {
-			net_ctr_add(&nq->st.non_roce, 1);
+			if (f.cls == NET_CLASS_ROCE && vlan_ok(p, &f))
+				net_ctr_add(&nq->st.not_ours, 1);
+			else
+				net_ctr_add(&nq->st.non_roce, 1);
 			rte_pktmbuf_free(m);
 		}
 	}

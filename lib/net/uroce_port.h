@@ -71,6 +71,9 @@ struct uroce_port_stats {
 	/** Frames neither RoCEv2 (UDP port 4791) nor ARP, or on another
 	 *  VLAN than the port's, that the raw hook did not take: dropped. */
 	uint64_t non_roce;
+	/** RoCEv2 frames to an IP address that is none of the port's GIDs
+	 *  (another process's or host's on a shared link): dropped. */
+	uint64_t not_ours;
 	/** Fault injection (RoCEv2 frames only), rx and tx together: frames
 	 *  freed, held back for one frame, copied, and given a bad byte. */
 	uint64_t fault_drop, fault_reorder, fault_dup, fault_corrupt;

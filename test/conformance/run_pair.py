@@ -28,9 +28,20 @@ the receiver's af_packet ring drops are never sent again; with
 --rate_limit_type=PP (IBV_QP_RATE_LIMIT, N MiB/s) the bandwidth both sides
 report must not be above N MiB/s (+5% for perftest's own rounding: an
 upper bound, not a timing threshold).
-A case passes when both exit 0 and their output has what the tool prints
-after a completed run (the pingpongs' "iters in", perftest's result
-table).
+The xrc-clients group (afp) runs `ibv_xsrq_pingpong -c 4`: one server and
+four client processes, all four in namespace B on the same veth through
+af_packet, each with its own uroce address (192.168.78.11-14, the kernel
+owns none of them) and file prefix. The server resolves each client's
+address by ARP (af_packet-a.conf names only 192.168.78.2); each client
+answers ARP for its own address only and drops RoCEv2 frames to the
+others' (the port's not_ours counter). Each process's lcores are pinned
+to one CPU, the server and clients alternating, and the pingpongs wait
+for completions with -e (sleeping, not polling), so five processes fit a
+2-core machine.
+
+A case passes when all its processes exit 0 and their output has what
+the tool prints after a completed run (the pingpongs' "iters in",
+perftest's result table).
 
 Every run is bounded: each process has a deadline and is killed by its
 PID when it passes it. Each run gets its own memif socket name (abstract,
@@ -52,7 +63,7 @@ ibverbs-utils perftest); with none of them the script exits 77 (skip).
 and a case passes only if each capture passes check_capture.py (tshark
 decodes every frame, nothing malformed; every RoCEv2 frame's ICRC
 verifies in scapy) and has RoCEv2 frames both ways, no side having
-received more than the other sent (faults only drop). Without tshark or
+received more than its peers sent (faults only drop). Without tshark or
 scapy the captures are not checked, with a message.
 
 UROCE_TEST_PRELOAD (sanitizer builds): the runtime our library needs
@@ -60,6 +71,7 @@ inside the uninstrumented tools, preloaded into them.
 """
 
 import argparse
+import collections
 import os
 import re
 import shutil
@@ -92,10 +104,16 @@ def pingpong(tool, extra, name=None, opts=None):
 XSRQ_DONE = r'^success$'
 
 
-def xsrq(extra):
+def xsrq(extra, clients=1):
     args = ['-g', '0', '-d', 'uroce0'] + extra
-    return ('ibv_xsrq_pingpong %s' % ' '.join(extra), 'ibv_xsrq_pingpong',
-            args, args, XSRQ_DONE, {})
+    if clients == 1:
+        return ('ibv_xsrq_pingpong %s' % ' '.join(extra),
+                'ibv_xsrq_pingpong', args, args, XSRQ_DONE)
+    # -c N on the server only: each client is one process of its own.
+    sargs = args + ['-c', str(clients)]
+    return ('ibv_xsrq_pingpong %s (%d client processes)' %
+            (' '.join(sargs[4:]), clients), 'ibv_xsrq_pingpong', sargs, args,
+            XSRQ_DONE, {'clients': clients})
 
 
 def perftest(tool, extra, done=PERF_DONE, opts=None):
@@ -176,6 +194,11 @@ CASES = {
         xsrq(['-s', '8192', '-n', '50']),
         xsrq(['-s', '4096', '-n', '50', '-e']),
     ],
+    # afp only: a server and 4 client processes sharing one veth (above).
+    'xrc-clients': [
+        xsrq(['-n', '20', '-e'], clients=4),
+        xsrq(['-s', '4096', '-n', '10', '-e'], clients=4),
+    ],
     'perf': [
         perftest('ib_send_bw', ['-n', '200', '-s', '4096']),
         perftest('ib_write_bw', ['-n', '200', '-s', '65536']),
@@ -216,7 +239,13 @@ CASES['net'] = [
 ]
 
 # Groups that need the afp link (no TCP exchange to sync on over memif).
-AFP_ONLY = {'raw'}
+AFP_ONLY = {'raw', 'xrc-clients'}
+# The clients' uroce addresses in the xrc-clients group (192.168.78.2 is
+# af_packet-b.conf's own, a static neighbour of the server: not used).
+# Groups that run only when named (--group): their own meson test.
+NAMED_ONLY = {'xrc-clients'}
+CLIENT_IP = '192.168.78.%d'
+CLIENT_IP_BASE = 11
 # Groups the default (no --group) afp run leaves out: they run on memif.
 MEMIF_DEFAULT = {'srq'}
 
@@ -248,29 +277,45 @@ def listening(port):
 
 
 class Pair:
-    def __init__(self, args, tag, veth):
+    """The processes of one case: side 'a' (the server) and 'b' (the
+    client), or with clients > 1 'b0', 'b1'...: client processes on side
+    b's link, each with its own uroce address and pinned CPU."""
+
+    def __init__(self, args, tag, veth, clients=1):
         self.a = args
         self.tag = tag
         self.veth = veth
-        self.prefix = {'a': 'uroce-conf-a-%s' % tag,
-                       'b': 'uroce-conf-b-%s' % tag}
+        self.clients = ['b'] if clients == 1 else \
+            ['b%d' % i for i in range(clients)]
+        self.sides = ['a'] + self.clients
+        self.prefix = {s: 'uroce-conf-%s-%s' % (s, tag) for s in self.sides}
         self.pcap = {s: os.path.join(args.capture_dir, '%s-%s.pcapng' %
                                      (tag, s))
-                     for s in 'ab'} if args.capture_dir else None
+                     for s in self.sides} if args.capture_dir else None
 
     def env(self, side, conf):
         e = dict(os.environ)
         role = 'server' if side == 'a' else 'client'
         mac = MAC_A if side == 'a' else MAC_B
+        eal = '--no-pci --no-huge -m 256'
         if self.veth:
             e['UROCE_PORT_DEV'] = ('net_af_packet0,iface=%s,qdisc_bypass=1'
-                                   % self.veth.ifname[side])
+                                   % self.veth.ifname[side[0]])
         else:
             e['UROCE_PORT_DEV'] = ('net_memif0,role=%s,id=0,socket='
                                    '/run/uroce/conf-%s.sock,mac=%s'
                                    % (role, self.tag, mac))
-        e['UROCE_EAL_ARGS'] = ('--no-pci --no-huge -m 256 --file-prefix=%s '
-                               '--log-level=*:warning' % self.prefix[side])
+        if len(self.clients) > 1:
+            # Both lcores (main, engine) of a process on one CPU: the
+            # server on the last, the clients alternating from the first.
+            cpu = (os.cpu_count() or 1) - 1 if side == 'a' else \
+                int(side[1:]) % (os.cpu_count() or 1)
+            eal += ' --lcores=(0-1)@%d' % cpu
+            if side != 'a':
+                e['UROCE_PORT_IP'] = CLIENT_IP % (CLIENT_IP_BASE +
+                                                  int(side[1:])) + '/24'
+        e['UROCE_EAL_ARGS'] = ('%s --file-prefix=%s --log-level=*:warning'
+                               % (eal, self.prefix[side]))
         if self.a.fault:
             e['UROCE_PORT_FAULT'] = self.a.fault
         if getattr(self.a, 'vlan', None) is not None:
@@ -284,7 +329,7 @@ class Pair:
         cmd = [self.a.run, '-c', conf, '--'] + \
             tool_cmd(tool, line_buffered) + targs
         if self.veth:
-            cmd = ['ip', 'netns', 'exec', self.veth.ns[side]] + cmd
+            cmd = ['ip', 'netns', 'exec', self.veth.ns[side[0]]] + cmd
         out = tempfile.TemporaryFile(mode='w+')
         p = subprocess.Popen(cmd, env=self.env(side, conf), stdout=out,
                              stderr=subprocess.STDOUT,
@@ -297,13 +342,16 @@ class Pair:
                           ignore_errors=True)
 
     def check_captures(self, cap, raw=False, expect=None):
-        """(ok, report lines) for the two captures of a finished run. The
+        """(ok, report lines) for the captures of a finished run. The
         capture holds RoCEv2 frames only (lib/net/pcap.c): a raw run's
-        files must be clean and hold no RoCEv2 at all. expect: header
+        files must be clean and hold no RoCEv2 at all. The server's peers
+        are all the clients, a client's peer is the server. expect: header
         fields of every RoCEv2 frame (check_capture.check())."""
-        res = {s: cap.check(self.pcap[s], expect) for s in 'ab'}
+        res = {s: cap.check(self.pcap[s], expect) for s in self.sides}
         lines, ok = [], True
-        for s, peer in (('a', 'b'), ('b', 'a')):
+        for s in self.sides:
+            peers = self.clients if s == 'a' else ['a']
+            peer_out = sum(res[p]['roce']['out'] for p in peers)
             r = res[s]
             lines.append('  capture ' + cap.summary(self.pcap[s], r))
             probs = list(r['problems'])
@@ -312,11 +360,15 @@ class Pair:
                     probs.append('RoCEv2 frames in a raw Ethernet run')
             elif r['roce']['out'] == 0 or r['roce']['in'] == 0:
                 probs.append('no RoCEv2 frame one way')
-            if r['roce']['in'] > res[peer]['roce']['out']:
-                probs.append('received %d RoCEv2 frames, the peer sent %d'
-                             % (r['roce']['in'], res[peer]['roce']['out']))
+            if r['roce']['in'] > peer_out:
+                probs.append('received %d RoCEv2 frames, the peers sent %d'
+                             % (r['roce']['in'], peer_out))
             lines += ['    ' + p for p in probs]
             ok = ok and not probs
+        if len(self.clients) > 1:
+            more = self.check_addresses(cap)
+            lines += ['    ' + p for p in more]
+            ok = ok and not more
         if ok and not self.a.keep_captures:
             for f in self.pcap.values():
                 os.unlink(f)
@@ -324,6 +376,36 @@ class Pair:
             self.a.keep_captures = True
             lines.append('  captures kept in ' + self.a.capture_dir)
         return ok, lines
+
+
+    def check_addresses(self, cap):
+        """Problems of a shared link: a client's port must have taken only
+        the RoCEv2 frames to its own address (others' are not_ours), and
+        no more of them than the server sent there."""
+        to = roce_dsts(cap, self.pcap['a'], 'out')
+        probs = []
+        for s in self.clients:
+            ip = CLIENT_IP % (CLIENT_IP_BASE + int(s[1:]))
+            got = roce_dsts(cap, self.pcap[s], 'in')
+            for dst, n in sorted(got.items()):
+                if dst != ip:
+                    probs.append('%s (%s) took %d RoCEv2 frames to %s'
+                                 % (s, ip, n, dst))
+            if got[ip] > to[ip] or got[ip] == 0:
+                probs.append('%s (%s) took %d RoCEv2 frames, the server '
+                             'sent it %d' % (s, ip, got[ip], to[ip]))
+        return probs
+
+
+def roce_dsts(cap, path, direction):
+    """Counter of the IPv4 destinations of path's RoCEv2 frames that went
+    direction ('in' or 'out')."""
+    n = collections.Counter()
+    for frame, d in cap.read_pcapng(path):
+        r = cap.roce_opcode(frame)
+        if r is not None and d == direction and r[2] == 4:
+            n['.'.join(str(b) for b in frame[r[1] + 16:r[1] + 20])] += 1
+    return n
 
 
 class Veth:
@@ -406,24 +488,32 @@ def bw_rows(text):
 
 
 def start_pair(a, pair, tool, sargs, cargs, port, veth, raw, deadline):
-    """Start the server, then the client once the server is ready.
-    @return (server, its output, client or None, its output, client rc)."""
+    """Start the server, then the clients once the server is ready, and
+    wait for the clients.
+    @return (server, its output, clients: [side, process, output, rc]);
+    with no client started, one entry whose rc says why."""
     if raw:
         srv, sout = pair.start('a', tool, sargs, line_buffered=True)
         if not server_ready(srv, sout, RAW_READY, deadline):
-            return srv, sout, None, None, 'not started (server not ready)'
+            return srv, sout, [['b', None, None,
+                                'not started (server not ready)']]
         cli, cout = pair.start('b', tool, cargs)
-        return srv, sout, cli, cout, finish(cli, deadline)
+        return srv, sout, [['b', cli, cout, finish(cli, deadline)]]
     listens = veth.listening if veth else listening
     srv, sout = pair.start('a', tool, sargs + ['-p', str(port)])
     while not listens(port) and srv.poll() is None and \
             time.monotonic() < deadline:
         time.sleep(0.05)
     if not listens(port):
-        return srv, sout, None, None, 'not started (server never listened)'
-    cli, cout = pair.start('b', tool, cargs + [
-        '-p', str(port), veth.server if veth else '127.0.0.1'])
-    return srv, sout, cli, cout, finish(cli, deadline)
+        return srv, sout, [['b', None, None,
+                            'not started (server never listened)']]
+    # The server accepts its clients one after the other: all start now.
+    clis = [[side, *pair.start(side, tool, cargs + [
+        '-p', str(port), veth.server if veth else '127.0.0.1']), None]
+        for side in pair.clients]
+    for c in clis:
+        c[3] = finish(c[1], deadline)
+    return srv, sout, clis
 
 
 def case_expect(a, opts):
@@ -450,27 +540,31 @@ def run_case(a, idx, case, veth, cap=None):
     if shutil.which(tool) is None:
         print('SKIP %s: %s not installed' % (name, tool))
         return None
-    if raw and veth is None:
-        print('SKIP %s: raw Ethernet runs on the afp link only' % name)
+    if (raw or opts.get('clients', 1) > 1) and veth is None:
+        print('SKIP %s: runs on the afp link only' % name)
         return None
     port = PORT_BASE + idx
-    pair = Pair(a, '%d-%d' % (os.getpid(), idx), veth)
+    pair = Pair(a, '%d-%d' % (os.getpid(), idx), veth,
+                opts.get('clients', 1))
     deadline = time.monotonic() + a.timeout
-    srv = cli = cout = None
+    srv, clis = None, []
     try:
-        srv, sout, cli, cout, crc = start_pair(a, pair, tool, sargs, cargs,
-                                               port, veth, raw, deadline)
+        srv, sout, clis = start_pair(a, pair, tool, sargs, cargs, port,
+                                     veth, raw, deadline)
+        crc = next((c[3] for c in clis if c[3] != 0), 0)
         src = finish(srv, deadline if crc == 0 else time.monotonic() + 2)
     finally:
-        for p in (srv, cli):
+        for p in [srv] + [c[1] for c in clis]:
             if p is not None and p.poll() is None:
                 os.kill(p.pid, signal.SIGKILL)
                 p.wait()
         pair.cleanup()
     so = output(sout)
-    co = output(cout) if cout else ''
+    couts = [output(c[2]) if c[2] else '' for c in clis]
+    co = couts[0]
     # perftest's latency servers print no result table: only the client.
-    ok = src == 0 and crc == 0 and re.search(done, co, re.M) and \
+    ok = src == 0 and crc == 0 and \
+        all(re.search(done, o, re.M) for o in couts) and \
         (re.search(done, so, re.M) or '_lat' in tool)
     cap_lines = []
     if ok and opts.get('bw_max') is not None:
@@ -485,13 +579,15 @@ def run_case(a, idx, case, veth, cap=None):
     if ok and cap is not None:
         ok, more = pair.check_captures(cap, raw, case_expect(a, opts))
         cap_lines += more
-    print('%s %s (server %s, client %s)' % ('ok  ' if ok else 'FAIL', name,
-                                            src, crc))
+    print('%s %s (server %s, client%s %s)' % (
+        'ok  ' if ok else 'FAIL', name, src, 's' if len(clis) > 1 else '',
+        ', '.join(str(c[3]) for c in clis)))
     if cap_lines and (not ok or a.verbose):
         print('\n'.join(cap_lines))
     if not ok or a.verbose:
-        print('---- server: %s\n%s---- client:\n%s----' %
-              (' '.join(sargs), so, co))
+        print('---- server: %s\n%s' % (' '.join(sargs), so) +
+              ''.join('---- client %s:\n%s' % (c[0], o)
+                      for c, o in zip(clis, couts)) + '----')
     return bool(ok)
 
 
@@ -555,7 +651,8 @@ def main():
             veth.open()
         groups = a.group or [g for g in sorted(CASES)
                              if (veth or g not in AFP_ONLY) and
-                             not (veth and g in MEMIF_DEFAULT)]
+                             not (veth and g in MEMIF_DEFAULT) and
+                             g not in NAMED_ONLY]
         for g in groups:
             for case in CASES[g]:
                 idx += 1

@@ -21,6 +21,7 @@
 #include <rte_arp.h>
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 
 #include "uroce_config.h"
@@ -528,6 +529,35 @@ test_non_roce(struct uroce_port *a, struct uroce_port *b)
 	UT_CHECK_EQ(pump(a, b, 0, NULL), 0);
 	UT_CHECK_EQ(ut_port_stats(b).non_roce - non0, 4);
 	UT_CHECK_EQ(ut_port_stats(b).rx_pkts - rx0, 0);
+}
+
+/* Ports sharing a link (af_packet sockets on one veth) see each other's
+ * frames: a RoCEv2 frame to another IP address is dropped and counted,
+ * one to the port's own is delivered. */
+static void
+test_not_ours(struct uroce_port *a, struct uroce_port *b)
+{
+	struct uroce_port_stats s0 = ut_port_stats(b);
+	struct rte_mbuf *m[2], *got[4];
+	rte_be32_t other;
+	unsigned int n;
+
+	m[0] = roce_frame(a, b, 7, 32);
+	m[1] = roce_frame(a, b, 8, 32);
+	if (!UT_CHECK(m[0] != NULL && m[1] != NULL))
+		return;
+	inet_pton(AF_INET, "10.0.0.7", &other);
+	memcpy(rte_pktmbuf_mtod_offset(m[0], uint8_t *, RTE_ETHER_HDR_LEN +
+		offsetof(struct rte_ipv4_hdr, dst_addr)), &other, 4);
+	UT_CHECK_EQ(uroce_port_tx(a, 0, m, 2), 2);
+	n = pump(a, b, 0, got);
+	UT_CHECK_EQ(n, 1);
+	if (n == 1)
+		UT_CHECK_EQ(frame_psn(got[0]), 8);
+	rte_pktmbuf_free_bulk(got, n);
+	UT_CHECK_EQ(ut_port_stats(b).not_ours - s0.not_ours, 1);
+	UT_CHECK_EQ(ut_port_stats(b).rx_pkts - s0.rx_pkts, 1);
+	UT_CHECK_EQ(ut_port_stats(b).non_roce - s0.non_roce, 0);
 }
 
 static void
@@ -1270,6 +1300,7 @@ main(int argc, char **argv)
 		test_backpressure(a, b);
 		test_chain(a, b);
 		test_non_roce(a, b);
+		test_not_ours(a, b);
 	}
 	uroce_port_close(a);
 	uroce_port_close(b);
