@@ -5,10 +5,14 @@
  * registered memory is byte for byte the frame the copy builds (same
  * ICRC), leaves the application's memory untouched, and follows the
  * documented rules when its QP is destroyed or its MR deregistered while
- * the frame is still in flight.
+ * the frame is still in flight. With the IPv4 header checksum offload
+ * (env.tx_ip_cksum) chains and copies carry the mbuf flags and leave the
+ * field to the NIC, and nothing else changes.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <rte_ether.h>
 
 #include "uroce_test.h"
 #include "uroce_test_eal.h"
@@ -324,6 +328,113 @@ out:
 	zenv_fini(&z);
 }
 
+/* The IPv4 (sgid 0) or IPv6 (sgid 1) frame m, built with the checksum
+ * offload, against sw, built without: flags and lengths set for IPv4 only,
+ * the checksum field 0 and every other byte (the ICRC too) the same. */
+static void
+check_ol_frame(const struct rte_mbuf *m, const struct rte_mbuf *sw,
+	       uint8_t sgid)
+{
+	static uint8_t a[8192], b[8192];
+	const uint64_t want = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	uint32_t la = flat(m, a), lb = flat(sw, b);
+	uint32_t ck = RTE_ETHER_HDR_LEN + 10;	/* IPv4 hdr_checksum */
+
+	UT_CHECK_EQ(sw->ol_flags & want, 0);
+	if (!UT_CHECK_EQ(la, lb))
+		return;
+	if (sgid != 0) {
+		UT_CHECK_EQ(m->ol_flags & want, 0);
+		UT_CHECK_MEM(a, b, la);
+		return;
+	}
+	UT_CHECK_EQ(m->ol_flags & want, want);
+	UT_CHECK_EQ(m->l2_len, RTE_ETHER_HDR_LEN);
+	UT_CHECK_EQ(m->l3_len, 20);
+	UT_CHECK(a[ck] == 0 && a[ck + 1] == 0);
+	UT_CHECK(b[ck] != 0 || b[ck + 1] != 0);
+	UT_CHECK(!parses(a, la));	/* left to the NIC indeed */
+	UT_CHECK_MEM(a, b, ck);
+	UT_CHECK_MEM(a + ck + 2, b + ck + 2, la - ck - 2);
+}
+
+/* The same packets as zero-copy chains and as copies, offloaded or not. */
+static void
+test_ip_cksum_ol(uint8_t sgid)
+{
+	struct rte_mbuf *zc[MAX_PKTS], *cp[MAX_PKTS], *sw[MAX_PKTS];
+	unsigned int nz, nc, ns, i;
+	struct zenv z;
+
+	if (!UT_CHECK_EQ(zenv_init(&z, sgid, 1), 0))
+		return;
+	z.l.node[0].env.tx_ip_cksum = true;
+	post_write(&z);
+	nz = take_frames(&z, zc);
+	z.l.node[0].env.tx_zc_min = UINT32_MAX;
+	nc = take_frames_at(&z, cp, true);
+	z.l.node[0].env.tx_ip_cksum = false;
+	ns = take_frames_at(&z, sw, true);
+	UT_CHECK_EQ(nz, 5);
+	UT_CHECK_EQ(nc, 5);
+	UT_CHECK_EQ(ns, 5);
+	for (i = 0; i < ns && i < nz && i < nc; i++) {
+		UT_CHECK(zc[i]->nb_segs >= 3);
+		UT_CHECK_EQ(cp[i]->nb_segs, 1);
+		check_ol_frame(zc[i], sw[i], sgid);
+		check_ol_frame(cp[i], sw[i], sgid);
+		UT_NOTE("sgid %u packet %u", sgid, i);
+	}
+	rte_pktmbuf_free_bulk(zc, nz);
+	rte_pktmbuf_free_bulk(cp, nc);
+	rte_pktmbuf_free_bulk(sw, ns);
+	zenv_fini(&z);
+}
+
+/* Both sides offloading over the link, whose "NIC" fills the checksum in:
+ * the write lands, and requests and ACKs both went out offloaded. */
+static void
+test_ip_cksum_ol_link(void)
+{
+	static uint8_t dst[8192];
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	struct uroce_mr *rmr;
+	struct ibv_wc wc;
+	struct zenv z;
+
+	if (!UT_CHECK_EQ(zenv_init(&z, 0, 1024), 0))
+		return;
+	z.l.node[0].env.tx_ip_cksum = true;
+	z.l.node[1].env.tx_ip_cksum = true;
+	memset(dst, 0, sizeof(dst));
+	rmr = ut_node_reg(&z.l.node[1], dst, sizeof(dst),
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!UT_CHECK(rmr != NULL))
+		goto out;
+	memset(&wr, 0, sizeof(wr));
+	sge.addr = (uintptr_t)(z.buf + 7);
+	sge.length = 6000;
+	sge.lkey = z.mr->lkey;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)dst;
+	wr.wr.rdma.rkey = rmr->rkey;
+	UT_CHECK_EQ(uroce_qp_post_send(z.qa, &wr, &bad), 0);
+	UT_CHECK(ut_link_run(&z.l, acked, &wc, ut_link_us(1000000), 100000));
+	UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	UT_CHECK_MEM(dst, z.ref + 7, 6000);
+	UT_CHECK_EQ(z.l.dir[1].ip_cksum_ol, z.l.dir[1].sent);
+	UT_CHECK(z.l.dir[1].sent >= 6);
+	UT_CHECK_EQ(z.l.dir[0].ip_cksum_ol, z.l.dir[0].sent);
+	UT_CHECK(z.l.dir[0].sent >= 1);		/* the ACK(s) */
+	UT_CHECK_EQ(z.l.dir[1].bad_parse + z.l.dir[0].bad_parse, 0);
+out:
+	zenv_fini(&z);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -338,5 +449,8 @@ main(int argc, char **argv)
 	test_destroy_inflight();
 	test_dereg_inflight();
 	test_end_to_end();
+	test_ip_cksum_ol(0);
+	test_ip_cksum_ol(1);
+	test_ip_cksum_ol_link();
 	return ut_summary();
 }
