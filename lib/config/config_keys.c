@@ -148,18 +148,35 @@ set_fault(void *obj, const char *val, char *why, size_t whylen)
 	return cfg_parse_fault(val, &p->fault, &p->has_fault, why, whylen);
 }
 
+/* on|off into *off. */
+static int
+parse_on_off(const char *val, bool *off, char *why, size_t whylen)
+{
+	if (strcmp(val, "on") == 0 || strcmp(val, "off") == 0) {
+		*off = strcmp(val, "off") == 0;
+		return 0;
+	}
+	snprintf(why, whylen, "on or off");
+	return -EINVAL;
+}
+
 /* zero_copy = on|off (README, zero-copy transmit); on by default. */
 static int
 set_zero_copy(void *obj, const char *val, char *why, size_t whylen)
 {
 	struct uroce_config_port *p = obj;
 
-	if (strcmp(val, "on") == 0 || strcmp(val, "off") == 0) {
-		p->zero_copy_off = strcmp(val, "off") == 0;
-		return 0;
-	}
-	snprintf(why, whylen, "on or off");
-	return -EINVAL;
+	return parse_on_off(val, &p->zero_copy_off, why, whylen);
+}
+
+/* csum_offload = on|off: the IPv4 header checksum left to a NIC that
+ * offers it (README, PCI NICs); on by default. */
+static int
+set_csum_offload(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+
+	return parse_on_off(val, &p->csum_offload_off, why, whylen);
 }
 
 /* exception = DEV | off: the kernel's interface for the frames that are
@@ -270,6 +287,7 @@ static const struct cfg_key port_keys[] = {
 	{ "pcap", set_pcap },
 	{ "fault", set_fault },
 	{ "zero_copy", set_zero_copy },
+	{ "csum_offload", set_csum_offload },
 	{ "neigh", set_neigh },
 	{ "exception", set_exception },
 	{ "steer", set_steer },

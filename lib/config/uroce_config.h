@@ -19,6 +19,7 @@
  *	pcap   = /tmp/port0.pcap                ; optional capture file
  *	fault  = drop=0.01,reorder=1%,dup=0,corrupt=0.001,seed=7
  *	zero_copy = on        ; on|off: large RC sends straight from the MR
+ *	csum_offload = on     ; on|off: IPv4 header checksum by the NIC
  *	neigh  = kernel       ; kernel|own: neighbours from the kernel's table
  *	                      ; (rtnetlink) or from our own ARP; default
  *	                      ; kernel on af_xdp, own elsewhere
@@ -136,6 +137,7 @@ struct uroce_config_port {
 	bool has_fault;
 	struct uroce_config_fault fault;
 	bool zero_copy_off;		/**< zero_copy = off (default on) */
+	bool csum_offload_off;		/**< csum_offload = off (default on) */
 	uint8_t neigh;			/**< enum uroce_config_neigh_src */
 	/** exception = DEV ("": off); exception_set: the key was given (a
 	 *  PCI port without it gets net_tap_uroce<n>,iface=uroce<n>). */

@@ -165,6 +165,7 @@ eng_dev_env(struct uroce_dev *dev, char *err, size_t err_len)
 	env->lim.active_mtu = uroce_dev_active_mtu(env->mtu);
 	env->tx_extbuf = uroce_port_tx_extbuf(dev->port);
 	env->tx_zc_min = env->tx_extbuf ? UROCE_TX_ZC_MIN : 0;
+	env->tx_ip_cksum = uroce_port_tx_ip_cksum(dev->port);
 	env->max_sge = ENG_MAX_SGE;
 	env->max_inline = ENG_MAX_INLINE;
 	env->max_qp_wr = ENG_MAX_QP_WR;

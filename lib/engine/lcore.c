@@ -294,11 +294,18 @@ eng_loop(struct eng_lcore *lc, struct uroce_dev *from, struct uroce_dev *to,
 	 struct rte_mbuf *m)
 {
 	struct uroce_dev_stats *ds = &lc->dst[from->idx];
+	uint64_t ol = m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM;
+	uint8_t l2 = (uint8_t)m->l2_len;
 
 	m = eng_linear_copy(from, m);
 	if (m == NULL) {
 		ds->loop_drops++;
 		return;
+	}
+	/* Left to a NIC that this frame never meets: compute it here. */
+	if (ol != 0) {
+		uroce_wire_ipv4_cksum_fill(rte_pktmbuf_mtod(m, uint8_t *) + l2);
+		m->ol_flags &= ~(RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_IPV4);
 	}
 	m->port = to->idx;
 	if (rte_ring_mp_enqueue(lc->lo, m) != 0) {

@@ -191,6 +191,7 @@ struct uroce_port {
 	rte_be32_t ip4;
 	bool started;
 	bool tx_extbuf;
+	bool tx_ip_cksum;	/* the PMD computes IPv4 header checksums */
 	struct rte_ether_addr mac;
 	struct rte_mempool *pool;
 	struct uroce_glue_link link;

@@ -246,6 +246,13 @@ queues_setup(struct uroce_port *p, const struct rte_eth_dev_info *info,
 	else if (p->link.kind == UROCE_GLUE_PCI)
 		NET_LOG(NOTICE, "%s: the NIC sends no multi-segment frames\n",
 			p->cfg->dev);
+	/* The IPv4 header checksum by the PMD. Not with a capture: it copies
+	 * the frames before the PMD fills the field in. */
+	p->tx_ip_cksum = (info->tx_offload_capa &
+			  RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) &&
+			 !p->cfg->csum_offload_off && p->cfg->pcap[0] == '\0';
+	if (p->tx_ip_cksum)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
 
 	ret = rte_eth_dev_configure(p->port_id, p->nb_hw_queues,
 				    p->nb_hw_queues, &conf);
@@ -781,6 +788,12 @@ bool
 uroce_port_tx_extbuf(const struct uroce_port *p)
 {
 	return p->tx_extbuf;
+}
+
+bool
+uroce_port_tx_ip_cksum(const struct uroce_port *p)
+{
+	return p->tx_ip_cksum;
 }
 
 bool

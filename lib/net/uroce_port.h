@@ -129,6 +129,11 @@ bool uroce_port_vlan(const struct uroce_port *p, uint16_t *vid);
  *  links whose tx_burst is done with the bytes when it returns (memif in
  *  copy mode, af_packet, tap), unless [port] zero_copy = off. */
 bool uroce_port_tx_extbuf(const struct uroce_port *p);
+/* Whether frames may leave the IPv4 header checksum to the PMD
+ * (RTE_MBUF_F_TX_IP_CKSUM): it offers RTE_ETH_TX_OFFLOAD_IPV4_CKSUM,
+ * [port] csum_offload is on and no pcap capture (which sees the bytes
+ * before the PMD) is configured. */
+bool uroce_port_tx_ip_cksum(const struct uroce_port *p);
 /** Whether the ethdev reports its link up now (memif: the peer is there). */
 bool uroce_port_link_up(const struct uroce_port *p);
 

@@ -428,6 +428,11 @@ void uroce_frame_finish(struct uroce_qp *qp, struct rte_mbuf *m,
 			const struct uroce_bth_fields *bth,
 			const struct uroce_ext_fields *ext, uint32_t plen,
 			struct uroce_txb *txb);
+/* Where the port computes IPv4 header checksums (env->tx_ip_cksum) and
+ * l2l3 is IPv4: mark m for it (ol_flags, l2_len, l3_len) and return
+ * UROCE_WIRE_IP_CKSUM_OL for the builder; 0 otherwise. */
+unsigned int uroce_frame_tx_ol(const struct uroce_qp *qp, struct rte_mbuf *m,
+			       const struct uroce_l2l3 *l2l3);
 /* Bytes of a frame (for pacing) before it is built. */
 uint32_t uroce_frame_len(const struct uroce_l2l3 *l2l3, uint8_t opcode,
 			 uint32_t plen);

@@ -112,6 +112,9 @@ struct uroce_qp_env {
 	union uroce_gid gid[UROCE_GID_TBL_MAX]; /**< 0: IPv4-mapped, then IPv6 */
 	uint16_t mtu;			/**< the ethdev's IP MTU (the frame budget) */
 	bool tx_extbuf;			/**< port takes external-buffer mbufs */
+	/** The port's NIC computes IPv4 header checksums: frames leave the
+	 *  field 0 and carry RTE_MBUF_F_TX_IP_CKSUM (wqe.c). */
+	bool tx_ip_cksum;
 	/** RC request payloads of at least this many bytes go out zero-copy
 	 *  from registered memory (zcopy.c); 0: always copied. Non-zero
 	 *  only where tx_extbuf holds and [port] zero_copy is on. */

@@ -346,6 +346,21 @@ uroce_frame_alloc(struct uroce_qp *qp, const struct uroce_l2l3 *l2l3,
 	return m;
 }
 
+unsigned int
+uroce_frame_tx_ol(const struct uroce_qp *qp, struct rte_mbuf *m,
+		  const struct uroce_l2l3 *l2l3)
+{
+	uint8_t l2;
+	uint16_t l3;
+
+	if (!qp->env->tx_ip_cksum || !uroce_wire_tx_ol(l2l3, &l2, &l3))
+		return 0;
+	m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	m->l2_len = l2;
+	m->l3_len = l3;
+	return UROCE_WIRE_IP_CKSUM_OL;
+}
+
 void
 uroce_frame_finish(struct uroce_qp *qp, struct rte_mbuf *m,
 		   const struct uroce_l2l3 *l2l3,
@@ -354,7 +369,8 @@ uroce_frame_finish(struct uroce_qp *qp, struct rte_mbuf *m,
 		   struct uroce_txb *txb)
 {
 	uint8_t *buf = rte_pktmbuf_mtod(m, uint8_t *);
-	uint32_t hl = uroce_wire_write_hdrs(buf, l2l3, bth, ext, plen);
+	uint32_t hl = uroce_wire_write_hdrs_ol(buf, l2l3, bth, ext, plen,
+					       uroce_frame_tx_ol(qp, m, l2l3));
 	uint32_t pad = -plen & 3u;
 	uint32_t icrc;
 

@@ -213,7 +213,9 @@ uroce_zc_send(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	if (h == NULL)
 		return -ENOMEM;
 	buf = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)hl);
-	if (buf == NULL || uroce_wire_write_hdrs(buf, l2l3, bth, ext, plen) != hl) {
+	if (buf == NULL ||
+	    uroce_wire_write_hdrs_ol(buf, l2l3, bth, ext, plen,
+				     uroce_frame_tx_ol(qp, h, l2l3)) != hl) {
 		rte_pktmbuf_free(h);
 		return -ENOMEM;
 	}

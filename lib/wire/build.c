@@ -61,9 +61,11 @@ write_l2(uint8_t *b, const struct uroce_l2l3 *p, bool v4)
 	return off + 2;
 }
 
-/* @ip_len: IP header + UDP + transport + ICRC. DF set, ID 0 (RFC 6864 4.1). */
+/* @ip_len: IP header + UDP + transport + ICRC. DF set, ID 0 (RFC 6864 4.1).
+ * The checksum stays 0 when the NIC computes it (UROCE_WIRE_IP_CKSUM_OL). */
 static void
-write_ipv4(uint8_t *b, const struct uroce_l2l3 *p, uint32_t ip_len)
+write_ipv4(uint8_t *b, const struct uroce_l2l3 *p, uint32_t ip_len,
+	   unsigned int flags)
 {
 	struct rte_ipv4_hdr h = {
 		.version_ihl = RTE_IPV4_VHL_DEF,
@@ -77,8 +79,18 @@ write_ipv4(uint8_t *b, const struct uroce_l2l3 *p, uint32_t ip_len)
 	};
 
 	memcpy(b, &h, sizeof(h));
-	put_be16(b + offsetof(struct rte_ipv4_hdr, hdr_checksum),
-		 uroce_ipv4_cksum(b, sizeof(h)));
+	if (!(flags & UROCE_WIRE_IP_CKSUM_OL))
+		uroce_wire_ipv4_cksum_fill(b);
+}
+
+void
+uroce_wire_ipv4_cksum_fill(uint8_t *ip)
+{
+	uint32_t ihl = (ip[0] & 0xfu) * 4;
+	uint8_t *ck = ip + offsetof(struct rte_ipv4_hdr, hdr_checksum);
+
+	put_be16(ck, 0);
+	put_be16(ck, uroce_ipv4_cksum(ip, ihl));
 }
 
 static void
@@ -129,7 +141,8 @@ write_bth(uint8_t *b, const struct uroce_bth_fields *f, uint8_t pad)
 static uint32_t
 write_hdrs(uint8_t *buf, const struct uroce_l2l3 *p, bool v4,
 	   const struct uroce_bth_fields *bth,
-	   const struct uroce_ext_fields *ext, uint32_t payload_len)
+	   const struct uroce_ext_fields *ext, uint32_t payload_len,
+	   unsigned int flags)
 {
 	const struct uroce_opcode_info *op = uroce_opcode(bth->opcode);
 	uint32_t transport, udp_len, ip_len, l3, l4;
@@ -145,7 +158,7 @@ write_hdrs(uint8_t *buf, const struct uroce_l2l3 *p, bool v4,
 	l3 = write_l2(buf, p, v4);
 	l4 = l3 + l3_len(v4);
 	if (v4)
-		write_ipv4(buf + l3, p, ip_len);
+		write_ipv4(buf + l3, p, ip_len, flags);
 	else
 		write_ipv6(buf + l3, p, ip_len);
 	write_udp(buf + l4, p, udp_len);
@@ -159,7 +172,28 @@ uroce_wire_write_hdrs(uint8_t *buf, const struct uroce_l2l3 *p,
 		      const struct uroce_bth_fields *bth,
 		      const struct uroce_ext_fields *ext, uint32_t payload_len)
 {
-	return write_hdrs(buf, p, uroce_gid_is_v4(&p->dgid), bth, ext, payload_len);
+	return write_hdrs(buf, p, uroce_gid_is_v4(&p->dgid), bth, ext,
+			  payload_len, 0);
+}
+
+uint32_t
+uroce_wire_write_hdrs_ol(uint8_t *buf, const struct uroce_l2l3 *p,
+			 const struct uroce_bth_fields *bth,
+			 const struct uroce_ext_fields *ext,
+			 uint32_t payload_len, unsigned int flags)
+{
+	return write_hdrs(buf, p, uroce_gid_is_v4(&p->dgid), bth, ext,
+			  payload_len, flags);
+}
+
+bool
+uroce_wire_tx_ol(const struct uroce_l2l3 *p, uint8_t *l2, uint16_t *l3)
+{
+	if (!uroce_gid_is_v4(&p->dgid))
+		return false;
+	*l2 = (uint8_t)l2_len(p);
+	*l3 = (uint16_t)l3_len(true);
+	return true;
 }
 
 uint32_t
@@ -178,7 +212,7 @@ uroce_wire_build(uint8_t *buf, uint32_t cap, const struct uroce_l2l3 *p,
 	       uroce_wire_trailer_len(payload_len);
 	if (need > cap)
 		return 0;
-	hlen = write_hdrs(buf, p, v4, bth, ext, payload_len);
+	hlen = write_hdrs(buf, p, v4, bth, ext, payload_len, 0);
 	if (hlen == 0)
 		return 0;
 	if (payload_len)

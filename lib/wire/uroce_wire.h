@@ -418,6 +418,28 @@ uint32_t uroce_wire_write_hdrs(uint8_t *buf, const struct uroce_l2l3 *l2l3,
 			       uint32_t payload_len);
 
 /*
+ * IPv4 header checksum offload (rte_mbuf RTE_MBUF_F_TX_IP_CKSUM).
+ * UROCE_WIRE_IP_CKSUM_OL: uroce_wire_write_hdrs_ol() leaves the IPv4 header
+ * checksum 0 for the NIC (DPDK wants it 0); IPv6 frames are unchanged. The
+ * ICRC masks that field (IBTA A17.4.1), so it is the same either way.
+ */
+#define UROCE_WIRE_IP_CKSUM_OL	(1u << 0)
+
+uint32_t uroce_wire_write_hdrs_ol(uint8_t *buf, const struct uroce_l2l3 *l2l3,
+				  const struct uroce_bth_fields *bth,
+				  const struct uroce_ext_fields *ext,
+				  uint32_t payload_len, unsigned int flags);
+
+/* Whether the path is IPv4 (the offload applies); then the mbuf's l2_len
+ * (802.1Q tag included) and l3_len in *l2, *l3. */
+bool uroce_wire_tx_ol(const struct uroce_l2l3 *l2l3, uint8_t *l2,
+		      uint16_t *l3);
+
+/* Compute and store the checksum of the IPv4 header at @ip (where a frame
+ * built for the offload does not reach a NIC: local loopback). */
+void uroce_wire_ipv4_cksum_fill(uint8_t *ip);
+
+/*
  * Build a whole frame into @buf (capacity @cap): headers, payload, zero pad
  * and ICRC. Returns the frame length, or 0 if it does not fit or is invalid.
  */

@@ -78,6 +78,7 @@ struct ut_dir {
 	uint64_t sent, delivered, dropped, reordered, duped, corrupted;
 	uint64_t bad_parse, no_qp, rx_off, overflow;
 	uint64_t chains;		/* zero-copy chains the wire copied */
+	uint64_t ip_cksum_ol;		/* IPv4 checksums the "NIC" filled in */
 };
 
 /* Sees each frame node `from` sends; false drops it. */
@@ -506,6 +507,11 @@ ut_wire_put(struct ut_link *l, int from, struct rte_mbuf *m)
 		m = c;
 	}
 	b = rte_pktmbuf_mtod(m, uint8_t *);
+	/* The NIC's IPv4 header checksum offload (env.tx_ip_cksum). */
+	if (m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM) {
+		uroce_wire_ipv4_cksum_fill(b + m->l2_len);
+		d->ip_cksum_ol++;
+	}
 	if (l->tap != NULL &&
 	    uroce_wire_parse(b, rte_pktmbuf_data_len(m), 0, &pkt) == UROCE_WIRE_OK &&
 	    !l->tap(l, from, &pkt, l->tap_ctx)) {

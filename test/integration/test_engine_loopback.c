@@ -7,7 +7,9 @@
  *    uroce_poll()) and with one background lcore;
  *  - between two devices over a ringlink pair, looped back inside the
  *    process, and over the link itself (UROCE_ENGINE_WIRE_XDEV);
- *  - between two engine lcores (frames handed to the owner lcore).
+ *  - between two engine lcores (frames handed to the owner lcore);
+ *  - looped between two devices whose QPs leave the IPv4 header checksum
+ *    to the NIC (as on a PMD with the offload): the loop fills it in.
  * Also: unknown QPN and bad ICRC counted, modify errors through the control
  * path change nothing (query), PD/CQ busy, the CQ owner rule, active_mtu,
  * and init errors leaving nothing up.
@@ -635,6 +637,7 @@ struct scenario {
 	bool xdev_wire;		/* two devices: frames cross the link */
 	uint32_t drop_ppm;	/* seeded loss on the link */
 	bool busy_workers;	/* the host's workers are taken: native */
+	bool ip_cksum_ol;	/* the devices' QPs use the checksum offload */
 };
 
 /* A config built in code: ringlink ports (the file syntax of the config
@@ -774,6 +777,12 @@ run_scenario(const struct scenario *sc)
 		UT_CHECK_EQ(uroce_engine_init(&cfg, sc->flags, err, sizeof(err)),
 			    -EALREADY);
 		UT_CHECK(err[0] != '\0');
+	}
+	/* Ring links offer no offload: force it, as a NIC's port would set
+	 * it, before any QP exists. Looped frames meet no NIC. */
+	if (sc->ip_cksum_ol) {
+		((struct uroce_qp_env *)uroce_dev_env(da))->tx_ip_cksum = true;
+		((struct uroce_qp_env *)uroce_dev_env(db))->tx_ip_cksum = true;
 	}
 	if (side_open(&a, da) && side_open(&b, db) &&
 	    qp_connect(&a, &b, 100, 0xfffff0) && qp_connect(&b, &a, 0xfffff0, 100)) {
@@ -963,9 +972,10 @@ main(int argc, char **argv)
 		  .ndev = 1 },
 		{ .name = "one device, one lcore", .link = "h4b1", .ndev = 1,
 		  .net = 2, .mtu = 9000, .cfg_lcores = 1, .lcores = 1 },
-		{ .name = "two devices, loopback, native", .link = "h4n2",
-		  .ndev = 2, .net = 3, .mtu = 1500, .cfg_lcores = 1,
-		  .flags = UROCE_ENGINE_NO_LCORES },
+		{ .name = "two devices, loopback, native, checksum offload",
+		  .link = "h4n2", .ndev = 2, .net = 3, .mtu = 1500,
+		  .cfg_lcores = 1, .flags = UROCE_ENGINE_NO_LCORES,
+		  .ip_cksum_ol = true },
 		{ .name = "two devices, over the link, one lcore", .link = "h4b2",
 		  .ndev = 2, .net = 6, .mtu = 9000, .cfg_lcores = 1,
 		  .flags = UROCE_ENGINE_WIRE_XDEV, .lcores = 1,

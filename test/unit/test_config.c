@@ -227,6 +227,7 @@ test_all_keys(void)
 		"fault = drop=0.000001,corrupt=100%\n"
 		"exception = off\n"
 		"steer = flow\n"
+		"csum_offload = off\n"
 		"[eal]\n"
 		"lcores = 127\n"
 		"args = --vdev=\"a b\" \"\"x --x=\"1 2\"3  -l\t0\n"
@@ -248,6 +249,8 @@ test_all_keys(void)
 	UT_CHECK(cfg.port[1].exception_set);
 	UT_CHECK_EQ(cfg.port[1].exception[0], '\0');
 	UT_CHECK_EQ(cfg.port[1].steer, UROCE_STEER_FLOW);
+	UT_CHECK(!cfg.port[0].csum_offload_off);	/* on by default */
+	UT_CHECK(cfg.port[1].csum_offload_off);
 	UT_CHECK_EQ(cfg.lcores, 127);
 	UT_CHECK_EQ(cfg.eal_argc, 5);
 	if (cfg.eal_argc == 5) {
@@ -493,6 +496,7 @@ static const struct bad_case {
 } bad_values[] = {
 	{ BASE "mtu = 0", "[port] mtu = \"0\"", "not a number in 68..9000" },
 	{ BASE "neigh = both", "[port] neigh = \"both\"", "not kernel or own" },
+	{ BASE "csum_offload = yes", "[port] csum_offload = \"yes\"", "on or off" },
 	{ BASE "neigh = Kernel", "[port] neigh", "not kernel or own" },
 	{ "[port]\ndev = af_xdp:", "[port] dev", "1..15" },
 	{ "[port]\ndev = af_xdp:,x=1", "[port] dev", "1..15" },

@@ -4,6 +4,8 @@
  * Build then parse every opcode over IPv4, IPv6 and 802.1Q with random field
  * values: every field comes back equal. Then the hostile side: a frame cut at
  * any length, or with any covered byte changed, is dropped for a reason.
+ * The IPv4 checksum offload: the headers with the checksum left to the NIC
+ * differ in that field only, and the ICRC is the same.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +244,53 @@ check_builder_refuses(void)
 	UT_CHECK_EQ(uroce_wire_write_hdrs(frame, &p, &b, &e, 70000), 0);
 }
 
+/* Headers for the offload (UROCE_WIRE_IP_CKSUM_OL) against the software
+ * frame: IPv4 leaves its checksum 0 and nothing else changes, the ICRC
+ * included (it masks the field, IBTA A17.3.3); IPv6 is untouched. */
+static void
+check_ip_cksum_ol(uint8_t opcode, int ipver, bool vlan, uint32_t len)
+{
+	static uint8_t frame[CAP], hdrs[CAP], payload[CAP];
+	struct uroce_l2l3 p;
+	struct uroce_bth_fields b;
+	struct uroce_ext_fields e;
+	uint32_t i, hl, flen, ck, icrc;
+	uint16_t l3 = 0;
+	uint8_t l2 = 0;
+
+	for (i = 0; i < len; i++)
+		payload[i] = (uint8_t)ut_rand();
+	random_path(&p, ipver, vlan);
+	random_fields(opcode, &b, &e);
+	flen = uroce_wire_build(frame, CAP, &p, &b, &e, payload, len);
+	hl = uroce_wire_write_hdrs_ol(hdrs, &p, &b, &e, len,
+				      UROCE_WIRE_IP_CKSUM_OL);
+	if (!UT_CHECK(flen != 0) ||
+	    !UT_CHECK_EQ(hl, uroce_wire_hdrs_len(&p, opcode)))
+		return;
+	icrc = rte_cpu_to_le_32(uroce_wire_icrc(hdrs, hl, payload, len));
+	UT_CHECK_MEM(frame + flen - UROCE_ICRC_LEN, &icrc, UROCE_ICRC_LEN);
+	if (ipver == 6) {
+		UT_CHECK(!uroce_wire_tx_ol(&p, &l2, &l3));
+		UT_CHECK_MEM(hdrs, frame, hl);
+		return;
+	}
+	if (!UT_CHECK(uroce_wire_tx_ol(&p, &l2, &l3)))
+		return;
+	UT_CHECK_EQ(l2, vlan ? 18 : 14);
+	UT_CHECK_EQ(l3, 20);
+	ck = l2 + 10u;			/* hdr_checksum in the IPv4 header */
+	UT_CHECK(frame[ck] != 0 || frame[ck + 1] != 0);
+	UT_CHECK(hdrs[ck] == 0 && hdrs[ck + 1] == 0);
+	UT_CHECK_MEM(hdrs, frame, ck);
+	UT_CHECK_MEM(hdrs + ck + 2, frame + ck + 2, hl - ck - 2);
+	/* What the NIC (or the loopback path) then writes. */
+	uroce_wire_ipv4_cksum_fill(hdrs + l2);
+	UT_CHECK_MEM(hdrs, frame, hl);
+	UT_NOTE("offload: opcode 0x%02x IPv%d vlan %d len %u", opcode, ipver,
+		vlan, len);
+}
+
 int
 main(void)
 {
@@ -257,6 +306,14 @@ main(void)
 					  s == 3 || s == 6);
 	}
 	check_builder_refuses();
+	for (c = 0; c < 256; c++) {
+		if (!uroce_opcodes[c].valid)
+			continue;
+		for (v = 0; v < 4; v++)
+			check_ip_cksum_ol((uint8_t)c, v & 1 ? 6 : 4, v & 2,
+					  uroce_opcodes[c].flags & UROCE_OPF_PAYLOAD ?
+					  (uint32_t)ut_rand() % 4097 : 0);
+	}
 	for (c = 0; c < 2000; c++)
 		UT_CHECK(uroce_wire_udp_sport((uint32_t)ut_rand(), (uint32_t)ut_rand()) >=
 			 UROCE_UDP_SPORT_MIN);

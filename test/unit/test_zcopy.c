@@ -5,10 +5,14 @@
  * registered memory is byte for byte the frame the copy builds (same
  * ICRC), leaves the application's memory untouched, and follows the
  * documented rules when its QP is destroyed or its MR deregistered while
- * the frame is still in flight.
+ * the frame is still in flight. With the IPv4 header checksum offload
+ * (env.tx_ip_cksum) chains and copies carry the mbuf flags and leave the
+ * field to the NIC, and nothing else changes.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <rte_ether.h>
 
 #include "uroce_test.h"
 #include "uroce_test_eal.h"
@@ -276,7 +280,9 @@ test_dereg_inflight(void)
 	zenv_fini(&z);
 }
 
-/* The whole message over the link, zero-copy, lands intact at B. */
+/* The whole message over the link, zero-copy, lands intact at B; with
+ * the IPv4 checksum offload (ol, sgid 0) on both sides every frame, the
+ * ACKs too, leaves the field to the link's "NIC", which fills it in. */
 static bool
 acked(struct ut_link *l, void *ctx)
 {
@@ -286,7 +292,7 @@ acked(struct ut_link *l, void *ctx)
 }
 
 static void
-test_end_to_end(void)
+test_end_to_end(uint8_t sgid, bool ol)
 {
 	static uint8_t dst[8192];
 	struct ibv_send_wr wr, *bad;
@@ -295,8 +301,10 @@ test_end_to_end(void)
 	struct ibv_wc wc;
 	struct zenv z;
 
-	if (!UT_CHECK_EQ(zenv_init(&z, 1, 1024), 0))
+	if (!UT_CHECK_EQ(zenv_init(&z, sgid, 1024), 0))
 		return;
+	z.l.node[0].env.tx_ip_cksum = ol;
+	z.l.node[1].env.tx_ip_cksum = ol;
 	memset(dst, 0, sizeof(dst));
 	rmr = ut_node_reg(&z.l.node[1], dst, sizeof(dst),
 			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
@@ -320,7 +328,73 @@ test_end_to_end(void)
 	/* 7 full packets go zero-copy, the last 609 bytes are copied. */
 	UT_CHECK_EQ(z.l.dir[1].chains, 7);
 	UT_CHECK_EQ(uroce_qp_zc_inflight(z.qa), 0);
+	UT_CHECK_EQ(z.l.dir[1].ip_cksum_ol, ol ? z.l.dir[1].sent : 0);
+	UT_CHECK_EQ(z.l.dir[0].ip_cksum_ol, ol ? z.l.dir[0].sent : 0);
+	UT_CHECK(z.l.dir[0].sent >= 1);		/* the ACK(s) */
 out:
+	zenv_fini(&z);
+}
+
+/* The IPv4 (sgid 0) or IPv6 (sgid 1) frame m, built with the checksum
+ * offload, against sw, built without: flags and lengths set for IPv4 only,
+ * the checksum field 0 and every other byte (the ICRC too) the same. */
+static void
+check_ol_frame(const struct rte_mbuf *m, const struct rte_mbuf *sw,
+	       uint8_t sgid)
+{
+	static uint8_t a[8192], b[8192];
+	const uint64_t want = RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	uint32_t la = flat(m, a), lb = flat(sw, b);
+	uint32_t ck = RTE_ETHER_HDR_LEN + 10;	/* IPv4 hdr_checksum */
+
+	UT_CHECK_EQ(sw->ol_flags & want, 0);
+	if (!UT_CHECK_EQ(la, lb))
+		return;
+	if (sgid != 0) {
+		UT_CHECK_EQ(m->ol_flags & want, 0);
+		UT_CHECK_MEM(a, b, la);
+		return;
+	}
+	UT_CHECK_EQ(m->ol_flags & want, want);
+	UT_CHECK_EQ(m->l2_len, RTE_ETHER_HDR_LEN);
+	UT_CHECK_EQ(m->l3_len, 20);
+	UT_CHECK(a[ck] == 0 && a[ck + 1] == 0);
+	UT_CHECK(b[ck] != 0 || b[ck + 1] != 0);
+	UT_CHECK(!parses(a, la));	/* left to the NIC indeed */
+	UT_CHECK_MEM(a, b, ck);
+	UT_CHECK_MEM(a + ck + 2, b + ck + 2, la - ck - 2);
+}
+
+/* The same packets as zero-copy chains and as copies, offloaded or not. */
+static void
+test_ip_cksum_ol(uint8_t sgid)
+{
+	struct rte_mbuf *zc[MAX_PKTS], *cp[MAX_PKTS], *sw[MAX_PKTS];
+	unsigned int nz, nc, ns, i;
+	struct zenv z;
+
+	if (!UT_CHECK_EQ(zenv_init(&z, sgid, 1), 0))
+		return;
+	z.l.node[0].env.tx_ip_cksum = true;
+	post_write(&z);
+	nz = take_frames(&z, zc);
+	z.l.node[0].env.tx_zc_min = UINT32_MAX;
+	nc = take_frames_at(&z, cp, true);
+	z.l.node[0].env.tx_ip_cksum = false;
+	ns = take_frames_at(&z, sw, true);
+	UT_CHECK_EQ(nz, 5);
+	UT_CHECK_EQ(nc, 5);
+	UT_CHECK_EQ(ns, 5);
+	for (i = 0; i < ns && i < nz && i < nc; i++) {
+		UT_CHECK(zc[i]->nb_segs >= 3);
+		UT_CHECK_EQ(cp[i]->nb_segs, 1);
+		check_ol_frame(zc[i], sw[i], sgid);
+		check_ol_frame(cp[i], sw[i], sgid);
+		UT_NOTE("sgid %u packet %u", sgid, i);
+	}
+	rte_pktmbuf_free_bulk(zc, nz);
+	rte_pktmbuf_free_bulk(cp, nc);
+	rte_pktmbuf_free_bulk(sw, ns);
 	zenv_fini(&z);
 }
 
@@ -337,6 +411,9 @@ main(int argc, char **argv)
 	test_threshold();
 	test_destroy_inflight();
 	test_dereg_inflight();
-	test_end_to_end();
+	test_end_to_end(1, false);
+	test_end_to_end(0, true);
+	test_ip_cksum_ol(0);
+	test_ip_cksum_ol(1);
 	return ut_summary();
 }
