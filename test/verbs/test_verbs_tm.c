@@ -94,6 +94,23 @@ wait_xwc(struct side *s, struct xwc *x)
 	return false;
 }
 
+/* A tag-matching SRQ of max_wr receives (one SGE each) on s's PD and CQ. */
+static void
+tm_srq_attr(struct ibv_srq_init_attr_ex *sa, const struct side *s,
+	    uint32_t max_wr, uint32_t tags, uint32_t ops)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->attr.max_wr = max_wr;
+	sa->attr.max_sge = 1;
+	sa->srq_type = IBV_SRQT_TM;
+	sa->pd = s->pd;
+	sa->cq = s->cq;
+	sa->tm_cap.max_num_tags = tags;
+	sa->tm_cap.max_ops = ops;
+	sa->comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+		IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+}
+
 static int
 side_open(struct side *s, struct ibv_context *ctx, bool tm)
 {
@@ -119,16 +136,7 @@ side_open(struct side *s, struct ibv_context *ctx, bool tm)
 	if (!UT_CHECK(s->mr != NULL))
 		return -1;
 	if (tm) {
-		memset(&sa, 0, sizeof(sa));
-		sa.attr.max_wr = 64;
-		sa.attr.max_sge = 1;
-		sa.srq_type = IBV_SRQT_TM;
-		sa.pd = s->pd;
-		sa.cq = s->cq;
-		sa.tm_cap.max_num_tags = 32;
-		sa.tm_cap.max_ops = 16;
-		sa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+		tm_srq_attr(&sa, s, 64, 32, 16);
 		s->srq = ibv_create_srq_ex(ctx, &sa);
 		if (!UT_CHECK(s->srq != NULL))
 			return -1;
@@ -264,16 +272,7 @@ test_create_errors(struct side *b)
 	struct ibv_srq_init_attr_ex sa, good;
 	struct ibv_srq *srq;
 
-	memset(&good, 0, sizeof(good));
-	good.attr.max_wr = 8;
-	good.attr.max_sge = 1;
-	good.srq_type = IBV_SRQT_TM;
-	good.pd = b->pd;
-	good.cq = b->cq;
-	good.tm_cap.max_num_tags = 4;
-	good.tm_cap.max_ops = 4;
-	good.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-		IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+	tm_srq_attr(&good, b, 8, 4, 4);
 	/* No TM attributes. */
 	sa = good;
 	sa.comp_mask &= ~(uint32_t)IBV_SRQ_INIT_ATTR_TM;
