@@ -113,25 +113,29 @@ ut_verbs_close_pair(struct ibv_device **list, struct ibv_context *c0,
 /*
  * An RC QP from RESET to RTS towards peer_qpn of peer_ctx (GID 0, path MTU
  * 1024, PSN psn both ways, retry and RNR retry 7: for ever), each step
- * checked.
+ * checked with the state it leaves; rd_atomic READs/atomics outstanding
+ * each way, remote access flags access.
  */
 static inline void
-ut_verbs_rc_connect(struct ibv_qp *qp, struct ibv_context *peer_ctx,
-		    uint32_t peer_qpn, uint32_t psn, uint8_t min_rnr_timer)
+ut_verbs_rc_connect_ex(struct ibv_qp *qp, struct ibv_context *peer_ctx,
+		       uint32_t peer_qpn, uint32_t psn, uint8_t min_rnr_timer,
+		       uint8_t rd_atomic, unsigned int access)
 {
 	struct ibv_qp_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
+	a.qp_access_flags = access;
 	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+	UT_CHECK_EQ(qp->state, IBV_QPS_INIT);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = peer_qpn;
 	a.rq_psn = psn;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = rd_atomic;
 	a.min_rnr_timer = min_rnr_timer;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
@@ -141,16 +145,26 @@ ut_verbs_rc_connect(struct ibv_qp *qp, struct ibv_context *peer_ctx,
 				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				  IBV_QP_MIN_RNR_TIMER), 0);
+	UT_CHECK_EQ(qp->state, IBV_QPS_RTR);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = psn;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = rd_atomic;
 	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	UT_CHECK_EQ(qp->state, IBV_QPS_RTS);
+}
+
+/* ut_verbs_rc_connect_ex() with one READ/atomic each way, no remote access. */
+static inline void
+ut_verbs_rc_connect(struct ibv_qp *qp, struct ibv_context *peer_ctx,
+		    uint32_t peer_qpn, uint32_t psn, uint8_t min_rnr_timer)
+{
+	ut_verbs_rc_connect_ex(qp, peer_ctx, peer_qpn, psn, min_rnr_timer, 1, 0);
 }
 
 #endif /* UROCE_TEST_VERBS_H */

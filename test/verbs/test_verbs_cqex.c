@@ -189,42 +189,9 @@ side_open(struct side *s, struct ibv_context *ctx, void *cq_context)
 static void
 side_connect(struct side *s, const struct side *peer)
 {
-	struct ibv_qp_attr a;
-	int mask;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-		IBV_ACCESS_REMOTE_ATOMIC;
-	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-		IBV_QP_ACCESS_FLAGS;
-	UT_CHECK_EQ(ibv_modify_qp(s->qp, &a, mask), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 100;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 1;
-	UT_CHECK_EQ(ibv_query_gid(peer->ctx, 1, 0, &a.ah_attr.grh.dgid), 0);
-	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-		IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-		IBV_QP_MIN_RNR_TIMER;
-	UT_CHECK_EQ(ibv_modify_qp(s->qp, &a, mask), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 100;
-	a.max_rd_atomic = 4;
-	mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-		IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
-	UT_CHECK_EQ(ibv_modify_qp(s->qp, &a, mask), 0);
+	ut_verbs_rc_connect_ex(s->qp, peer->ctx, peer->qp->qp_num, 100, 12, 4,
+			       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			       IBV_ACCESS_REMOTE_ATOMIC);
 }
 
 static void
@@ -733,11 +700,10 @@ test_bad_input(struct ibv_context *c0, struct ibv_context *c1)
 int
 main(void)
 {
-	struct ibv_device **list;
+	struct ibv_device **list = NULL;
 	struct ibv_context *c0 = NULL, *c1 = NULL;
 	struct ibv_device_attr da;
 	struct side a, b;
-	int num = 0;
 
 	ut_srand(44);
 	memset(&a, 0, sizeof(a));
@@ -746,12 +712,7 @@ main(void)
 		perror("config");
 		return 1;
 	}
-	list = ibv_get_device_list(&num);
-	if (UT_CHECK(list != NULL && num == 2)) {
-		c0 = ibv_open_device(list[0]);
-		c1 = ibv_open_device(list[1]);
-	}
-	if (UT_CHECK(c0 != NULL && c1 != NULL) &&
+	if (ut_verbs_open_pair(&list, &c0, &c1) == 0 &&
 	    UT_CHECK_EQ(ibv_query_device(c0, &da), 0)) {
 		test_absent(c0);
 		test_create_errors(c0, c1, da.max_cqe);
@@ -766,12 +727,6 @@ main(void)
 		side_close(&a);
 		side_close(&b);
 	}
-	if (c0 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c0), 0);
-	if (c1 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c1), 0);
-	if (list != NULL)
-		ibv_free_device_list(list);
-	unsetenv("UROCE_CONFIG");
+	ut_verbs_close_pair(list, c0, c1);
 	return ut_summary();
 }

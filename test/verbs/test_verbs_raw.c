@@ -279,10 +279,9 @@ test_pace(struct side *a)
 int
 main(void)
 {
-	struct ibv_device **list;
+	struct ibv_device **list = NULL;
 	struct ibv_context *c0 = NULL, *c1 = NULL;
 	struct side a, b;
-	int num = 0;
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
@@ -290,12 +289,7 @@ main(void)
 		perror("config");
 		return 1;
 	}
-	list = ibv_get_device_list(&num);
-	if (UT_CHECK(list != NULL && num == 2)) {
-		c0 = ibv_open_device(list[0]);
-		c1 = ibv_open_device(list[1]);
-	}
-	if (UT_CHECK(c0 != NULL && c1 != NULL) &&
+	if (ut_verbs_open_pair(&list, &c0, &c1) == 0 &&
 	    side_open(&a, c0) == 0 && side_open(&b, c1) == 0) {
 		test_steer(&a, &b);
 		test_bad(&a, &b);
@@ -303,12 +297,6 @@ main(void)
 	}
 	side_close(&a);
 	side_close(&b);
-	if (c0 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c0), 0);
-	if (c1 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c1), 0);
-	if (list != NULL)
-		ibv_free_device_list(list);
-	unsetenv("UROCE_CONFIG");
+	ut_verbs_close_pair(list, c0, c1);
 	return ut_summary();
 }
