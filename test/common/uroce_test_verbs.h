@@ -96,6 +96,24 @@ ut_verbs_open_pair(struct ibv_device ***list, struct ibv_context **c0,
 	return UT_CHECK(*c0 != NULL && *c1 != NULL) ? 0 : -1;
 }
 
+/*
+ * ut_verbs_ringlink_config() then ut_verbs_open_pair(), what a two-device
+ * test's main() starts with. A configuration file that cannot be written
+ * ends the test at once (exit 1, said on stderr); @return as
+ * ut_verbs_open_pair().
+ */
+static inline int
+ut_verbs_ringlink_pair(const char *name, unsigned int subnet,
+		       struct ibv_device ***list, struct ibv_context **c0,
+		       struct ibv_context **c1)
+{
+	if (ut_verbs_ringlink_config(name, subnet) != 0) {
+		perror("config");
+		exit(1);
+	}
+	return ut_verbs_open_pair(list, c0, c1);
+}
+
 /* Close what ut_verbs_open_pair() opened, forget the configuration. */
 static inline void
 ut_verbs_close_pair(struct ibv_device **list, struct ibv_context *c0,

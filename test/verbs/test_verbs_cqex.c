@@ -708,11 +708,7 @@ main(void)
 	ut_srand(44);
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (ut_verbs_ringlink_config("cqex", 83) != 0) {
-		perror("config");
-		return 1;
-	}
-	if (ut_verbs_open_pair(&list, &c0, &c1) == 0 &&
+	if (ut_verbs_ringlink_pair("cqex", 83, &list, &c0, &c1) == 0 &&
 	    UT_CHECK_EQ(ibv_query_device(c0, &da), 0)) {
 		test_absent(c0);
 		test_create_errors(c0, c1, da.max_cqe);

@@ -285,11 +285,7 @@ main(void)
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (ut_verbs_ringlink_config("vraw", 84) != 0) {
-		perror("config");
-		return 1;
-	}
-	if (ut_verbs_open_pair(&list, &c0, &c1) == 0 &&
+	if (ut_verbs_ringlink_pair("vraw", 84, &list, &c0, &c1) == 0 &&
 	    side_open(&a, c0) == 0 && side_open(&b, c1) == 0) {
 		test_steer(&a, &b);
 		test_bad(&a, &b);

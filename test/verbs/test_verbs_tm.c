@@ -478,11 +478,7 @@ main(void)
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (ut_verbs_ringlink_config("vtm", 85) != 0) {
-		perror("config");
-		return 1;
-	}
-	if (ut_verbs_open_pair(&list, &c0, &c1) == 0 &&
+	if (ut_verbs_ringlink_pair("vtm", 85, &list, &c0, &c1) == 0 &&
 	    side_open(&a, c0, false) == 0 && side_open(&b, c1, true) == 0) {
 		side_connect(&a, &b);
 		side_connect(&b, &a);

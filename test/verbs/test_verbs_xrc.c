@@ -688,11 +688,7 @@ main(void)
 	struct ibv_cq *cq = NULL;
 
 	snprintf(xrc_file, sizeof(xrc_file), XRC_FILE_FMT, (int)getpid());
-	if (ut_verbs_ringlink_config("xrc", 84) != 0) {
-		perror("config");
-		return 1;
-	}
-	if (ut_verbs_open_pair(&list, &c0, &c1) == 0) {
+	if (ut_verbs_ringlink_pair("xrc", 84, &list, &c0, &c1) == 0) {
 		test_xrcd_errors(c0);
 		test_xrcd_share(c0);
 		x = xrcd_open(c0, FD_OF, -1, O_CREAT);
