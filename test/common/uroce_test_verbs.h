@@ -129,6 +129,24 @@ ut_verbs_close_pair(struct ibv_device **list, struct ibv_context *c0,
 }
 
 /*
+ * Tear down a test's QP, MR, CQ and PD in that order, each checked, any of
+ * them NULL (never made) skipped.
+ */
+static inline void
+ut_verbs_destroy(struct ibv_qp *qp, struct ibv_mr *mr, struct ibv_cq *cq,
+		 struct ibv_pd *pd)
+{
+	if (qp != NULL)
+		UT_CHECK_EQ(ibv_destroy_qp(qp), 0);
+	if (mr != NULL)
+		UT_CHECK_EQ(ibv_dereg_mr(mr), 0);
+	if (cq != NULL)
+		UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	if (pd != NULL)
+		UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
+/*
  * An RC QP from RESET to RTS towards peer_qpn of peer_ctx (GID 0, path MTU
  * 1024, PSN psn both ways, retry and RNR retry 7: for ever), each step
  * checked with the state it leaves; rd_atomic READs/atomics outstanding

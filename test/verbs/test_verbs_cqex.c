@@ -197,16 +197,11 @@ side_connect(struct side *s, const struct side *peer)
 static void
 side_close(struct side *s)
 {
-	if (s->qp != NULL)
-		UT_CHECK_EQ(ibv_destroy_qp(s->qp), 0);
-	if (s->mr != NULL)
-		UT_CHECK_EQ(ibv_dereg_mr(s->mr), 0);
-	if (s->cqx != NULL)
-		UT_CHECK_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(s->cqx)), 0);
+	ut_verbs_destroy(s->qp, s->mr,
+			 s->cqx != NULL ? ibv_cq_ex_to_cq(s->cqx) : NULL, s->pd);
+	/* After its CQ; the PD is unrelated. */
 	if (s->ch != NULL)
 		UT_CHECK_EQ(ibv_destroy_comp_channel(s->ch), 0);
-	if (s->pd != NULL)
-		UT_CHECK_EQ(ibv_dealloc_pd(s->pd), 0);
 	free(s->buf);
 }
 

@@ -102,14 +102,7 @@ side_open(struct side *s, struct ibv_context *ctx)
 static void
 side_close(struct side *s)
 {
-	if (s->qp != NULL)
-		UT_CHECK_EQ(ibv_destroy_qp(s->qp), 0);
-	if (s->mr != NULL)
-		UT_CHECK_EQ(ibv_dereg_mr(s->mr), 0);
-	if (s->cq != NULL)
-		UT_CHECK_EQ(ibv_destroy_cq(s->cq), 0);
-	if (s->pd != NULL)
-		UT_CHECK_EQ(ibv_dealloc_pd(s->pd), 0);
+	ut_verbs_destroy(s->qp, s->mr, s->cq, s->pd);
 	free(s->buf);
 }
 

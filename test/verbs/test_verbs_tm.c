@@ -176,12 +176,7 @@ side_close(struct side *s)
 		UT_CHECK_EQ(ibv_destroy_qp(s->qp), 0);
 	if (s->srq != NULL)
 		UT_CHECK_EQ(ibv_destroy_srq(s->srq), 0);
-	if (s->mr != NULL)
-		UT_CHECK_EQ(ibv_dereg_mr(s->mr), 0);
-	if (s->cq != NULL)
-		UT_CHECK_EQ(ibv_destroy_cq(s->cq), 0);
-	if (s->pd != NULL)
-		UT_CHECK_EQ(ibv_dealloc_pd(s->pd), 0);
+	ut_verbs_destroy(NULL, s->mr, s->cq, s->pd);
 	free(s->buf);
 }
 
