@@ -37,15 +37,6 @@
 #define DIM(a)		(sizeof(a) / sizeof((a)[0]))
 #define READ_OFF	12288	/* at qb: what the RDMA read fetches */
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ------------------------------------------------------------------------
  * Creation errors: each fails with its errno and leaves nothing behind
  * (the channel is not held: it can be destroyed afterwards).
@@ -291,11 +282,11 @@ post_mix(struct side *a, struct side *b)
 static unsigned int
 drain_poll_cq(struct ibv_cq_ex *cqx, struct ibv_wc *wc, unsigned int n)
 {
-	double end = now_s() + WAIT_SEC;
+	double end = ut_now_s() + WAIT_SEC;
 	unsigned int got = 0;
 	int r;
 
-	while (got < n && now_s() < end) {
+	while (got < n && ut_now_s() < end) {
 		r = ibv_poll_cq(ibv_cq_ex_to_cq(cqx), (int)(n - got), wc + got);
 		if (!UT_CHECK(r >= 0))
 			break;
@@ -328,11 +319,11 @@ read_ex(struct ibv_cq_ex *cqx, struct ibv_wc *wc)
 static unsigned int
 drain_ex(struct ibv_cq_ex *cqx, struct ibv_wc *wc, unsigned int n)
 {
-	double end = now_s() + WAIT_SEC;
+	double end = ut_now_s() + WAIT_SEC;
 	unsigned int got = 0;
 	int ret;
 
-	while (got < n && now_s() < end) {
+	while (got < n && ut_now_s() < end) {
 		ret = ibv_start_poll(cqx, &(struct ibv_poll_cq_attr){ 0 });
 		if (ret == ENOENT)
 			continue;

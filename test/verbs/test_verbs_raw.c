@@ -43,19 +43,10 @@ struct side {
 	uint8_t *buf;
 };
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static bool
 wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	double end = now_s() + WAIT_SEC;
+	double end = ut_now_s() + WAIT_SEC;
 	int n;
 
 	do {
@@ -63,7 +54,7 @@ wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 		if (n != 0)
 			return n == 1;
 		usleep(20);
-	} while (now_s() < end);
+	} while (ut_now_s() < end);
 	return false;
 }
 

@@ -59,20 +59,11 @@ struct xwc {
 	struct ibv_wc_tm_info tm;
 };
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static bool
 wait_xwc(struct side *s, struct xwc *x)
 {
 	struct ibv_poll_cq_attr pa = { 0 };
-	double end = now_s() + WAIT_SEC;
+	double end = ut_now_s() + WAIT_SEC;
 	int ret;
 
 	do {
@@ -90,7 +81,7 @@ wait_xwc(struct side *s, struct xwc *x)
 			return true;
 		}
 		usleep(20);
-	} while (ret == ENOENT && now_s() < end);
+	} while (ret == ENOENT && ut_now_s() < end);
 	return false;
 }
 
