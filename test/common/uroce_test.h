@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static unsigned long ut_checks;
 static unsigned long ut_failed;
@@ -58,6 +59,17 @@ ut_record(bool ok, const char *file, int line, const char *what)
 
 /* A deterministic xorshift64 generator for test data; ut_srand() picks the
  * sequence, so a failing run can be repeated exactly. */
+/* Seconds on the monotonic clock, for the bounds of waits (never a
+ * threshold a test asserts). */
+static inline double
+ut_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static uint64_t ut_rng = 0x2545f4914f6cdd1dULL;
 
 static inline void

@@ -76,4 +76,15 @@ ut_eal_init(const char *prog, const char *const *extra)
 	return rte_eal_init(argc, argv);
 }
 
+/* ut_eal_init() without extra arguments, saying so on stderr if it fails.
+ * @return 0, or -1: the test's main() then returns 1. */
+static inline int
+ut_eal_start(const char *prog)
+{
+	if (ut_eal_init(prog, NULL) >= 0)
+		return 0;
+	fprintf(stderr, "EAL init failed\n");
+	return -1;
+}
+
 #endif /* UROCE_TEST_EAL_H */

@@ -18,19 +18,11 @@
 #include <infiniband/verbs.h>
 
 #include "uroce_engine.h"
+#include "uroce_test.h"
 
 #define UT_WAIT_S	10	/* bound of every wait (not a threshold) */
 
 static bool ut_stuck;
-
-static inline double
-ut_now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Native progress on this thread, or let the lcores run. */
 static inline void

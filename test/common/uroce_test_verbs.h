@@ -96,6 +96,24 @@ ut_verbs_open_pair(struct ibv_device ***list, struct ibv_context **c0,
 	return UT_CHECK(*c0 != NULL && *c1 != NULL) ? 0 : -1;
 }
 
+/*
+ * ut_verbs_ringlink_config() then ut_verbs_open_pair(), what a two-device
+ * test's main() starts with. A configuration file that cannot be written
+ * ends the test at once (exit 1, said on stderr); @return as
+ * ut_verbs_open_pair().
+ */
+static inline int
+ut_verbs_ringlink_pair(const char *name, unsigned int subnet,
+		       struct ibv_device ***list, struct ibv_context **c0,
+		       struct ibv_context **c1)
+{
+	if (ut_verbs_ringlink_config(name, subnet) != 0) {
+		perror("config");
+		exit(1);
+	}
+	return ut_verbs_open_pair(list, c0, c1);
+}
+
 /* Close what ut_verbs_open_pair() opened, forget the configuration. */
 static inline void
 ut_verbs_close_pair(struct ibv_device **list, struct ibv_context *c0,
@@ -111,27 +129,49 @@ ut_verbs_close_pair(struct ibv_device **list, struct ibv_context *c0,
 }
 
 /*
- * An RC QP from RESET to RTS towards peer_qpn of peer_ctx (GID 0, path MTU
- * 1024, PSN psn both ways, retry and RNR retry 7: for ever), each step
- * checked.
+ * Tear down a test's QP, MR, CQ and PD in that order, each checked, any of
+ * them NULL (never made) skipped.
  */
 static inline void
-ut_verbs_rc_connect(struct ibv_qp *qp, struct ibv_context *peer_ctx,
-		    uint32_t peer_qpn, uint32_t psn, uint8_t min_rnr_timer)
+ut_verbs_destroy(struct ibv_qp *qp, struct ibv_mr *mr, struct ibv_cq *cq,
+		 struct ibv_pd *pd)
+{
+	if (qp != NULL)
+		UT_CHECK_EQ(ibv_destroy_qp(qp), 0);
+	if (mr != NULL)
+		UT_CHECK_EQ(ibv_dereg_mr(mr), 0);
+	if (cq != NULL)
+		UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	if (pd != NULL)
+		UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
+/*
+ * An RC QP from RESET to RTS towards peer_qpn of peer_ctx (GID 0, path MTU
+ * 1024, PSN psn both ways, retry and RNR retry 7: for ever), each step
+ * checked with the state it leaves; rd_atomic READs/atomics outstanding
+ * each way, remote access flags access.
+ */
+static inline void
+ut_verbs_rc_connect_ex(struct ibv_qp *qp, struct ibv_context *peer_ctx,
+		       uint32_t peer_qpn, uint32_t psn, uint8_t min_rnr_timer,
+		       uint8_t rd_atomic, unsigned int access)
 {
 	struct ibv_qp_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
+	a.qp_access_flags = access;
 	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+	UT_CHECK_EQ(qp->state, IBV_QPS_INIT);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = peer_qpn;
 	a.rq_psn = psn;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = rd_atomic;
 	a.min_rnr_timer = min_rnr_timer;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
@@ -141,16 +181,26 @@ ut_verbs_rc_connect(struct ibv_qp *qp, struct ibv_context *peer_ctx,
 				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 				  IBV_QP_MIN_RNR_TIMER), 0);
+	UT_CHECK_EQ(qp->state, IBV_QPS_RTR);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = psn;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = rd_atomic;
 	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	UT_CHECK_EQ(qp->state, IBV_QPS_RTS);
+}
+
+/* ut_verbs_rc_connect_ex() with one READ/atomic each way, no remote access. */
+static inline void
+ut_verbs_rc_connect(struct ibv_qp *qp, struct ibv_context *peer_ctx,
+		    uint32_t peer_qpn, uint32_t psn, uint8_t min_rnr_timer)
+{
+	ut_verbs_rc_connect_ex(qp, peer_ctx, peer_qpn, psn, min_rnr_timer, 1, 0);
 }
 
 #endif /* UROCE_TEST_VERBS_H */

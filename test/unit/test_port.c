@@ -1276,10 +1276,8 @@ main(int argc, char **argv)
 	struct uroce_port *a, *b, *a2, *b2;
 
 	ut_srand(42);
-	if (ut_eal_init(argv[0], NULL) < 0) {
-		fprintf(stderr, "EAL init failed\n");
+	if (ut_eal_start(argv[0]) < 0)
 		return 1;
-	}
 	ut_port_cfg(&cfg, 0, "ringlink:t1,side=0", "10.0.0.1");
 	ut_port_cfg(&cfg, 1, "ringlink:t1,side=1", "10.0.0.2");
 	ut_port_cfg(&cfg, 2, "ringlink:t2,side=0", "10.0.0.3");

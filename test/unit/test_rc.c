@@ -756,10 +756,8 @@ int
 main(int argc, char **argv)
 {
 	(void)argc;
-	if (ut_eal_init(argv[0], NULL) < 0) {
-		fprintf(stderr, "EAL init failed\n");
+	if (ut_eal_start(argv[0]) < 0)
 		return 1;
-	}
 	test_mixes();
 	test_atomic_replay();
 	test_read_resume();

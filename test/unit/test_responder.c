@@ -564,10 +564,8 @@ int
 main(int argc, char **argv)
 {
 	(void)argc;
-	if (ut_eal_init(argv[0], NULL) < 0) {
-		fprintf(stderr, "EAL init failed\n");
+	if (ut_eal_start(argv[0]) < 0)
 		return 1;
-	}
 	L = calloc(1, sizeof(*L));
 	if (L == NULL || ut_link_init(L, 77, IBV_MTU_1024) != 0)
 		return 1;

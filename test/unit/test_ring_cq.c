@@ -21,15 +21,6 @@
 #include "uroce_ring.h"
 #include "uroce_test.h"
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Spin politely: a CI machine may give the two threads fewer cores. */
 static void
 backoff(unsigned int *spins)
@@ -199,7 +190,7 @@ test_ring_two_threads(void)
 	if (!UT_CHECK(s != NULL))
 		return;
 	uroce_ring_init(&s->r, s->mem, STRESS_SLOTS, sizeof(uint64_t));
-	t0 = now_s();
+	t0 = ut_now_s();
 	if (!UT_CHECK_EQ(pthread_create(&t, NULL, stress_producer, s), 0))
 		return;
 	while (expect < STRESS_N) {
@@ -215,7 +206,7 @@ test_ring_two_threads(void)
 	}
 	pthread_join(t, NULL);
 	printf("ring: %u sequence numbers across two threads in %.3f s\n",
-	       STRESS_N, now_s() - t0);
+	       STRESS_N, ut_now_s() - t0);
 	UT_CHECK_EQ(bad, 0);
 	UT_CHECK_EQ(expect, STRESS_N);
 	UT_CHECK_EQ(uroce_ring_count(&s->r), 0);

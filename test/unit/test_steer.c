@@ -524,10 +524,8 @@ test_soft(void)
 int
 main(int argc, char **argv)
 {
-	if (ut_eal_init(argv[0], NULL) < 0) {
-		fprintf(stderr, "EAL init failed\n");
+	if (ut_eal_start(argv[0]) < 0)
 		return 1;
-	}
 	net_steer_set_ops(&mock_ops);
 	test_flow();
 	test_soft();

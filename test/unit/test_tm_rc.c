@@ -141,6 +141,17 @@ a_msg(struct env *e, uint32_t off, uint8_t op, uint64_t tag, uint32_t priv,
 	return h + n;
 }
 
+/* A sends an eager message (tag, priv, n random payload bytes) built at
+ * its offset off, as send wr_id; the post checked. */
+static void
+a_eager(struct env *e, uint64_t wr_id, uint32_t off, uint64_t tag,
+	uint32_t priv, uint32_t n)
+{
+	uint32_t len = a_msg(e, off, IBV_TMH_EAGER, tag, priv, n);
+
+	UT_CHECK_EQ(a_send(e, wr_id, off, len), 0);
+}
+
 static void
 b_add(struct env *e, uint64_t tag, uint64_t recv_wr_id, uint32_t off,
       uint32_t len, uint32_t cnt)
@@ -222,14 +233,12 @@ test_eager(void)
 {
 	struct env *e = env_new(1, 16);
 	struct want wa, wb;
-	uint32_t len;
 
 	if (e == NULL)
 		return;
 	/* One packet, matched: MATCH | DATA_VALID, the payload only. */
 	b_add(e, 0x77, 1, 0, 4096, 0);
-	len = a_msg(e, 0, IBV_TMH_EAGER, 0x77, 0xabcd, 500);
-	UT_CHECK_EQ(a_send(e, 11, 0, len), 0);
+	a_eager(e, 11, 0, 0x77, 0xabcd, 500);
 	run(e, &wa, 1, &wb, 1);
 	UT_CHECK_EQ(wa.wc[0].status, IBV_WC_SUCCESS);
 	UT_CHECK_EQ(wb.wc[0].status, IBV_WC_SUCCESS);
@@ -246,8 +255,7 @@ test_eager(void)
 
 	/* Three packets: MATCH at once, DATA_VALID with the length at the end. */
 	b_add(e, 0x78, 2, 8192, 8192, 0);
-	len = a_msg(e, 8192, IBV_TMH_EAGER, 0x78, 7, 2500);
-	UT_CHECK_EQ(a_send(e, 12, 8192, len), 0);
+	a_eager(e, 12, 8192, 0x78, 7, 2500);
 	run(e, &wa, 1, &wb, 2);
 	UT_CHECK_EQ(wb.wc[0].opcode, IBV_WC_TM_RECV);
 	UT_CHECK_EQ(wb.wc[0].wc_flags, IBV_WC_TM_MATCH);
@@ -261,8 +269,7 @@ test_eager(void)
 
 	/* Too long for the tagged buffer: LOC_LEN_ERR, sender REM_INV_REQ. */
 	b_add(e, 0x79, 3, 20000, 100, 0);
-	len = a_msg(e, 20000, IBV_TMH_EAGER, 0x79, 7, 200);
-	UT_CHECK_EQ(a_send(e, 13, 20000, len), 0);
+	a_eager(e, 13, 20000, 0x79, 7, 200);
 	run(e, &wa, 1, &wb, 1);
 	UT_CHECK_EQ(wa.wc[0].status, IBV_WC_REM_INV_REQ_ERR);
 	UT_CHECK_EQ(wb.wc[0].status, IBV_WC_LOC_LEN_ERR);
@@ -278,7 +285,6 @@ test_unexpected(void)
 {
 	struct env *e = env_new(2, 16);
 	struct want wa, wb;
-	uint32_t len;
 
 	if (e == NULL)
 		return;
@@ -286,8 +292,7 @@ test_unexpected(void)
 	b_plain(e, 51, 4096, 4096);
 	b_plain(e, 52, 8192, 4096);
 	b_plain(e, 53, 12288, 4096);
-	len = a_msg(e, 0, IBV_TMH_EAGER, 0x10, 1, 300);
-	UT_CHECK_EQ(a_send(e, 1, 0, len), 0);
+	a_eager(e, 1, 0, 0x10, 1, 300);
 	run(e, &wa, 1, &wb, 1);
 	UT_CHECK_EQ(wb.wc[0].status, IBV_WC_SUCCESS);
 	UT_CHECK_EQ(wb.wc[0].opcode, IBV_WC_RECV);
@@ -299,8 +304,7 @@ test_unexpected(void)
 	/* Software adds tag 0x10 without having counted the unexpected one:
 	 * the next 0x10 message must not overtake it. */
 	b_add(e, 0x10, 9, 65536, 4096, 0);
-	len = a_msg(e, 4096, IBV_TMH_EAGER, 0x10, 2, 100);
-	UT_CHECK_EQ(a_send(e, 2, 4096, len), 0);
+	a_eager(e, 2, 4096, 0x10, 2, 100);
 	run(e, &wa, 1, &wb, 1);
 	UT_CHECK_EQ(wb.wc[0].opcode, IBV_WC_RECV);
 	UT_CHECK_EQ(wb.wc[0].wr_id, 51);
@@ -317,8 +321,7 @@ test_unexpected(void)
 	UT_CHECK_EQ(e->tm->unexp_hw, 2);
 	/* In sync again (2 reported), a new tag matches. */
 	b_add(e, 0x10, 10, 69632, 4096, 2);
-	len = a_msg(e, 12288, IBV_TMH_EAGER, 0x10, 3, 64);
-	UT_CHECK_EQ(a_send(e, 4, 12288, len), 0);
+	a_eager(e, 4, 12288, 0x10, 3, 64);
 	run(e, &wa, 1, &wb, 1);
 	UT_CHECK_EQ(wb.wc[0].opcode, IBV_WC_TM_RECV);
 	UT_CHECK_EQ(wb.wc[0].wr_id, 10);
@@ -337,12 +340,10 @@ test_rnr(void)
 	struct env *e = env_new(3, 16);
 	struct want wa, wb;
 	unsigned int i;
-	uint32_t len;
 
 	if (e == NULL)
 		return;
-	len = a_msg(e, 0, IBV_TMH_EAGER, 0x20, 1, 100);
-	UT_CHECK_EQ(a_send(e, 1, 0, len), 0);
+	a_eager(e, 1, 0, 0x20, 1, 100);
 	for (i = 0; i < 2000 && e->qb->stats.rnr_naks_tx < 2; i++)
 		if (ut_link_step(&e->l) == 0)
 			ut_link_advance(&e->l, UINT64_MAX);
@@ -561,10 +562,8 @@ int
 main(int argc, char **argv)
 {
 	(void)argc;
-	if (ut_eal_init(argv[0], NULL) < 0) {
-		fprintf(stderr, "EAL init failed\n");
+	if (ut_eal_start(argv[0]) < 0)
 		return 1;
-	}
 	test_eager();
 	test_unexpected();
 	test_rnr();

@@ -402,10 +402,8 @@ int
 main(int argc, char **argv)
 {
 	(void)argc;
-	if (ut_eal_init(argv[0], NULL) < 0) {
-		fprintf(stderr, "EAL init failed\n");
+	if (ut_eal_start(argv[0]) < 0)
 		return 1;
-	}
 	test_identical(0);
 	test_identical(1);
 	test_threshold();

@@ -37,15 +37,6 @@
 #define DIM(a)		(sizeof(a) / sizeof((a)[0]))
 #define READ_OFF	12288	/* at qb: what the RDMA read fetches */
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ------------------------------------------------------------------------
  * Creation errors: each fails with its errno and leaves nothing behind
  * (the channel is not held: it can be destroyed afterwards).
@@ -189,57 +180,19 @@ side_open(struct side *s, struct ibv_context *ctx, void *cq_context)
 static void
 side_connect(struct side *s, const struct side *peer)
 {
-	struct ibv_qp_attr a;
-	int mask;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-		IBV_ACCESS_REMOTE_ATOMIC;
-	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-		IBV_QP_ACCESS_FLAGS;
-	UT_CHECK_EQ(ibv_modify_qp(s->qp, &a, mask), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 100;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.hop_limit = 1;
-	UT_CHECK_EQ(ibv_query_gid(peer->ctx, 1, 0, &a.ah_attr.grh.dgid), 0);
-	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-		IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-		IBV_QP_MIN_RNR_TIMER;
-	UT_CHECK_EQ(ibv_modify_qp(s->qp, &a, mask), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 100;
-	a.max_rd_atomic = 4;
-	mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-		IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
-	UT_CHECK_EQ(ibv_modify_qp(s->qp, &a, mask), 0);
+	ut_verbs_rc_connect_ex(s->qp, peer->ctx, peer->qp->qp_num, 100, 12, 4,
+			       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			       IBV_ACCESS_REMOTE_ATOMIC);
 }
 
 static void
 side_close(struct side *s)
 {
-	if (s->qp != NULL)
-		UT_CHECK_EQ(ibv_destroy_qp(s->qp), 0);
-	if (s->mr != NULL)
-		UT_CHECK_EQ(ibv_dereg_mr(s->mr), 0);
-	if (s->cqx != NULL)
-		UT_CHECK_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(s->cqx)), 0);
+	ut_verbs_destroy(s->qp, s->mr,
+			 s->cqx != NULL ? ibv_cq_ex_to_cq(s->cqx) : NULL, s->pd);
+	/* After its CQ; the PD is unrelated. */
 	if (s->ch != NULL)
 		UT_CHECK_EQ(ibv_destroy_comp_channel(s->ch), 0);
-	if (s->pd != NULL)
-		UT_CHECK_EQ(ibv_dealloc_pd(s->pd), 0);
 	free(s->buf);
 }
 
@@ -329,11 +282,11 @@ post_mix(struct side *a, struct side *b)
 static unsigned int
 drain_poll_cq(struct ibv_cq_ex *cqx, struct ibv_wc *wc, unsigned int n)
 {
-	double end = now_s() + WAIT_SEC;
+	double end = ut_now_s() + WAIT_SEC;
 	unsigned int got = 0;
 	int r;
 
-	while (got < n && now_s() < end) {
+	while (got < n && ut_now_s() < end) {
 		r = ibv_poll_cq(ibv_cq_ex_to_cq(cqx), (int)(n - got), wc + got);
 		if (!UT_CHECK(r >= 0))
 			break;
@@ -366,11 +319,11 @@ read_ex(struct ibv_cq_ex *cqx, struct ibv_wc *wc)
 static unsigned int
 drain_ex(struct ibv_cq_ex *cqx, struct ibv_wc *wc, unsigned int n)
 {
-	double end = now_s() + WAIT_SEC;
+	double end = ut_now_s() + WAIT_SEC;
 	unsigned int got = 0;
 	int ret;
 
-	while (got < n && now_s() < end) {
+	while (got < n && ut_now_s() < end) {
 		ret = ibv_start_poll(cqx, &(struct ibv_poll_cq_attr){ 0 });
 		if (ret == ENOENT)
 			continue;
@@ -733,25 +686,15 @@ test_bad_input(struct ibv_context *c0, struct ibv_context *c1)
 int
 main(void)
 {
-	struct ibv_device **list;
+	struct ibv_device **list = NULL;
 	struct ibv_context *c0 = NULL, *c1 = NULL;
 	struct ibv_device_attr da;
 	struct side a, b;
-	int num = 0;
 
 	ut_srand(44);
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (ut_verbs_ringlink_config("cqex", 83) != 0) {
-		perror("config");
-		return 1;
-	}
-	list = ibv_get_device_list(&num);
-	if (UT_CHECK(list != NULL && num == 2)) {
-		c0 = ibv_open_device(list[0]);
-		c1 = ibv_open_device(list[1]);
-	}
-	if (UT_CHECK(c0 != NULL && c1 != NULL) &&
+	if (ut_verbs_ringlink_pair("cqex", 83, &list, &c0, &c1) == 0 &&
 	    UT_CHECK_EQ(ibv_query_device(c0, &da), 0)) {
 		test_absent(c0);
 		test_create_errors(c0, c1, da.max_cqe);
@@ -766,12 +709,6 @@ main(void)
 		side_close(&a);
 		side_close(&b);
 	}
-	if (c0 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c0), 0);
-	if (c1 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c1), 0);
-	if (list != NULL)
-		ibv_free_device_list(list);
-	unsetenv("UROCE_CONFIG");
+	ut_verbs_close_pair(list, c0, c1);
 	return ut_summary();
 }

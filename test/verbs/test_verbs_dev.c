@@ -11,7 +11,6 @@
  */
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,24 +18,8 @@
 #include <unistd.h>
 
 #include "uroce_test.h"
+#include "uroce_test_verbs.h"
 #include "verbs_priv.h"
-
-static char conf[64];
-static char rundir[96];
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	remove(path);
-	return 0;
-}
-
-/* At exit, after the engine (registered later, so stopped earlier). */
-static void
-remove_rundir(void)
-{
-	nftw(rundir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-}
 
 static int
 write_config(void)
@@ -44,9 +27,11 @@ write_config(void)
 	int pid = (int)getpid();
 	FILE *f;
 
-	snprintf(conf, sizeof(conf), "/tmp/uroce-verbs-dev.%d.conf", pid);
-	snprintf(rundir, sizeof(rundir), "/var/run/dpdk/uroce-vdev-%d", pid);
-	f = fopen(conf, "w");
+	snprintf(ut_verbs_conf, sizeof(ut_verbs_conf),
+		 "/tmp/uroce-verbs-dev.%d.conf", pid);
+	snprintf(ut_verbs_rundir, sizeof(ut_verbs_rundir),
+		 "/var/run/dpdk/uroce-vdev-%d", pid);
+	f = fopen(ut_verbs_conf, "w");
 	if (f == NULL)
 		return -1;
 	fprintf(f, "[port]\n"
@@ -57,7 +42,7 @@ write_config(void)
 		"args = --no-pci --no-huge -m 256 --file-prefix=uroce-vdev-%d "
 		"--log-level=*:warning\n", pid, pid);
 	fclose(f);
-	setenv("UROCE_CONFIG", conf, 1);
+	setenv("UROCE_CONFIG", ut_verbs_conf, 1);
 	return 0;
 }
 
@@ -139,44 +124,10 @@ test_attributes(struct ibv_context *ctx, struct ibv_device *dev)
 
 /* Two RC QPs of one device, connected to each other. */
 static void
-connect_qp(struct ibv_qp *qp, uint32_t dest, uint8_t port)
+connect_qp(struct ibv_qp *qp, uint32_t dest)
 {
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = port;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
-	UT_CHECK_EQ(qp->state, IBV_QPS_INIT);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.rq_psn = 7;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = port;
-	a.ah_attr.grh.hop_limit = 1;
-	UT_CHECK_EQ(ibv_query_gid(qp->context, port, 0, &a.ah_attr.grh.dgid),
-		    0);
-	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 7;
-	a.max_rd_atomic = 1;
-	UT_CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
-	UT_CHECK_EQ(qp->state, IBV_QPS_RTS);
+	ut_verbs_rc_connect_ex(qp, qp->context, dest, 7, 12, 1,
+			       IBV_ACCESS_REMOTE_WRITE);
 }
 
 /* Wait for one completion through the channel (bounded by poll()). */
@@ -256,8 +207,8 @@ test_objects(struct ibv_context *ctx, int max_cqe)
 	UT_CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);
 	UT_CHECK_EQ(ibv_destroy_cq(cq), EBUSY);
 	UT_CHECK(ibv_qp_to_qp_ex(qa) == NULL);
-	connect_qp(qa, qb->qp_num, 1);
-	connect_qp(qb, qa->qp_num, 1);
+	connect_qp(qa, qb->qp_num);
+	connect_qp(qb, qa->qp_num);
 
 	/* A message from qa to qb, seen through the channel, bytes intact. */
 	for (size_t i = 0; i < sizeof(src); i++)
@@ -340,7 +291,7 @@ main(void)
 		perror("config");
 		return 1;
 	}
-	atexit(remove_rundir);
+	atexit(ut_verbs_cleanup);
 	list = ibv_get_device_list(&num);
 	if (UT_CHECK(list != NULL && num == 1)) {
 		ctx = ibv_open_device(list[0]);
@@ -355,7 +306,7 @@ main(void)
 		}
 		ibv_free_device_list(list);
 	}
-	unlink(conf);
+	unlink(ut_verbs_conf);
 	unsetenv("UROCE_CONFIG");
 	return ut_summary();
 }

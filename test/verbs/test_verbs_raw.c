@@ -43,19 +43,10 @@ struct side {
 	uint8_t *buf;
 };
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static bool
 wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	double end = now_s() + WAIT_SEC;
+	double end = ut_now_s() + WAIT_SEC;
 	int n;
 
 	do {
@@ -63,7 +54,7 @@ wait_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 		if (n != 0)
 			return n == 1;
 		usleep(20);
-	} while (now_s() < end);
+	} while (ut_now_s() < end);
 	return false;
 }
 
@@ -102,14 +93,7 @@ side_open(struct side *s, struct ibv_context *ctx)
 static void
 side_close(struct side *s)
 {
-	if (s->qp != NULL)
-		UT_CHECK_EQ(ibv_destroy_qp(s->qp), 0);
-	if (s->mr != NULL)
-		UT_CHECK_EQ(ibv_dereg_mr(s->mr), 0);
-	if (s->cq != NULL)
-		UT_CHECK_EQ(ibv_destroy_cq(s->cq), 0);
-	if (s->pd != NULL)
-		UT_CHECK_EQ(ibv_dealloc_pd(s->pd), 0);
+	ut_verbs_destroy(s->qp, s->mr, s->cq, s->pd);
 	free(s->buf);
 }
 
@@ -279,23 +263,13 @@ test_pace(struct side *a)
 int
 main(void)
 {
-	struct ibv_device **list;
+	struct ibv_device **list = NULL;
 	struct ibv_context *c0 = NULL, *c1 = NULL;
 	struct side a, b;
-	int num = 0;
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (ut_verbs_ringlink_config("vraw", 84) != 0) {
-		perror("config");
-		return 1;
-	}
-	list = ibv_get_device_list(&num);
-	if (UT_CHECK(list != NULL && num == 2)) {
-		c0 = ibv_open_device(list[0]);
-		c1 = ibv_open_device(list[1]);
-	}
-	if (UT_CHECK(c0 != NULL && c1 != NULL) &&
+	if (ut_verbs_ringlink_pair("vraw", 84, &list, &c0, &c1) == 0 &&
 	    side_open(&a, c0) == 0 && side_open(&b, c1) == 0) {
 		test_steer(&a, &b);
 		test_bad(&a, &b);
@@ -303,12 +277,6 @@ main(void)
 	}
 	side_close(&a);
 	side_close(&b);
-	if (c0 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c0), 0);
-	if (c1 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c1), 0);
-	if (list != NULL)
-		ibv_free_device_list(list);
-	unsetenv("UROCE_CONFIG");
+	ut_verbs_close_pair(list, c0, c1);
 	return ut_summary();
 }

@@ -575,11 +575,7 @@ main(void)
 	struct rig r;
 
 	memset(&r, 0, sizeof(r));
-	if (ut_verbs_ringlink_config("srq", 85) != 0) {
-		perror("config");
-		return 1;
-	}
-	if (ut_verbs_open_pair(&list, &c0, &c1) == 0) {
+	if (ut_verbs_ringlink_pair("srq", 85, &list, &c0, &c1) == 0) {
 		fcntl(c1->async_fd, F_SETFL,
 		      fcntl(c1->async_fd, F_GETFL) | O_NONBLOCK);
 		if (rig_open(&r, c0, c1) == 0) {

@@ -59,20 +59,11 @@ struct xwc {
 	struct ibv_wc_tm_info tm;
 };
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static bool
 wait_xwc(struct side *s, struct xwc *x)
 {
 	struct ibv_poll_cq_attr pa = { 0 };
-	double end = now_s() + WAIT_SEC;
+	double end = ut_now_s() + WAIT_SEC;
 	int ret;
 
 	do {
@@ -90,8 +81,25 @@ wait_xwc(struct side *s, struct xwc *x)
 			return true;
 		}
 		usleep(20);
-	} while (ret == ENOENT && now_s() < end);
+	} while (ret == ENOENT && ut_now_s() < end);
 	return false;
+}
+
+/* A tag-matching SRQ of max_wr receives (one SGE each) on s's PD and CQ. */
+static void
+tm_srq_attr(struct ibv_srq_init_attr_ex *sa, const struct side *s,
+	    uint32_t max_wr, uint32_t tags, uint32_t ops)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->attr.max_wr = max_wr;
+	sa->attr.max_sge = 1;
+	sa->srq_type = IBV_SRQT_TM;
+	sa->pd = s->pd;
+	sa->cq = s->cq;
+	sa->tm_cap.max_num_tags = tags;
+	sa->tm_cap.max_ops = ops;
+	sa->comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+		IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
 }
 
 static int
@@ -119,16 +127,7 @@ side_open(struct side *s, struct ibv_context *ctx, bool tm)
 	if (!UT_CHECK(s->mr != NULL))
 		return -1;
 	if (tm) {
-		memset(&sa, 0, sizeof(sa));
-		sa.attr.max_wr = 64;
-		sa.attr.max_sge = 1;
-		sa.srq_type = IBV_SRQT_TM;
-		sa.pd = s->pd;
-		sa.cq = s->cq;
-		sa.tm_cap.max_num_tags = 32;
-		sa.tm_cap.max_ops = 16;
-		sa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+		tm_srq_attr(&sa, s, 64, 32, 16);
 		s->srq = ibv_create_srq_ex(ctx, &sa);
 		if (!UT_CHECK(s->srq != NULL))
 			return -1;
@@ -168,12 +167,7 @@ side_close(struct side *s)
 		UT_CHECK_EQ(ibv_destroy_qp(s->qp), 0);
 	if (s->srq != NULL)
 		UT_CHECK_EQ(ibv_destroy_srq(s->srq), 0);
-	if (s->mr != NULL)
-		UT_CHECK_EQ(ibv_dereg_mr(s->mr), 0);
-	if (s->cq != NULL)
-		UT_CHECK_EQ(ibv_destroy_cq(s->cq), 0);
-	if (s->pd != NULL)
-		UT_CHECK_EQ(ibv_dealloc_pd(s->pd), 0);
+	ut_verbs_destroy(NULL, s->mr, s->cq, s->pd);
 	free(s->buf);
 }
 
@@ -264,16 +258,7 @@ test_create_errors(struct side *b)
 	struct ibv_srq_init_attr_ex sa, good;
 	struct ibv_srq *srq;
 
-	memset(&good, 0, sizeof(good));
-	good.attr.max_wr = 8;
-	good.attr.max_sge = 1;
-	good.srq_type = IBV_SRQT_TM;
-	good.pd = b->pd;
-	good.cq = b->cq;
-	good.tm_cap.max_num_tags = 4;
-	good.tm_cap.max_ops = 4;
-	good.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-		IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+	tm_srq_attr(&good, b, 8, 4, 4);
 	/* No TM attributes. */
 	sa = good;
 	sa.comp_mask &= ~(uint32_t)IBV_SRQ_INIT_ATTR_TM;
@@ -479,11 +464,7 @@ main(void)
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	if (ut_verbs_ringlink_config("vtm", 85) != 0) {
-		perror("config");
-		return 1;
-	}
-	if (ut_verbs_open_pair(&list, &c0, &c1) == 0 &&
+	if (ut_verbs_ringlink_pair("vtm", 85, &list, &c0, &c1) == 0 &&
 	    side_open(&a, c0, false) == 0 && side_open(&b, c1, true) == 0) {
 		side_connect(&a, &b);
 		side_connect(&b, &a);

@@ -681,24 +681,14 @@ test_e2e(struct ibv_context *c0, struct ibv_context *c1)
 int
 main(void)
 {
-	struct ibv_device **list;
+	struct ibv_device **list = NULL;
 	struct ibv_context *c0 = NULL, *c1 = NULL;
 	struct ibv_xrcd *x = NULL, *x2 = NULL;
 	struct ibv_pd *pd = NULL;
 	struct ibv_cq *cq = NULL;
-	int num = 0;
 
 	snprintf(xrc_file, sizeof(xrc_file), XRC_FILE_FMT, (int)getpid());
-	if (ut_verbs_ringlink_config("xrc", 84) != 0) {
-		perror("config");
-		return 1;
-	}
-	list = ibv_get_device_list(&num);
-	if (UT_CHECK(list != NULL && num == 2)) {
-		c0 = ibv_open_device(list[0]);
-		c1 = ibv_open_device(list[1]);
-	}
-	if (UT_CHECK(c0 != NULL && c1 != NULL)) {
+	if (ut_verbs_ringlink_pair("xrc", 84, &list, &c0, &c1) == 0) {
 		test_xrcd_errors(c0);
 		test_xrcd_share(c0);
 		x = xrcd_open(c0, FD_OF, -1, O_CREAT);
@@ -720,13 +710,7 @@ main(void)
 		UT_CHECK_EQ(ibv_close_xrcd(x), 0);
 	if (x2 != NULL)
 		UT_CHECK_EQ(ibv_close_xrcd(x2), 0);
-	if (c0 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c0), 0);
-	if (c1 != NULL)
-		UT_CHECK_EQ(ibv_close_device(c1), 0);
-	if (list != NULL)
-		ibv_free_device_list(list);
 	unlink(xrc_file);
-	unsetenv("UROCE_CONFIG");
+	ut_verbs_close_pair(list, c0, c1);
 	return ut_summary();
 }
