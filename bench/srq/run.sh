@@ -14,7 +14,8 @@
 #	bench/srq/run.sh [BUILD_DIR] [REPS]	(defaults: build, 3)
 #
 # Environment: SRQ_QPS ("1 64 1024"), SRQ_ARGS (the client's workload:
-# "-w send -m rate -s 64 -D 1 -q 32 --inflight 1024").
+# "-w send -m rate -s 64 -D 1 -q 32 --inflight 128": more in flight
+# overruns the receiver and both variants retransmit, see the README).
 # Own memif socket and EAL file prefixes; kills only what it started.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,7 +23,7 @@ build=${1:-$here/build}
 reps=${2:-3}
 perf=$build/app/perf/uroce-perf
 qps_list=${SRQ_QPS:-1 64 1024}
-args=${SRQ_ARGS:--w send -m rate -s 64 -D 1 -q 32 --inflight 1024}
+args=${SRQ_ARGS:--w send -m rate -s 64 -D 1 -q 32 --inflight 128}
 tmp=$(mktemp -d /tmp/uroce-srq-bench.XXXXXX) || exit 1
 prefix=uroce-srq-bench$$
 port=$((21000 + $$ % 9000))
