@@ -215,7 +215,7 @@ perf_bw_server_begin(struct perf *p)
 	int ret;
 
 	for (qi = 0; perf_wls[p->o->wl]->needs_recv && qi < p->nqp; qi++) {
-		ret = perf_recvs_fill(p, qi, p->o->depth);
+		ret = perf_recvs_fill(p, qi, p->rx_depth);
 		if (ret < 0)
 			return ret;
 	}
@@ -232,21 +232,25 @@ perf_bw_server_step(struct perf *p, struct perf_bw_res *r)
 
 	if (!perf_wls[p->o->wl]->needs_recv)
 		return 0;
-	n = p->ops->poll_cq(p, true, WC_BURST, wc);
-	if (n < 0)
-		return n;
-	for (i = 0; i < n; i++) {
-		qi = (uint32_t)wc[i].wr_id;
-		perf_recv_taken(p, qi);
-		if (wc[i].status != IBV_WC_SUCCESS) {
-			r->errors++;
-			continue;
+	/* Drain the CQ: one engine pass can deliver more messages than one
+	 * poll takes, and receives not posted again run the QPs dry. */
+	do {
+		n = p->ops->poll_cq(p, true, WC_BURST, wc);
+		if (n < 0)
+			return n;
+		for (i = 0; i < n; i++) {
+			qi = (uint32_t)wc[i].wr_id;
+			perf_recv_taken(p, qi);
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				r->errors++;
+				continue;
+			}
+			r->msgs++;
+			r->bytes += wc[i].byte_len;
+			if (perf_recvs_fill(p, qi, p->rx_depth) < 0)
+				return -EIO;
 		}
-		r->msgs++;
-		r->bytes += wc[i].byte_len;
-		if (perf_recvs_fill(p, qi, p->o->depth) < 0)
-			return -EIO;
-	}
+	} while (n == WC_BURST);
 	return 0;
 }
 

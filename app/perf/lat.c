@@ -108,7 +108,7 @@ lat_arrived(struct lat *l, struct perf_lat_res *r, uint8_t seq)
 		return -EIO;
 	}
 	perf_recv_taken(l->p, 0);
-	return perf_recvs_fill(l->p, 0, l->p->o->depth) < 0 ? -EIO : 1;
+	return perf_recvs_fill(l->p, 0, l->p->rx_depth) < 0 ? -EIO : 1;
 }
 
 /* Wait for the peer's next message (or, one-sided, our completion).
@@ -147,7 +147,7 @@ lat_wait(struct lat *l, struct perf_lat_res *r, uint8_t seq, bool server)
 static int
 lat_recvs(struct perf *p)
 {
-	return perf_recvs_fill(p, 0, p->o->depth) < 0 ? -EIO : 0;
+	return perf_recvs_fill(p, 0, p->rx_depth) < 0 ? -EIO : 0;
 }
 
 static int

@@ -143,6 +143,13 @@ struct perf {
 	 * without one; receives posted to it. */
 	uint32_t srq_wr;
 	uint32_t srq_recvs;
+	/* Receives kept posted on each QP without an SRQ: PERF_RX_DEPTH x
+	 * depth. A receive is taken when its message arrives but posted again
+	 * only when this thread polls its completion, and the sender may
+	 * already have the next depth messages in flight: a queue of only
+	 * depth receives runs dry (RNR NAK, then go-back-N of everything
+	 * after it). perftest keeps 512 receives for 128 sends the same way. */
+	uint32_t rx_depth;
 	struct perf_qp *qps;
 	uint32_t nqp;
 	/* The buffer: the target area [0, area) (WRITEs and receives land
@@ -321,6 +328,8 @@ int perf_recvs_fill(struct perf *p, uint32_t qi, uint32_t want);
 void perf_recv_taken(struct perf *p, uint32_t qi);
 /* Receive WQEs the run keeps posted, over all QPs. */
 uint64_t perf_recvs_total(const struct perf *p);
+
+#define PERF_RX_DEPTH	4
 
 int perf_bw_client(struct perf *p, const struct perf_phase *ph,
 		   struct perf_bw_res *r);

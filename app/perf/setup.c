@@ -109,7 +109,9 @@ perf_setup(struct perf *p, const struct perf_hello *h)
 		return ret;
 	/* Latency runs sign every WR; bandwidth runs one in sig. */
 	cqe_s = (uint64_t)h->nqp * (h->depth / sig + 1) + 64;
-	cqe_r = wl->needs_recv ? (uint64_t)h->nqp * h->depth + 64 : 64;
+	p->rx_depth = (uint32_t)RTE_MIN((uint64_t)h->depth * PERF_RX_DEPTH,
+					env->max_qp_wr);
+	cqe_r = wl->needs_recv ? (uint64_t)h->nqp * p->rx_depth + 64 : 64;
 	ret = base_create(p, h->max_size, (uint32_t)RTE_MIN(cqe_s, UINT32_MAX),
 			  (uint32_t)RTE_MIN(cqe_r, UINT32_MAX));
 	if (ret < 0)
@@ -123,7 +125,7 @@ perf_setup(struct perf *p, const struct perf_hello *h)
 	memset(&init, 0, sizeof(init));
 	init.qp_type = IBV_QPT_RC;
 	init.cap.max_send_wr = h->depth;
-	init.cap.max_recv_wr = wl->needs_recv ? h->depth : 1;
+	init.cap.max_recv_wr = wl->needs_recv ? p->rx_depth : 1;
 	init.cap.max_send_sge = 1;
 	init.cap.max_recv_sge = 1;
 	init.cap.max_inline_data = RTE_MIN((uint32_t)PERF_INLINE, env->max_inline);
@@ -293,7 +295,7 @@ perf_recv_taken(struct perf *p, uint32_t qi)
 uint64_t
 perf_recvs_total(const struct perf *p)
 {
-	return p->srq_wr != 0 ? p->srq_wr : (uint64_t)p->nqp * p->o->depth;
+	return p->srq_wr != 0 ? p->srq_wr : (uint64_t)p->nqp * p->rx_depth;
 }
 
 void

@@ -8,14 +8,13 @@
 # pair (config/memif-{a,b}.conf), one busy thread each on its own core.
 # The two variants alternate, REPS times each; the median of each is shown
 # with the SRQ/private ratio and the receive WQEs each side keeps posted
-# (private: qps x depth; SRQ: min(2 x --inflight, qps x depth)). The raw
+# (private: qps x 4 x depth; SRQ: min(2 x --inflight, qps x depth)). The raw
 # ceiling of each run is in its JSON (the table shows message rates only).
 #
 #	bench/srq/run.sh [BUILD_DIR] [REPS]	(defaults: build, 3)
 #
 # Environment: SRQ_QPS ("1 64 1024"), SRQ_ARGS (the client's workload:
-# "-w send -m rate -s 64 -D 1 -q 32 --inflight 128": more in flight
-# overruns the receiver and both variants retransmit, see the README).
+# "-w send -m rate -s 64 -D 1 -q 32 --inflight 1024").
 # Own memif socket and EAL file prefixes; kills only what it started.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,7 +22,7 @@ build=${1:-$here/build}
 reps=${2:-3}
 perf=$build/app/perf/uroce-perf
 qps_list=${SRQ_QPS:-1 64 1024}
-args=${SRQ_ARGS:--w send -m rate -s 64 -D 1 -q 32 --inflight 128}
+args=${SRQ_ARGS:--w send -m rate -s 64 -D 1 -q 32 --inflight 1024}
 tmp=$(mktemp -d /tmp/uroce-srq-bench.XXXXXX) || exit 1
 prefix=uroce-srq-bench$$
 port=$((21000 + $$ % 9000))
