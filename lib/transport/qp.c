@@ -25,60 +25,58 @@
 #define WR_RD_AT_OPS	(WR_BIT(IBV_WR_RDMA_READ) | WR_BIT(IBV_WR_ATOMIC_CMP_AND_SWP) | \
 			 WR_BIT(IBV_WR_ATOMIC_FETCH_AND_ADD))
 
-static uint32_t
-type_wr_ops(enum ibv_qp_type type)
+/*
+ * What each QP type is, in one place: the create checks, the post checks
+ * and the receive path read it (IBTA ch. 9-11 and the XRC annex A14: an
+ * XRC initiator only sends, an XRC target only receives, into the SRQs its
+ * requests name). Types without an entry are not offered (EOPNOTSUPP).
+ */
+struct qp_type_rules {
+	bool ok;		/**< a type uroce creates */
+	bool connected;		/**< has a path (AV) set by modify_qp */
+	bool responder;		/**< answers requests (ACK, READ, atomics) */
+	bool send_cq, recv_cq;	/**< CQs it must be given at create */
+	bool own_rq;		/**< a receive queue of its own (without an SRQ) */
+	bool srq_ok;		/**< may take its receives from a basic SRQ */
+	bool wire;		/**< takes opcodes from the wire (RAW: flow rules) */
+	bool rx_req;		/**< takes request packets */
+	uint8_t transport;	/**< of the opcodes it takes (wire) */
+	uint32_t wr_ops;	/**< send WR opcodes (ibv_post_send(3)) */
+};
+
+/*		 ok   conn  resp  scq   rcq   ownrq srq   wire  rxreq */
+static const struct qp_type_rules qp_types[] = {
+	[IBV_QPT_RC] = { true, true, true, true, true, true, true, true, true,
+			 UROCE_TR_RC, WR_SEND_OPS | WR_WRITE_OPS | WR_RD_AT_OPS },
+	[IBV_QPT_UC] = { true, true, true, true, true, true, true, true, true,
+			 UROCE_TR_UC, WR_SEND_OPS | WR_WRITE_OPS },
+	[IBV_QPT_UD] = { true, false, false, true, true, true, true, true, true,
+			 UROCE_TR_UD, WR_SEND_OPS },
+	/* The gathered bytes are the frame: no immediate to carry. */
+	[IBV_QPT_RAW_PACKET] = { true, false, false, true, true, true, false,
+				 false, false, 0, WR_BIT(IBV_WR_SEND) },
+	[IBV_QPT_XRC_SEND] = { true, true, false, true, false, false, false,
+			       true, false, UROCE_TR_XRC,
+			       WR_SEND_OPS | WR_WRITE_OPS | WR_RD_AT_OPS },
+	[IBV_QPT_XRC_RECV] = { true, true, true, false, false, false, false,
+			       true, true, UROCE_TR_XRC, 0 },
+};
+
+/* The rules of type, or NULL for a type not offered. */
+static const struct qp_type_rules *
+type_rules(enum ibv_qp_type type)
 {
-	switch (type) {
-	case IBV_QPT_RC:
-	case IBV_QPT_XRC_SEND:
-		return WR_SEND_OPS | WR_WRITE_OPS | WR_RD_AT_OPS;
-	case IBV_QPT_UC:
-		return WR_SEND_OPS | WR_WRITE_OPS;
-	case IBV_QPT_UD:
-		return WR_SEND_OPS;
-	case IBV_QPT_RAW_PACKET:
-		/* The gathered bytes are the frame: no immediate to carry. */
-		return WR_BIT(IBV_WR_SEND);
-	default:
-		return 0;
-	}
+	if ((unsigned int)type >= RTE_DIM(qp_types) || !qp_types[type].ok)
+		return NULL;
+	return &qp_types[type];
 }
 
-static bool
-type_connected(enum ibv_qp_type type)
-{
-	return type == IBV_QPT_RC || type == IBV_QPT_UC ||
-	       type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV;
-}
-
-/* Types with a responder: an XRC initiator only sends, an XRC target
- * only receives (IBTA XRC annex, A14.2). */
-static bool
-type_has_responder(enum ibv_qp_type type)
-{
-	return type == IBV_QPT_RC || type == IBV_QPT_UC ||
-	       type == IBV_QPT_XRC_RECV;
-}
-
-/* CQs a type needs at create: XRC_SEND only a send CQ, XRC_RECV none (its
- * completions go to the CQ of the XRC SRQ that takes each message). */
-static int
-check_cqs(enum ibv_qp_type type, const struct uroce_cq *send_cq,
-	  const struct uroce_cq *recv_cq)
-{
-	if (type == IBV_QPT_XRC_RECV)
-		return 0;
-	if (send_cq == NULL || (type != IBV_QPT_XRC_SEND && recv_cq == NULL))
-		return -EINVAL;
-	return 0;
-}
-
-/* A receive queue of its own: not with an SRQ, not for XRC QPs. */
+/* A receive queue of its own: not with an SRQ, not for XRC QPs (an XRC
+ * target's completions go to the CQ of the SRQ that takes each message). */
 static bool
 type_has_rq(const struct uroce_qp *qp)
 {
-	return qp->srq == NULL && qp->type != IBV_QPT_XRC_SEND &&
-	       qp->type != IBV_QPT_XRC_RECV;
+	return qp->srq == NULL && qp_types[qp->type].own_rq;
 }
 
 /* The receive caps do not count with an SRQ (ibv_create_qp(3)). */
@@ -93,13 +91,6 @@ check_caps(const struct uroce_qp_env *env, const struct ibv_qp_cap *cap,
 	    cap->max_inline_data > env->max_inline)
 		return -EINVAL;
 	return 0;
-}
-
-/* QP types that take receives from an SRQ (IBTA 10.2.9: RC, UC, UD). */
-static bool
-type_srq_ok(enum ibv_qp_type type)
-{
-	return type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD;
 }
 
 static void *
@@ -168,7 +159,7 @@ alloc_transport(struct uroce_qp *qp)
 	qp->req = calloc(1, sizeof(*qp->req));
 	if (qp->req == NULL)
 		return -ENOMEM;
-	if (!type_has_responder(qp->type))
+	if (!qp_types[qp->type].responder)
 		return 0;
 	qp->resp = resp = calloc(1, sizeof(*resp));
 	if (resp == NULL)
@@ -183,6 +174,30 @@ alloc_transport(struct uroce_qp *qp)
 	return 0;
 }
 
+/* The create checks of ibv_create_qp(3) against the type's rules. */
+static int
+create_check(const struct uroce_qp_env *env, const struct ibv_qp_init_attr *init,
+	     const struct uroce_cq *send_cq, const struct uroce_cq *recv_cq)
+{
+	const struct qp_type_rules *t = type_rules(init->qp_type);
+	const struct uroce_srq *srq = (const void *)init->srq;
+
+	if (t == NULL)
+		return -EOPNOTSUPP;
+	if ((t->send_cq && send_cq == NULL) || (t->recv_cq && recv_cq == NULL))
+		return -EINVAL;
+	if (srq != NULL && !t->srq_ok)
+		return -EOPNOTSUPP;
+	/* Tag matching is for RC (tm_caps.flags IBV_TM_CAP_RC only). */
+	if (srq != NULL && srq->type == IBV_SRQT_TM &&
+	    init->qp_type != IBV_QPT_RC)
+		return -EOPNOTSUPP;
+	/* An XRC SRQ serves XRC_RECV QPs only, through XRCETH. */
+	if (srq != NULL && srq->type == IBV_SRQT_XRC)
+		return -EINVAL;
+	return check_caps(env, &init->cap, srq != NULL || !t->own_rq);
+}
+
 int
 uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 		struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
@@ -194,24 +209,7 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 
 	if (env == NULL || init == NULL || out == NULL)
 		return -EINVAL;
-	if (type_wr_ops(init->qp_type) == 0 && init->qp_type != IBV_QPT_XRC_RECV)
-		return -EOPNOTSUPP;
-	ret = check_cqs(init->qp_type, send_cq, recv_cq);
-	if (ret < 0)
-		return ret;
-	if (init->srq != NULL && !type_srq_ok(init->qp_type))
-		return -EOPNOTSUPP;
-	/* Tag matching is for RC (tm_caps.flags IBV_TM_CAP_RC only). */
-	if (init->srq != NULL && init->qp_type != IBV_QPT_RC &&
-	    ((const struct uroce_srq *)(const void *)init->srq)->type == IBV_SRQT_TM)
-		return -EOPNOTSUPP;
-	/* An XRC SRQ serves XRC_RECV QPs only, through XRCETH. */
-	if (init->srq != NULL &&
-	    ((const struct uroce_srq *)(const void *)init->srq)->type == IBV_SRQT_XRC)
-		return -EINVAL;
-	ret = check_caps(env, &init->cap, init->srq != NULL ||
-			 init->qp_type == IBV_QPT_XRC_SEND ||
-			 init->qp_type == IBV_QPT_XRC_RECV);
+	ret = create_check(env, init, send_cq, recv_cq);
 	if (ret < 0)
 		return ret;
 	qp = alloc_aligned(sizeof(*qp));
@@ -223,9 +221,8 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	qp->type = init->qp_type;
 	qp->pd = pd;
 	/* XRC QPs keep no receive CQ (a target completes into its SRQs'). */
-	qp->send_cq = init->qp_type == IBV_QPT_XRC_RECV ? NULL : send_cq;
-	qp->recv_cq = init->qp_type == IBV_QPT_XRC_SEND ||
-		      init->qp_type == IBV_QPT_XRC_RECV ? NULL : recv_cq;
+	qp->send_cq = qp_types[qp->type].send_cq ? send_cq : NULL;
+	qp->recv_cq = qp_types[qp->type].recv_cq ? recv_cq : NULL;
 	/* A TM-SRQ reports the receives of its QPs to its own CQ
 	 * (tag_matching.md, "TM-SRQ creation"). */
 	if (uroce_qp_on_tm_srq(qp))
@@ -302,7 +299,7 @@ send_wr_check(const struct uroce_qp *qp, const struct ibv_send_wr *wr,
 	if (!post_send_state_ok(qp->post_state))
 		return -EINVAL;
 	if ((unsigned int)wr->opcode >= 32 ||
-	    !(type_wr_ops(qp->type) & WR_BIT(wr->opcode)))
+	    !(qp_types[qp->type].wr_ops & WR_BIT(wr->opcode)))
 		return -EINVAL;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge)
 		return -EINVAL;
@@ -656,7 +653,7 @@ uroce_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask,
 	}
 	next = cur;
 	uroce_qp_modify_apply(&tmp, &next, attr, mask);
-	if (type_connected(qp->type) && state_has_path(next) &&
+	if (qp_types[qp->type].connected && state_has_path(next) &&
 	    (!state_has_path(cur) || (mask & (IBV_QP_AV | IBV_QP_DEST_QPN)))) {
 		ret = path_build(qp, &tmp, &path);
 		if (ret < 0)
@@ -726,19 +723,6 @@ static const bool rx_state_ok[IBV_QPS_ERR + 1] = {
 	[IBV_QPS_SQE] = true,
 };
 
-/* The transport of the opcodes each QP type takes (the types missing
- * take none from the wire: RAW_PACKET frames come through flow rules). */
-static const struct {
-	bool ok;
-	uint8_t transport;
-} type_transport[] = {
-	[IBV_QPT_RC] = { true, UROCE_TR_RC },
-	[IBV_QPT_UC] = { true, UROCE_TR_UC },
-	[IBV_QPT_UD] = { true, UROCE_TR_UD },
-	[IBV_QPT_XRC_SEND] = { true, UROCE_TR_XRC },
-	[IBV_QPT_XRC_RECV] = { true, UROCE_TR_XRC },
-};
-
 /* P_Key match (IBTA ch. 10.9): the QP's P_Key is the default full member
  * 0xFFFF, which matches a full or a limited member of partition 0x7FFF. */
 static bool
@@ -755,10 +739,9 @@ rx_admit(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 
 	if ((unsigned int)qp->state > IBV_QPS_ERR || !rx_state_ok[qp->state])
 		why = &qp->stats.drop_state;
-	else if ((unsigned int)qp->type >= RTE_DIM(type_transport) ||
-		 !type_transport[qp->type].ok ||
-		 pkt->op->transport != type_transport[qp->type].transport ||
-		 ((pkt->op->flags & UROCE_OPF_REQ) && qp->type == IBV_QPT_XRC_SEND))
+	else if (!qp_types[qp->type].wire ||
+		 pkt->op->transport != qp_types[qp->type].transport ||
+		 ((pkt->op->flags & UROCE_OPF_REQ) && !qp_types[qp->type].rx_req))
 		why = &qp->stats.drop_opcode;
 	else if (!pkey_ok(pkt->bth.pkey))
 		why = &qp->stats.drop_pkey;
