@@ -1026,6 +1026,32 @@ pcap_check(const char *path, const uint32_t *want, unsigned int nwant,
 		UT_CHECK_EQ(lens[i], want[i]);
 }
 
+/*
+ * Ports 3 and 4 of the config joined by ringlink NAME, port 3 capturing into a
+ * fresh /tmp/uroce-ut-KIND-PID.pcapng (its name in path), their ARP done.
+ * false when a port did not open (the opened one is in *pa or *pb).
+ */
+static bool
+capture_pair(const char *name, const char *kind,
+	     char *path, size_t len, struct uroce_port **pa,
+	     struct uroce_port **pb)
+{
+	char dev[64];
+
+	snprintf(path, len, "/tmp/uroce-ut-%s-%d.pcapng", kind, (int)getpid());
+	snprintf(dev, sizeof(dev), "ringlink:%s,side=0", name);
+	ut_port_cfg(&cfg, 3, dev, "10.2.0.1");
+	snprintf(dev, sizeof(dev), "ringlink:%s,side=1", name);
+	ut_port_cfg(&cfg, 4, dev, "10.2.0.2");
+	snprintf(cfg.port[3].pcap, sizeof(cfg.port[3].pcap), "%s", path);
+	*pa = ut_port_open(&cfg, 3, 1);
+	*pb = ut_port_open(&cfg, 4, 1);
+	if (*pa == NULL || *pb == NULL)
+		return false;
+	pump(*pa, *pb, 0, NULL);
+	return true;
+}
+
 static void
 test_pcap(void)
 {
@@ -1039,15 +1065,8 @@ test_pcap(void)
 	union uroce_gid gx = gid4("10.2.0.99");
 	struct rte_mempool *mp;
 
-	snprintf(path, sizeof(path), "/tmp/uroce-ut-port-%d.pcapng", (int)getpid());
-	ut_port_cfg(&cfg, 3, "ringlink:cap,side=0", "10.2.0.1");
-	ut_port_cfg(&cfg, 4, "ringlink:cap,side=1", "10.2.0.2");
-	snprintf(cfg.port[3].pcap, sizeof(cfg.port[3].pcap), "%s", path);
-	pa = ut_port_open(&cfg, 3, 1);
-	pb = ut_port_open(&cfg, 4, 1);
-	if (pa == NULL || pb == NULL)
+	if (!capture_pair("cap", "port", path, sizeof(path), &pa, &pb))
 		goto out;
-	pump(pa, pb, 0, NULL);
 	/* 5 frames out of pa, an ARP request (not captured)... */
 	for (i = 0; i < 5; i++) {
 		m[i] = roce_frame(pa, pb, i, 100 * i + 1);
@@ -1220,15 +1239,8 @@ test_pcap_extbuf(void)
 	ssize_t n = 0;
 	FILE *fp;
 
-	snprintf(path, sizeof(path), "/tmp/uroce-ut-zc-%d.pcapng", (int)getpid());
-	ut_port_cfg(&cfg, 3, "ringlink:zcp,side=0", "10.2.0.1");
-	ut_port_cfg(&cfg, 4, "ringlink:zcp,side=1", "10.2.0.2");
-	snprintf(cfg.port[3].pcap, sizeof(cfg.port[3].pcap), "%s", path);
-	pa = ut_port_open(&cfg, 3, 1);
-	pb = ut_port_open(&cfg, 4, 1);
-	if (pa == NULL || pb == NULL)
+	if (!capture_pair("zcp", "zc", path, sizeof(path), &pa, &pb))
 		goto out;
-	pump(pa, pb, 0, NULL);
 	m = roce_frame(pa, pb, 3, 1400);
 	len = rte_pktmbuf_pkt_len(m);
 	memcpy(want, rte_pktmbuf_mtod(m, void *), len);
