@@ -775,6 +775,7 @@ eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	   const struct ibv_qp_init_attr *init, void *user,
 	   struct eng_qp **out)
 {
+	struct eng_cq *tm_cq = eng_tm_cq_of_init(init);
 	struct eng_qp **slot;
 	struct eng_qp *eq;
 	struct uroce_qp *qp;
@@ -784,7 +785,7 @@ eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	if (dev->n_qp >= ENG_MAX_QP)
 		return -ENOMEM;
 	owner = xrcd != NULL ? eng_xrcd_owner(xrcd) :
-		eng_pick_owner(scq, rcq, eng_tm_cq_of_init(init));
+		eng_pick_owner(scq, rcq, tm_cq);
 	if (owner < 0)
 		return owner;
 	qpn = eng_qpn_alloc();
@@ -815,8 +816,8 @@ eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	qp->xrcd = xrcd;
 	eng_qp_attach(eq);
 	eng_qp_ref(eq, owner, 1);
-	if (eng_tm_cq_of_init(init) != NULL)
-		eng_tm_cq_of_init(init)->owner = owner;
+	if (tm_cq != NULL)
+		tm_cq->owner = owner;
 	dev->n_qp++;
 	TAILQ_INSERT_TAIL(&dev->qps, eq, dev_link);
 	__atomic_store_n(slot, eq, __ATOMIC_RELEASE);
