@@ -596,25 +596,15 @@ static int
 eng_ah_l2l3(struct uroce_dev *dev, const struct ibv_ah_attr *attr,
 	    struct uroce_l2l3 *l)
 {
-	const struct uroce_qp_env *env = &dev->env;
+	int ret;
 
 	/* RoCE addresses are GIDs: an AH without a GRH has no destination. */
-	if (!attr->is_global || attr->port_num != 1 ||
-	    attr->grh.sgid_index >= env->gid_cnt)
+	if (!attr->is_global || attr->port_num != 1)
 		return -EINVAL;
-	memset(l, 0, sizeof(*l));
-	memcpy(l->smac, env->mac, sizeof(l->smac));
-	l->sgid = env->gid[attr->grh.sgid_index];
-	memcpy(l->dgid.raw, attr->grh.dgid.raw, sizeof(l->dgid.raw));
-	if (uroce_gid_is_v4(&l->sgid) != uroce_gid_is_v4(&l->dgid))
-		return -EINVAL;
-	l->vlan = env->vlan;
-	l->vlan_tci = (uint16_t)(((attr->sl & 7u) << 13) | env->vlan_id);
-	l->tclass = uroce_wire_tclass(attr->grh.traffic_class);
-	l->hop_limit = attr->grh.hop_limit;
-	l->flow_label = attr->grh.flow_label & 0xfffffu;
-	l->udp_sport = UROCE_UDP_SPORT_MIN;
-	return 0;
+	ret = uroce_l2l3_from_ah(&dev->env, attr, l);
+	if (ret == 0)
+		l->udp_sport = UROCE_UDP_SPORT_MIN;
+	return ret;
 }
 
 /* Resolve the next hop, progressing the engine while ARP is under way. */

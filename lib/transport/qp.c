@@ -545,31 +545,44 @@ uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
  * Modify.
  */
 
+int
+uroce_l2l3_from_ah(const struct uroce_qp_env *env,
+		   const struct ibv_ah_attr *ah, struct uroce_l2l3 *l)
+{
+	const struct ibv_global_route *grh = &ah->grh;
+
+	if (grh->sgid_index >= env->gid_cnt)
+		return -EINVAL;
+	memset(l, 0, sizeof(*l));
+	memcpy(l->smac, env->mac, sizeof(l->smac));
+	l->sgid = env->gid[grh->sgid_index];
+	memcpy(l->dgid.raw, grh->dgid.raw, sizeof(l->dgid.raw));
+	/* One IP header carries both: an IPv4 source and an IPv6
+	 * destination (or the reverse) has no frame. */
+	if (uroce_gid_is_v4(&l->sgid) != uroce_gid_is_v4(&l->dgid))
+		return -EINVAL;
+	l->tclass = uroce_wire_tclass(grh->traffic_class);
+	l->hop_limit = grh->hop_limit;
+	l->flow_label = grh->flow_label & 0xfffff;
+	if (env->vlan) {
+		/* The SL picks the 802.1p priority, as RoCE NICs map it. */
+		l->vlan = true;
+		l->vlan_tci = (uint16_t)(((ah->sl & 7) << 13) |
+					 (env->vlan_id & 0xfff));
+	}
+	return 0;
+}
+
 /* The primary path from the address vector (ibv_modify_qp(3), ah_attr). */
 static int
 path_build(const struct uroce_qp *qp, const struct ibv_qp_attr *a,
 	   struct uroce_l2l3 *p)
 {
-	const struct uroce_qp_env *env = qp->env;
-	const struct ibv_global_route *grh = &a->ah_attr.grh;
+	int ret = uroce_l2l3_from_ah(qp->env, &a->ah_attr, p);
 
-	if (grh->sgid_index >= env->gid_cnt)
-		return -EINVAL;
-	memset(p, 0, sizeof(*p));
-	memcpy(p->smac, env->mac, sizeof(p->smac));
-	p->sgid = env->gid[grh->sgid_index];
-	memcpy(p->dgid.raw, grh->dgid.raw, sizeof(p->dgid.raw));
-	p->tclass = uroce_wire_tclass(grh->traffic_class);
-	p->hop_limit = grh->hop_limit;
-	p->flow_label = grh->flow_label & 0xfffff;
-	if (env->vlan) {
-		/* The SL picks the 802.1p priority, as RoCE NICs map it. */
-		p->vlan = true;
-		p->vlan_tci = (uint16_t)(((a->ah_attr.sl & 7) << 13) |
-					 (env->vlan_id & 0xfff));
-	}
-	p->udp_sport = uroce_wire_udp_sport(qp->qpn, a->dest_qp_num);
-	return 0;
+	if (ret == 0)
+		p->udp_sport = uroce_wire_udp_sport(qp->qpn, a->dest_qp_num);
+	return ret;
 }
 
 static bool

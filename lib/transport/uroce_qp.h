@@ -323,6 +323,16 @@ int uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 void uroce_qp_destroy(struct uroce_qp *qp);
 
 /**
+ * The headers below the BTH for an address vector (ibv_ah_attr) on this
+ * port: source MAC and GID, destination GID, tclass, hop limit, flow
+ * label, and the VLAN tag with PCP = SL when the port tags. Leaves dmac
+ * (resolution) and udp_sport (per QP pair or per AH) to the caller.
+ * -EINVAL for an sgid_index outside the GID table or GIDs of two families.
+ */
+int uroce_l2l3_from_ah(const struct uroce_qp_env *env,
+		       const struct ibv_ah_attr *ah, struct uroce_l2l3 *l);
+
+/**
  * ibv_modify_qp() on the owner: uroce_qp_modify_check() against env->lim,
  * then apply, then the transition's side effects: RESET empties both
  * queues; ERR flushes every outstanding WQE with IBV_WC_WR_FLUSH_ERR; RTR

@@ -477,8 +477,9 @@ test_sqd(void)
 	free(f);
 }
 
-/* A failed modify changes nothing; an unresolvable path fails RTR; a path
- * still resolving (-EAGAIN) holds the first packet until resolve() says 0. */
+/* A failed modify changes nothing; an unresolvable path or GIDs of two
+ * families fail RTR; a path still resolving (-EAGAIN) holds the first
+ * packet until resolve() says 0. */
 static void
 test_modify_path(void)
 {
@@ -500,6 +501,21 @@ test_modify_path(void)
 	uroce_qp_query(qa, &a, NULL);
 	UT_CHECK_EQ(a.qp_state, IBV_QPS_INIT);
 	l->node[0].resolve_err = 0;
+	/* An IPv4 source GID and an IPv6 destination make no IP header. */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = 0x52;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = 0;
+	memcpy(a.ah_attr.grh.dgid.raw, l->node[1].env.gid[1].raw, 16);
+	UT_CHECK_EQ(uroce_qp_modify(qa, &a, IBV_QP_STATE | IBV_QP_AV |
+				    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				    IBV_QP_MIN_RNR_TIMER, l->now), -EINVAL);
+	uroce_qp_query(qa, &a, NULL);
+	UT_CHECK_EQ(a.qp_state, IBV_QPS_INIT);
 	l->node[0].resolve_eagain = 3;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RESET;
