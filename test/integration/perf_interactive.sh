@@ -9,25 +9,9 @@
 #	perf_interactive.sh UROCE_PERF
 set -u
 perf=$1
-tmp=$(mktemp -d /tmp/uroce-perf-i.XXXXXX) || exit 1
-prefix=uroce-perf-i$$
-trap 'rm -rf "$tmp" "/var/run/dpdk/$prefix"' EXIT
-mem=${UROCE_TEST_MEM:---no-huge -m 256}
-case $mem in *--in-memory*) mem="--no-huge -m 256" ;; esac
-
-cat > "$tmp/loop.conf" <<EOC
-[port0]
-dev  = ringlink:pi,side=0
-ip   = 192.168.79.1/24
-mtu  = 4096
-[port1]
-dev  = ringlink:pi,side=1
-ip   = 192.168.79.2/24
-mtu  = 4096
-[eal]
-lcores = 1
-args   = $mem --file-prefix=$prefix --log-level=*:warning
-EOC
+. "$(dirname "$0")/pair.sh"
+pair_init perf-i
+pair_loop_conf "$tmp/loop.conf" pi 79
 
 # The run is short (-n): wait for its table before the last commands.
 {

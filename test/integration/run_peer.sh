@@ -31,42 +31,9 @@ rnr)	args="--mode rnr --seed 4 --ops 5000"; fault_a=; fault_b= ;;
 *)	echo "run_peer: unknown scenario $scen" >&2; exit 2 ;;
 esac
 
-tmp=$(mktemp -d /tmp/uroce-peer.XXXXXX) || exit 1
-prefix=uroce-peer-$$
-spid=
-cpid=
-
-cleanup() {
-	for pid in $cpid $spid; do
-		kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	rm -rf "$tmp" "/var/run/dpdk/$prefix-a" "/var/run/dpdk/$prefix-b"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-# No bsize here on purpose: pmd_glue gives memif buffers that hold a whole
-# frame (glue.c, probe_memif), which the 4096-byte MTU of these runs needs.
-# $1 side, $2 role, $3 own IP, $4 peer IP, $5 own MAC, $6 peer MAC, $7 fault
-write_conf() {
-	cat > "$tmp/$1.conf" <<EOF
-[port]
-dev  = net_memif0,role=$2,id=0,socket=$tmp/memif.sock,socket-abstract=no,mac=$5
-ip   = $3/24
-mtu  = 4096
-$7
-[eal]
-lcores = 1
-args   = --no-huge -m 256 --file-prefix=$prefix-$1 --log-level=*:warning
-[neigh]
-$4 = $6
-EOF
-}
-write_conf a server 192.168.77.1 192.168.77.2 02:00:00:00:77:01 \
-	02:00:00:00:77:02 "$fault_a"
-write_conf b client 192.168.77.2 192.168.77.1 02:00:00:00:77:02 \
-	02:00:00:00:77:01 "$fault_b"
+. "$(dirname "$0")/pair.sh"
+pair_init peer
+pair_memif_confs "$fault_a" "$fault_b"
 
 # Wait (at most $3 s, while process $4 lives) for a line matching $2 in
 # file $1; print it.
