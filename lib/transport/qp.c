@@ -468,7 +468,6 @@ uroce_qp_to_err(struct uroce_qp *qp)
 		/* Only an owed NAK still goes out (IBTA 10.3.1, Error). */
 		qp->resp->res_cnt = 0;
 		qp->resp->ack_owed = false;
-		qp->resp->ack_at = UROCE_TIME_OFF;
 	}
 	uroce_qp_flush_sq(qp);
 	uroce_qp_flush_rq(qp);
@@ -826,8 +825,6 @@ uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 {
 	if (qp->req != NULL)
 		uroce_req_timer(qp, now);
-	if (qp->resp != NULL)
-		uroce_resp_timer(qp, now);
 	if (uroce_qp_tx(qp, now, txb))
 		uroce_qp_kick(qp);
 }
@@ -835,11 +832,6 @@ uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 uint64_t
 uroce_qp_deadline(const struct uroce_qp *qp)
 {
-	uint64_t t = UROCE_TIME_OFF;
-
-	if (qp->req != NULL)
-		t = uroce_req_deadline(qp);
-	if (qp->resp != NULL)
-		t = RTE_MIN(t, uroce_resp_deadline(qp));
-	return t;
+	/* The responder has no timer: it ACKs as requests arrive. */
+	return qp->req != NULL ? uroce_req_deadline(qp) : UROCE_TIME_OFF;
 }

@@ -104,7 +104,6 @@ uroce_resp_reset(struct uroce_qp *qp)
 	r->res = res;
 	r->replay = replay;
 	r->res_cap = cap;
-	r->ack_at = UROCE_TIME_OFF;
 	r->mtu = uroce_mtu_bytes(qp->attr.path_mtu);
 }
 
@@ -283,7 +282,6 @@ send_owed_one(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		qp->stats.acks_tx++;
 		r->ack_owed = false;
 		r->unacked = 0;
-		r->ack_at = UROCE_TIME_OFF;
 		return true;
 	}
 	if (r->res_cnt > 0)
@@ -310,24 +308,6 @@ uroce_resp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		if (!send_owed_one(qp, now, txb))
 			return false;
 	return r->ack_owed || r->nak_owed || r->res_cnt > 0;
-}
-
-void
-uroce_resp_timer(struct uroce_qp *qp, uint64_t now)
-{
-	struct uroce_responder *r = qp->resp;
-
-	if (r->ack_at != UROCE_TIME_OFF && now >= r->ack_at) {
-		r->ack_at = UROCE_TIME_OFF;
-		if (r->unacked > 0 && qp->type != IBV_QPT_UC)
-			owe_ack(qp);
-	}
-}
-
-uint64_t
-uroce_resp_deadline(const struct uroce_qp *qp)
-{
-	return qp->resp->ack_at;
 }
 
 /* ---------------------------------------------------------------------------
@@ -652,10 +632,21 @@ rx_duplicate(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	}
 }
 
-/* After a packet executed: the ACK it asks for, or at least every
- * UROCE_RESP_ACK_EVERY packets, else the coalescing timer. */
+/*
+ * After a packet executed: an ACK when it asks for one (AckReq), or after
+ * UROCE_RESP_ACK_EVERY packets that did not, else none yet. IBTA 9.7.5.1
+ * requires an acknowledgement for a request with AckReq set and lets one
+ * ACK cover every PSN before it (coalescing), so the others need no ACK of
+ * their own, and no timer: our requester (and rxe, and the NICs) sets
+ * AckReq on the last packet of every message, on every
+ * UROCE_REQ_ACKREQ_EVERY-th one of a long message and on the one that
+ * fills its window, so every stream of requests ends with one. A paced QP
+ * whose packets come milliseconds apart thus gets one ACK per message,
+ * not one per packet (a coalescing timer shorter than the gap would fire
+ * between any two of them).
+ */
 static void
-ack_policy(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
+ack_policy(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 {
 	struct uroce_responder *r = qp->resp;
 
@@ -663,12 +654,8 @@ ack_policy(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 	    pkt->op->kind == UROCE_OP_FETCH_ADD)
 		return;		/* the response is the acknowledgement */
 	r->unacked++;
-	if (pkt->bth.ackreq || r->unacked >= UROCE_RESP_ACK_EVERY) {
+	if (pkt->bth.ackreq || r->unacked >= UROCE_RESP_ACK_EVERY)
 		owe_ack(qp);
-		return;
-	}
-	if (r->ack_at == UROCE_TIME_OFF)
-		r->ack_at = now + uroce_qp_us_to_cycles(qp, UROCE_RESP_ACK_DELAY_US);
 }
 
 static void
@@ -681,7 +668,7 @@ rc_error(struct uroce_qp *qp, uint8_t code, uint32_t psn)
 }
 
 static void
-rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
+rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 {
 	struct uroce_responder *r = qp->resp;
 	uint32_t psn = pkt->bth.psn;
@@ -733,7 +720,7 @@ rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 	r->seq = next;
 	r->epsn = pkt->op->kind == UROCE_OP_READ_REQ ?
 		psn_add(res_at(r, r->res_cnt - 1)->last_psn, 1) : psn_add(psn, 1);
-	ack_policy(qp, pkt, now);
+	ack_policy(qp, pkt);
 }
 
 /* ---------------------------------------------------------------------------
@@ -798,7 +785,7 @@ uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
 		uc_rx(qp, pkt);
 		return;
 	}
-	rc_rx(qp, pkt, now);
+	rc_rx(qp, pkt);
 	if (qp->type == IBV_QPT_XRC_RECV)
 		uroce_xrc_unbind(qp);
 	if (uroce_resp_tx(qp, now, txb))

@@ -35,7 +35,7 @@
  *  - kick(qp): the QP has something to transmit now; the engine calls
  *    uroce_qp_tx() soon, and again while it returns true;
  *  - uroce_qp_deadline(qp): the earliest TSC at which uroce_qp_timer()
- *    must run (retransmit, RNR wait, ACK coalescing, pacing); the engine
+ *    must run (retransmit, RNR wait, pacing); the engine
  *    reads it after every call into the QP and (re)arms its timer.
  *
  * Errors are negative errno.
@@ -385,7 +385,7 @@ void uroce_qp_raw_rx(struct uroce_qp *qp, struct rte_mbuf *m, uint64_t now);
  */
 bool uroce_qp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
 
-/** Run expired timers (retransmit, RNR, ACK coalescing, pacing). */
+/** Run expired timers (retransmit, RNR, pacing). */
 void uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
 
 /** Segments of zero-copy frames of qp that are still attached to

@@ -607,11 +607,16 @@ out:
 }
 
 /* A rate so low that one frame's tokens take longer than the ACK timeout
- * (50 kbit/s: a 1 KiB-payload frame every ~180 ms, timeout 67 ms). Each
- * frame is acknowledged long before the next one leaves, so the timer must
- * not run while the QP only waits for tokens: no timeout, no resend. */
+ * (50 kbit/s: a 1 KiB-payload frame every ~180 ms, timeout 67 ms). B ACKs
+ * only the last packet of each 2-packet message (AckReq, responder.c), so
+ * A's first packet of a message waits unacknowledged while the second one
+ * waits for tokens: the timer must not run while the QP holds a packet
+ * back, and must run from the last packet sent (requester.c). One ACK per
+ * message, no timeout, no resend. With drop_last, the last packet (PSN 7,
+ * the one that asks for the ACK) is lost once: the timer is all that can
+ * find it, so exactly one timeout resends the message (PSN 6 and 7). */
 static void
-test_slow_no_timeout(void)
+test_slow_no_timeout(bool drop_last)
 {
 	struct ibv_qp_rate_limit_attr rl = { 50, 0, 0, 0 };
 	struct stream *s = calloc(1, sizeof(*s));
@@ -619,6 +624,11 @@ test_slow_no_timeout(void)
 
 	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 12, 0x10, 0x20), 0))
 		goto out;
+	s->fl->side = 0;
+	s->fl->dqpn = 0x20;
+	s->fl->drop_every = drop_last ? 8 : 0;
+	s->l.tap = tap_log;
+	s->l.tap_ctx = s->fl;
 	s->l.node[0].env.lim.rate_limit_min = 1;	/* the verb's floor */
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
 	/* 4 x 2 KiB: 8 frames, about 1.4 s on the fake clock. */
@@ -627,10 +637,15 @@ test_slow_no_timeout(void)
 	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(10000000), 2000000));
 	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
 	UT_CHECK_MEM(s->la, s->rb, 4 * 2048);
-	UT_CHECK_EQ(s->qa->stats.timeouts, 0);
-	UT_CHECK_EQ(s->qa->stats.retransmits, 0);
-	UT_CHECK_EQ(s->qa->stats.tx_pkts, 8);
+	UT_CHECK_EQ(s->qa->stats.timeouts, drop_last ? 1 : 0);
+	UT_CHECK_EQ(s->qa->stats.retransmits, drop_last ? 2 : 0);
+	UT_CHECK_EQ(s->qa->stats.tx_pkts, drop_last ? 10 : 8);
+	UT_CHECK_EQ(s->qb->stats.dup_reqs, drop_last ? 1 : 0);
+	UT_CHECK_EQ(s->qb->stats.acks_tx, 4);
+	UT_CHECK_EQ(s->qa->stats.acks_rx, 4);
 	UT_CHECK(s->qa->stats.pace_wait_cycles > 0);
+	UT_NOTE("slow paced stream, %s", drop_last ? "last packet lost once" :
+		"no loss");
 out:
 	if (s != NULL)
 		stream_fini(s);
@@ -906,7 +921,8 @@ main(int argc, char **argv)
 	test_write_stream(40000000, 0, 0);	/* 40 Gbit/s */
 	test_write_stream(300000, 4096, 0);	/* explicit burst */
 	test_write_stream(300000, 0, 50);	/* loss: retransmissions */
-	test_slow_no_timeout();
+	test_slow_no_timeout(false);
+	test_slow_no_timeout(true);
 	test_read_stream();
 	test_rate_change();
 	test_two_fair();
