@@ -523,23 +523,6 @@ uroce_qp_path_ready(struct uroce_qp *qp, uint64_t now)
 	return false;
 }
 
-bool
-uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
-	      uint64_t *wait_at)
-{
-	uint64_t ready;
-
-	if (!qp->pace_on ||
-	    uroce_tb_consume(&qp->pace_tb, &qp->pace_prof, now, bytes))
-		return true;
-	ready = uroce_tb_ready_at(&qp->pace_tb, &qp->pace_prof, now, bytes);
-	/* Count a wait once, not again when asked during it. */
-	if (*wait_at == UROCE_TIME_OFF || *wait_at <= now)
-		qp->stats.pace_wait_cycles += ready - now;
-	*wait_at = ready;
-	return false;
-}
-
 /* ---------------------------------------------------------------------------
  * Modify.
  */

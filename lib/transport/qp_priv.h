@@ -284,9 +284,17 @@ void uroce_qp_to_sqe(struct uroce_qp *qp);
 bool uroce_qp_path_ready(struct uroce_qp *qp, uint64_t now);
 /* Cycles of a duration in microseconds. */
 uint64_t uroce_qp_us_to_cycles(const struct uroce_qp *qp, uint64_t us);
-/* Pacing hook for one request frame of bytes: false = wait (deadline set). */
-bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
-		   uint64_t *wait_at);
+/* Pacing (qp_pace.c): true if a frame of bytes may go now (charged);
+ * else uroce_qp_pace_wait() sets the time to try again, given the bytes
+ * queued behind the frame (for the batch; UINT32_MAX: plenty). */
+bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes);
+void uroce_qp_pace_wait(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
+			uint32_t more, uint64_t *wait_at);
+/* from + the payload bytes of the send WQEs posted behind SQ index idx,
+ * summed up to the pacing batch: what uroce_qp_pace_wait() may gather.
+ * Reads the poster's head: call it only to wait. */
+uint32_t uroce_qp_pace_behind(struct uroce_qp *qp, uint32_t idx,
+			      uint32_t from);
 
 /* RC and the XRC initiator: ACKed requests, a window, retries, ERR on a
  * send error. */

@@ -381,12 +381,19 @@ send_pkt(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	struct uroce_requester *req = qp->req;
 	struct uroce_send_wqe *w = uroce_sq_wqe(qp, req->tx_idx);
 	struct req_pkt p;
+	uint32_t len, rest;
 	int ret;
 
 	fill_pkt(qp, w, &p);
-	if (!uroce_qp_pace(qp, now, uroce_frame_len(&qp->path, p.opcode, p.plen),
-			   &req->wait_at))
+	len = uroce_frame_len(&qp->path, p.opcode, p.plen);
+	if (!uroce_qp_pace(qp, now, len)) {
+		/* The rest of the message and the WQEs behind it. */
+		rest = uroce_wqe_is_rd_atomic(w) ? 0 : w->length - p.off - p.plen;
+		uroce_qp_pace_wait(qp, now, len,
+				   uroce_qp_pace_behind(qp, req->tx_idx, rest),
+				   &req->wait_at);
 		return 0;
+	}
 	ret = uroce_zc_wanted(qp, w, p.plen) ?
 		uroce_zc_send(qp, w, &p.bth, &p.ext, p.off, p.plen, txb) :
 		build_copy(qp, w, &p, txb);

@@ -220,7 +220,7 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		.pkey = 0xffff, .dqpn = qp->attr.dest_qp_num, .psn = e->psn,
 	};
 	struct uroce_ext_fields ext;
-	uint32_t plen = 0;
+	uint32_t plen = 0, flen;
 	bool last = true;
 	struct rte_mbuf *m;
 	uint8_t *payload;
@@ -248,9 +248,14 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		}
 	}
 	/* READ and atomic responses are data the QP sends: paced (qp_pace.c). */
-	if (!uroce_qp_pace(qp, now, uroce_frame_len(&qp->path, bth.opcode, plen),
-			   &qp->req->wait_at))
+	flen = uroce_frame_len(&qp->path, bth.opcode, plen);
+	if (!uroce_qp_pace(qp, now, flen)) {
+		/* The rest of this response gathers; later ones are not
+		 * looked at. */
+		uroce_qp_pace_wait(qp, now, flen, e->atomic ? 0 : e->left - plen,
+				   &qp->req->wait_at);
 		return false;
+	}
 	m = uroce_frame_alloc(qp, &qp->path, bth.opcode, plen, &payload);
 	if (m == NULL) {
 		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);

@@ -294,6 +294,7 @@ struct uroce_qp {
 
 	/* Pacing (issue 6): the requester consults it when pace_on. */
 	bool pace_on;
+	uint32_t pace_batch;	/**< bytes gathered before a wake-up */
 	struct uroce_tb_profile pace_prof;
 	struct uroce_tb pace_tb;
 };
@@ -399,8 +400,10 @@ uint64_t uroce_qp_deadline(const struct uroce_qp *qp);
  * Packet pacing (qp_pace.c; what counts and the default burst are
  * explained there).
  */
-/** Default burst: at least the bytes of this long at the rate. */
+/** Default burst: at least the bytes of this long at the rate ... */
 #define UROCE_PACE_DEFAULT_BURST_US	50
+/** ... and at least this many typical packets. */
+#define UROCE_PACE_DEFAULT_BURST_PKTS	8
 /** Largest max_burst_sz accepted (bytes). */
 #define UROCE_PACE_BURST_MAX		(UINT32_C(1) << 24)
 

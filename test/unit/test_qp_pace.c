@@ -191,11 +191,12 @@ test_verb_matrix(void)
 				UT_CHECK_EQ(a.rate_limit, 5000);
 				UT_CHECK(qp->pace_on);
 				UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
-				/* Default burst: 2 * port MTU (1024) here;
-				 * 2 * the largest frame for RAW_PACKET. */
+				/* Default burst: 8 x port MTU (1024) here;
+				 * 8 x the largest frame for RAW_PACKET. */
 				UT_CHECK_EQ(qp->pace_prof.burst_bytes,
-					    types[t] == IBV_QPT_RAW_PACKET ?
-					    2 * (l.node[0].env.mtu + 14u) : 2048);
+					    UROCE_PACE_DEFAULT_BURST_PKTS *
+					    (types[t] == IBV_QPT_RAW_PACKET ?
+					     l.node[0].env.mtu + 14u : 1024));
 			} else {
 				UT_CHECK(snap_same(qp, &before));
 			}
@@ -299,7 +300,8 @@ test_modify_raw(struct ut_link *l)
 	UT_CHECK(qp->pace_on);
 	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
 	/* typical_pkt_sz 0 is the largest untagged frame for RAW_PACKET. */
-	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 2 * (l->node[0].env.mtu + 14u));
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes,
+		    UROCE_PACE_DEFAULT_BURST_PKTS * (l->node[0].env.mtu + 14u));
 	/* RTS->RTS: a new rate; bad ones change nothing. */
 	a.rate_limit = 8000;
 	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l->now), 0);
@@ -560,6 +562,24 @@ got_one(struct ut_link *l, void *ctx)
 	return w->got > 0;
 }
 
+/* A backlogged QP wakes up once per batch (qp_pace.c, pace_want()): the
+ * frames leave in groups sharing one time, each group but the last holding
+ * as many frames of the largest length as the batch has room for. */
+static void
+check_batches(const struct frame_log *fl, uint32_t batch)
+{
+	uint32_t i, max_len = 0, groups = 1, per;
+
+	for (i = 0; i < fl->n; i++)
+		max_len = RTE_MAX(max_len, fl->len[i]);
+	for (i = 1; i < fl->n; i++)
+		groups += fl->t[i] != fl->t[i - 1];
+	per = RTE_MAX(batch / max_len, 1u);
+	/* The first group is the full bucket, the others one batch each. */
+	UT_CHECK(groups <= 1 + (fl->n + per - 1) / per);
+	UT_NOTE("%u frames in %u groups, batch %u B", fl->n, groups, batch);
+}
+
 /* One RC WRITE stream, paced at rate_kbps; frames dropped if drop_every. */
 static void
 test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
@@ -593,6 +613,7 @@ test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
 		 * its tokens were there - the rate is exact. */
 		UT_CHECK(left < (int64_t)s->qa->pace_prof.refill);
 		UT_CHECK_EQ(s->fl->n, 1024);
+		check_batches(s->fl, s->qa->pace_batch);
 	} else {
 		UT_CHECK(s->qa->stats.retransmits > 0);
 		UT_CHECK(s->fl->n > 1024);
@@ -618,7 +639,8 @@ out:
 static void
 test_slow_no_timeout(bool drop_last)
 {
-	struct ibv_qp_rate_limit_attr rl = { 50, 0, 0, 0 };
+	/* A burst of 2 frames: one frame per wake-up (no batch). */
+	struct ibv_qp_rate_limit_attr rl = { 50, 2048, 0, 0 };
 	struct stream *s = calloc(1, sizeof(*s));
 	struct want w = { 0 };
 
