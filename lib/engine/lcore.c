@@ -168,13 +168,20 @@ eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq)
 	uroce_sched_add(&lc->ready, &eq->ready);
 }
 
-/* After every call into a QP: its timer follows uroce_qp_deadline(). */
+/*
+ * After every call into a QP: its timer follows uroce_qp_deadline(). A QP
+ * on a ready list whose deadline has passed needs no timer: eng_tx() calls
+ * it and re-arms it after. Else, when the iteration's budget is spent, a
+ * timer that fired and put its QP on the ready list (eng_timers()) would
+ * come back due at once and fire again every iteration until eng_tx()
+ * reaches the QP: an engine behind its work would spend itself on expiries.
+ */
 void
 eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq)
 {
 	uint64_t dl = uroce_qp_deadline(eq->qp);
 
-	if (dl == UINT64_MAX) {
+	if (dl == UINT64_MAX || (eq->ready.queued && dl <= eng_now(lc))) {
 		if (uroce_wheel_armed(&eq->tmo))
 			uroce_wheel_del(&lc->wheel, &eq->tmo);
 		return;
