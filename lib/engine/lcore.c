@@ -377,6 +377,35 @@ eng_qp_txb(struct eng_lcore *lc, struct eng_qp *eq)
 }
 
 /*
+ * A paced QP's frames are charged at a clock read just before its call
+ * and handed to the port right after it, so that the port (and its
+ * capture) sees them when the pacer let them go: charged at the
+ * iteration's clock and handed over with the iteration's batch, they
+ * would carry the jitter of everything else the iteration does, and the
+ * wire would show bursts above max_burst_sz (README, Pacing). The bucket
+ * then learns when they really left (uroce_qp_pace_handoff()): a thread
+ * preempted between the two must not send a full burst right behind them.
+ */
+static uint64_t
+eng_qp_clock(struct eng_lcore *lc, const struct eng_qp *eq)
+{
+	return eq->qp->pace_on ? rte_get_tsc_cycles() : eng_now(lc);
+}
+
+static void
+eng_qp_handoff(struct eng_lcore *lc, const struct eng_qp *eq,
+	       struct uroce_txb *txb, uint64_t paced0)
+{
+	struct uroce_qp *qp = eq->qp;
+
+	if (!qp->pace_on || qp->pace_bytes == paced0)
+		return;
+	if (txb->n > 0)
+		eng_flush_txb(lc, eq->dev, txb, qp->type != IBV_QPT_RAW_PACKET);
+	uroce_qp_pace_handoff(qp, rte_get_tsc_cycles(), qp->pace_bytes - paced0);
+}
+
+/*
  * A QP that would put frames on a port queue that stalls stays ready
  * without building them: they would only wait behind the others
  * (back-pressure, uroce_port.h). QPs in the other states still run: their
@@ -416,6 +445,7 @@ eng_tx(struct eng_lcore *lc)
 	unsigned int n = 0, built = 0;
 	struct uroce_txb *txb;
 	struct eng_qp *eq;
+	uint64_t paced0;
 	uint16_t n0;
 	bool more;
 
@@ -427,8 +457,10 @@ eng_tx(struct eng_lcore *lc)
 		eq = container_of(e, struct eng_qp, ready);
 		txb = eng_qp_txb(lc, eq);
 		n0 = txb->n;
-		more = uroce_qp_tx(eq->qp, eng_now(lc), txb);
+		paced0 = eq->qp->pace_bytes;
+		more = uroce_qp_tx(eq->qp, eng_qp_clock(lc, eq), txb);
 		built += txb->n - n0;
+		eng_qp_handoff(lc, eq, txb, paced0);
 		eng_qp_rearm(lc, eq);
 		if (more)
 			eng_qp_activate(lc, eq);
@@ -533,6 +565,7 @@ eng_timers(struct eng_lcore *lc)
 	struct uroce_txb *txb, none;
 	unsigned int i, n, built = 0;
 	struct eng_qp *eq;
+	uint64_t paced0;
 	uint16_t n0;
 
 	/* A timer's QP builds its frames here unless its port stalls or the
@@ -551,8 +584,10 @@ eng_timers(struct eng_lcore *lc)
 		else
 			txb = eng_qp_txb(lc, eq);
 		n0 = txb->n;
-		uroce_qp_timer(eq->qp, lc->now, txb);	/* read above */
+		paced0 = eq->qp->pace_bytes;
+		uroce_qp_timer(eq->qp, eng_qp_clock(lc, eq), txb);
 		built += txb->n - n0;
+		eng_qp_handoff(lc, eq, txb, paced0);
 		eng_qp_rearm(lc, eq);
 	}
 	lc->st.timers += n;

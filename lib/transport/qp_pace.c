@@ -138,8 +138,19 @@ uroce_qp_pace_behind(struct uroce_qp *qp, uint32_t idx, uint32_t from)
 bool
 uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes)
 {
-	return !qp->pace_on ||
-	       uroce_tb_consume(&qp->pace_tb, &qp->pace_prof, now, bytes);
+	if (!qp->pace_on)
+		return true;
+	if (!uroce_tb_consume(&qp->pace_tb, &qp->pace_prof, now, bytes))
+		return false;
+	qp->pace_bytes += bytes;
+	return true;
+}
+
+void
+uroce_qp_pace_handoff(struct uroce_qp *qp, uint64_t now, uint64_t bytes)
+{
+	if (qp->pace_on)
+		uroce_tb_handoff(&qp->pace_tb, &qp->pace_prof, now, bytes);
 }
 
 void

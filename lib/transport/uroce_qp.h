@@ -295,6 +295,7 @@ struct uroce_qp {
 	/* Pacing (issue 6): the requester consults it when pace_on. */
 	bool pace_on;
 	uint32_t pace_batch;	/**< bytes gathered before a wake-up */
+	uint64_t pace_bytes;	/**< bytes the pacer let go (charged) */
 	struct uroce_tb_profile pace_prof;
 	struct uroce_tb pace_tb;
 };
@@ -404,6 +405,15 @@ uint64_t uroce_qp_deadline(const struct uroce_qp *qp);
 #define UROCE_PACE_DEFAULT_BURST_US	50
 /** ... and at least this many typical packets. */
 #define UROCE_PACE_DEFAULT_BURST_PKTS	8
+/**
+ * Owner only: frames of bytes the pacer let go earlier (pace_bytes grew by
+ * that much during a call) were handed to the port at now. The bucket is
+ * brought to what it would hold had they been charged at now
+ * (uroce_tb_handoff()), so that the port never sees more than the burst
+ * back to back however late the hand-off came (engine: lcore.c).
+ */
+void uroce_qp_pace_handoff(struct uroce_qp *qp, uint64_t now, uint64_t bytes);
+
 /** Largest max_burst_sz accepted (bytes). */
 #define UROCE_PACE_BURST_MAX		(UINT32_C(1) << 24)
 
