@@ -27,6 +27,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_pause.h>
+#include <rte_prefetch.h>
 
 #include "engine_priv.h"
 
@@ -558,6 +559,31 @@ eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 	return n;
 }
 
+/*
+ * The QPs of expired timers are likely out of the cache (10,000 slow paced
+ * QPs each wake up every few ms): ask for their state ahead of the calls,
+ * the QP itself (and its bucket) for all, then the requester of the QP two
+ * calls ahead once its QP has had time to arrive.
+ */
+static inline struct uroce_qp *
+eng_timer_qp(struct uroce_wheel_entry *e)
+{
+	return container_of(e, struct eng_qp, tmo)->qp;
+}
+
+static void
+eng_timers_prefetch(struct uroce_wheel_entry **ents, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct uroce_qp *qp = eng_timer_qp(ents[i]);
+
+		rte_prefetch0(qp);
+		rte_prefetch0(&qp->pace_tb);
+	}
+}
+
 static unsigned int
 eng_timers(struct eng_lcore *lc)
 {
@@ -577,7 +603,10 @@ eng_timers(struct eng_lcore *lc)
 	none.n = 0;
 	none.cap = 0;
 	n = uroce_wheel_expire(&lc->wheel, eng_now(lc), ents, RTE_DIM(ents));
+	eng_timers_prefetch(ents, n);
 	for (i = 0; i < n; i++) {
+		if (i + 2 < n)
+			rte_prefetch0(eng_timer_qp(ents[i + 2])->req);
 		eq = container_of(ents[i], struct eng_qp, tmo);
 		if (built >= ENG_TX_BUDGET || eng_qp_stalled(lc, eq))
 			txb = &none;
