@@ -30,7 +30,7 @@
 #include "uroce_port.h"
 
 struct pace_mark {
-	uint64_t tsc, bytes, pkts, work, long_loops;
+	uint64_t tsc, bytes, pkts, work, long_loops, timers;
 };
 
 struct perf_pace {
@@ -43,6 +43,7 @@ struct perf_pace {
 	bool done;
 	/* Results. */
 	double achieved_bps, err, worst_win_err, worst_qp_err, cyc_per_frame;
+	double timers_per_frame;	/* wheel expiries: wake-ups per frame */
 	double *qp_bps;
 	uint64_t *qp_wait_cycles;
 };
@@ -151,6 +152,7 @@ pace_mark(const struct perf *p, struct pace_mark *m)
 	m->pkts = ps.tx_pkts;
 	m->work = ls.work_cycles;
 	m->long_loops = ls.long_loops;
+	m->timers = ls.timers;
 }
 
 /* Each QP's tx_bytes and pace wait into tx[] and wait[]. */
@@ -209,6 +211,8 @@ pace_results(struct perf *p, struct perf_pace *pc)
 	pc->err = rel_err(pc->achieved_bps, target);
 	pc->cyc_per_frame = b->pkts > a->pkts ?
 		(double)(b->work - a->work) / (double)(b->pkts - a->pkts) : 0;
+	pc->timers_per_frame = b->pkts > a->pkts ?
+		(double)(b->timers - a->timers) / (double)(b->pkts - a->pkts) : 0;
 	for (w = 2; w <= pc->nwin + 1; w++) {
 		got = (double)(pc->mk[w].bytes - pc->mk[w - 1].bytes) * 8.0 /
 			((double)(pc->mk[w].tsc - pc->mk[w - 1].tsc) /
@@ -268,8 +272,9 @@ perf_pace_report(const struct perf *p, FILE *f)
 			"worst QP %+.3f%%)", (double)pc->target_kbps / 1e3,
 			pc->err * 100, pc->worst_win_err * 100,
 			pc->worst_qp_err * 100);
-	fprintf(f, "; %.0f engine cycles per frame, %" PRIu64
-		" preempted iterations\n", pc->cyc_per_frame,
+	fprintf(f, "; %.0f engine cycles and %.2f timer expiries per frame, %"
+		PRIu64 " preempted iterations\n", pc->cyc_per_frame,
+		pc->timers_per_frame,
 		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops);
 }
 
@@ -285,10 +290,12 @@ perf_pace_json(const struct perf *p, FILE *f)
 		"\"burst\": %u, \"target_bps\": %.0f, \"achieved_bps\": %.0f, "
 		"\"error\": %.6f, \"worst_window_error\": %.6f, "
 		"\"worst_qp_error\": %.6f, \"cycles_per_frame\": %.1f, "
+		"\"timers_per_frame\": %.3f, "
 		"\"frames\": %" PRIu64 ", \"preempted_loops\": %" PRIu64
 		",\n    \"qps\": [", p->o->window_s, pc->nwin, p->o->burst,
 		(double)pc->target_kbps * 1e3, pc->achieved_bps, pc->err,
 		pc->worst_win_err, pc->worst_qp_err, pc->cyc_per_frame,
+		pc->timers_per_frame,
 		pc->mk[pc->nwin + 1].pkts - pc->mk[1].pkts,
 		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops);
 	for (i = 0; i < p->nqp; i++)

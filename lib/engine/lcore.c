@@ -27,6 +27,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_pause.h>
+#include <rte_prefetch.h>
 
 #include "engine_priv.h"
 
@@ -168,13 +169,20 @@ eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq)
 	uroce_sched_add(&lc->ready, &eq->ready);
 }
 
-/* After every call into a QP: its timer follows uroce_qp_deadline(). */
+/*
+ * After every call into a QP: its timer follows uroce_qp_deadline(). A QP
+ * on a ready list whose deadline has passed needs no timer: eng_tx() calls
+ * it and re-arms it after. Else, when the iteration's budget is spent, a
+ * timer that fired and put its QP on the ready list (eng_timers()) would
+ * come back due at once and fire again every iteration until eng_tx()
+ * reaches the QP: an engine behind its work would spend itself on expiries.
+ */
 void
 eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq)
 {
 	uint64_t dl = uroce_qp_deadline(eq->qp);
 
-	if (dl == UINT64_MAX) {
+	if (dl == UINT64_MAX || (eq->ready.queued && dl <= eng_now(lc))) {
 		if (uroce_wheel_armed(&eq->tmo))
 			uroce_wheel_del(&lc->wheel, &eq->tmo);
 		return;
@@ -370,6 +378,35 @@ eng_qp_txb(struct eng_lcore *lc, struct eng_qp *eq)
 }
 
 /*
+ * A paced QP's frames are charged at a clock read just before its call
+ * and handed to the port right after it, so that the port (and its
+ * capture) sees them when the pacer let them go: charged at the
+ * iteration's clock and handed over with the iteration's batch, they
+ * would carry the jitter of everything else the iteration does, and the
+ * wire would show bursts above max_burst_sz (README, Pacing). The bucket
+ * then learns when they really left (uroce_qp_pace_handoff()): a thread
+ * preempted between the two must not send a full burst right behind them.
+ */
+static uint64_t
+eng_qp_clock(struct eng_lcore *lc, const struct eng_qp *eq)
+{
+	return eq->qp->pace_on ? rte_get_tsc_cycles() : eng_now(lc);
+}
+
+static void
+eng_qp_handoff(struct eng_lcore *lc, const struct eng_qp *eq,
+	       struct uroce_txb *txb, uint64_t paced0)
+{
+	struct uroce_qp *qp = eq->qp;
+
+	if (!qp->pace_on || qp->pace_bytes == paced0)
+		return;
+	if (txb->n > 0)
+		eng_flush_txb(lc, eq->dev, txb, qp->type != IBV_QPT_RAW_PACKET);
+	uroce_qp_pace_handoff(qp, rte_get_tsc_cycles(), qp->pace_bytes - paced0);
+}
+
+/*
  * A QP that would put frames on a port queue that stalls stays ready
  * without building them: they would only wait behind the others
  * (back-pressure, uroce_port.h). QPs in the other states still run: their
@@ -409,6 +446,7 @@ eng_tx(struct eng_lcore *lc)
 	unsigned int n = 0, built = 0;
 	struct uroce_txb *txb;
 	struct eng_qp *eq;
+	uint64_t paced0;
 	uint16_t n0;
 	bool more;
 
@@ -420,8 +458,10 @@ eng_tx(struct eng_lcore *lc)
 		eq = container_of(e, struct eng_qp, ready);
 		txb = eng_qp_txb(lc, eq);
 		n0 = txb->n;
-		more = uroce_qp_tx(eq->qp, eng_now(lc), txb);
+		paced0 = eq->qp->pace_bytes;
+		more = uroce_qp_tx(eq->qp, eng_qp_clock(lc, eq), txb);
 		built += txb->n - n0;
+		eng_qp_handoff(lc, eq, txb, paced0);
 		eng_qp_rearm(lc, eq);
 		if (more)
 			eng_qp_activate(lc, eq);
@@ -519,6 +559,31 @@ eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 	return n;
 }
 
+/*
+ * The QPs of expired timers are likely out of the cache (10,000 slow paced
+ * QPs each wake up every few ms): ask for their state ahead of the calls,
+ * the QP itself (and its bucket) for all, then the requester of the QP two
+ * calls ahead once its QP has had time to arrive.
+ */
+static inline struct uroce_qp *
+eng_timer_qp(struct uroce_wheel_entry *e)
+{
+	return container_of(e, struct eng_qp, tmo)->qp;
+}
+
+static void
+eng_timers_prefetch(struct uroce_wheel_entry **ents, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct uroce_qp *qp = eng_timer_qp(ents[i]);
+
+		rte_prefetch0(qp);
+		rte_prefetch0(&qp->pace_tb);
+	}
+}
+
 static unsigned int
 eng_timers(struct eng_lcore *lc)
 {
@@ -526,6 +591,7 @@ eng_timers(struct eng_lcore *lc)
 	struct uroce_txb *txb, none;
 	unsigned int i, n, built = 0;
 	struct eng_qp *eq;
+	uint64_t paced0;
 	uint16_t n0;
 
 	/* A timer's QP builds its frames here unless its port stalls or the
@@ -537,15 +603,20 @@ eng_timers(struct eng_lcore *lc)
 	none.n = 0;
 	none.cap = 0;
 	n = uroce_wheel_expire(&lc->wheel, eng_now(lc), ents, RTE_DIM(ents));
+	eng_timers_prefetch(ents, n);
 	for (i = 0; i < n; i++) {
+		if (i + 2 < n)
+			rte_prefetch0(eng_timer_qp(ents[i + 2])->req);
 		eq = container_of(ents[i], struct eng_qp, tmo);
 		if (built >= ENG_TX_BUDGET || eng_qp_stalled(lc, eq))
 			txb = &none;
 		else
 			txb = eng_qp_txb(lc, eq);
 		n0 = txb->n;
-		uroce_qp_timer(eq->qp, lc->now, txb);	/* read above */
+		paced0 = eq->qp->pace_bytes;
+		uroce_qp_timer(eq->qp, eng_qp_clock(lc, eq), txb);
 		built += txb->n - n0;
+		eng_qp_handoff(lc, eq, txb, paced0);
 		eng_qp_rearm(lc, eq);
 	}
 	lc->st.timers += n;

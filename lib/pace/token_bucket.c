@@ -155,6 +155,19 @@ uroce_tb_set_profile(struct uroce_tb *tb, const struct uroce_tb_profile *old_p,
 	tb->tokens = RTE_MIN(tokens, new_p->cap);
 }
 
+void
+uroce_tb_handoff(struct uroce_tb *tb, const struct uroce_tb_profile *p,
+		 uint64_t now, uint64_t bytes)
+{
+	int64_t tokens = tb_refill(tb, p, now), most;
+
+	/* bytes < 2^61 / tsc_hz keeps the product in range; more than the
+	 * burst leaves nothing but what debt there is. */
+	bytes = RTE_MIN(bytes, (uint64_t)p->burst_bytes);
+	most = p->cap - (int64_t)bytes * (int64_t)p->tsc_hz;
+	tb->tokens = RTE_MIN(tokens, most);
+}
+
 int64_t
 uroce_tb_tokens(const struct uroce_tb *tb, const struct uroce_tb_profile *p,
 		uint64_t now)

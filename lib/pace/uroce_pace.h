@@ -122,6 +122,18 @@ void uroce_tb_set_profile(struct uroce_tb *tb,
 			  const struct uroce_tb_profile *old_p,
 			  const struct uroce_tb_profile *new_p, uint64_t now);
 
+/**
+ * Packets of bytes (in total) taken by uroce_tb_consume() at an earlier
+ * time left only at now (they were handed to the port then). Refill up to
+ * now and keep no more than a bucket that took them at now would hold:
+ * cap - bytes. Without it the refill between the two times, capped at the
+ * burst, would let a full burst follow them at once and the wire would
+ * show bytes more than the burst. In steady state the bucket is far below
+ * that and nothing changes; the rate is never raised.
+ */
+void uroce_tb_handoff(struct uroce_tb *tb, const struct uroce_tb_profile *p,
+		      uint64_t now, uint64_t bytes);
+
 /** Whole bytes in the bucket at now (rounded down; negative = debt). */
 int64_t uroce_tb_tokens(const struct uroce_tb *tb,
 			const struct uroce_tb_profile *p, uint64_t now);

@@ -468,7 +468,6 @@ uroce_qp_to_err(struct uroce_qp *qp)
 		/* Only an owed NAK still goes out (IBTA 10.3.1, Error). */
 		qp->resp->res_cnt = 0;
 		qp->resp->ack_owed = false;
-		qp->resp->ack_at = UROCE_TIME_OFF;
 	}
 	uroce_qp_flush_sq(qp);
 	uroce_qp_flush_rq(qp);
@@ -521,23 +520,6 @@ uroce_qp_path_ready(struct uroce_qp *qp, uint64_t now)
 	}
 	if (qp->req != NULL)
 		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
-	return false;
-}
-
-bool
-uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
-	      uint64_t *wait_at)
-{
-	uint64_t ready;
-
-	if (!qp->pace_on ||
-	    uroce_tb_consume(&qp->pace_tb, &qp->pace_prof, now, bytes))
-		return true;
-	ready = uroce_tb_ready_at(&qp->pace_tb, &qp->pace_prof, now, bytes);
-	/* Count a wait once, not again when asked during it. */
-	if (*wait_at == UROCE_TIME_OFF || *wait_at <= now)
-		qp->stats.pace_wait_cycles += ready - now;
-	*wait_at = ready;
 	return false;
 }
 
@@ -839,8 +821,6 @@ uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 {
 	if (qp->req != NULL)
 		uroce_req_timer(qp, now);
-	if (qp->resp != NULL)
-		uroce_resp_timer(qp, now);
 	if (uroce_qp_tx(qp, now, txb))
 		uroce_qp_kick(qp);
 }
@@ -848,11 +828,6 @@ uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 uint64_t
 uroce_qp_deadline(const struct uroce_qp *qp)
 {
-	uint64_t t = UROCE_TIME_OFF;
-
-	if (qp->req != NULL)
-		t = uroce_req_deadline(qp);
-	if (qp->resp != NULL)
-		t = RTE_MIN(t, uroce_resp_deadline(qp));
-	return t;
+	/* The responder has no timer: it ACKs as requests arrive. */
+	return qp->req != NULL ? uroce_req_deadline(qp) : UROCE_TIME_OFF;
 }

@@ -17,9 +17,12 @@
  * Burst. The bucket holds at most max_burst_sz bytes, so no more than that
  * leaves back to back (a frame longer than the burst goes alone, from a
  * full bucket, see uroce_pace.h). max_burst_sz 0 picks the default
- * max(2 * typical_pkt_sz, the bytes of UROCE_PACE_DEFAULT_BURST_US at the
- * rate): two typical packets let the next packet wait in the bucket while
- * the engine wakes up late (wheel slots of about 1 us, idle sleeps), and at
+ * max(UROCE_PACE_DEFAULT_BURST_PKTS * typical_pkt_sz, the bytes of
+ * UROCE_PACE_DEFAULT_BURST_US at the rate). Half of it is the batch a QP
+ * gathers before it wakes up (pace_want() below: 4 packets at a low rate,
+ * so that 10,000 slow QPs cost the engine a wheel expiry per 4 frames, not
+ * per frame); the other half lets tokens wait in the bucket while the
+ * engine wakes up late (wheel slots of about 1 us, idle sleeps), and at
  * high rates the time term keeps the achieved rate exact despite that
  * jitter. typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu);
  * for RAW_PACKET, whose frames carry no transport headers and are as long
@@ -56,7 +59,7 @@ pace_default_burst(uint32_t rate_kbps, uint32_t typical)
 	uint64_t t = (uint64_t)rate_kbps * PACE_BYTES_PER_KBIT *
 		     UROCE_PACE_DEFAULT_BURST_US / 1000000;
 
-	t = RTE_MAX(t, 2 * (uint64_t)typical);
+	t = RTE_MAX(t, UROCE_PACE_DEFAULT_BURST_PKTS * (uint64_t)typical);
 	return (uint32_t)RTE_MIN(t, (uint64_t)UROCE_PACE_BURST_MAX);
 }
 
@@ -93,6 +96,76 @@ uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
 	return uroce_tb_profile_init(prof, env->tsc_hz, a->rate_limit, burst);
 }
 
+/*
+ * Batching. A QP that ran out of tokens waits until the bucket holds its
+ * next frame and what is queued behind it, up to pace_batch bytes (half
+ * the burst), rather than its next frame alone: each wake-up is a timer
+ * expiry and a call on a QP whose state is likely out of the cache, so a
+ * slow QP sends several frames per expiry, and a fast one fills the
+ * engine's transmit batch instead of releasing a frame or two per engine
+ * iteration. The rate is unchanged (tokens wait in the bucket, which holds
+ * the other half of the burst as slack for a late wake-up) and so is the
+ * burst bound (the bucket enforces it). Only the frames of a backlog
+ * gather: the caller says how many bytes wait behind the frame (a lower
+ * bound: payloads without headers), so the last ones leave as soon as
+ * their own tokens are there.
+ */
+static uint32_t
+pace_want(const struct uroce_qp *qp, uint32_t bytes, uint32_t more)
+{
+	uint64_t want = RTE_MIN((uint64_t)bytes + more, (uint64_t)qp->pace_batch);
+
+	return want > bytes ? (uint32_t)want : bytes;
+}
+
+uint32_t
+uroce_qp_pace_behind(struct uroce_qp *qp, uint32_t idx, uint32_t from)
+{
+	uint32_t posted = uroce_ring_cons_avail(&qp->sq, UINT32_MAX);
+	uint32_t i, n = 0;
+	uint64_t sum = from;
+
+	for (i = idx + 1; i - qp->sq.tail < posted && sum < qp->pace_batch &&
+	     n < UROCE_TXB_MAX; i++, n++) {
+		const struct uroce_send_wqe *w = uroce_sq_wqe(qp, i);
+
+		if (!uroce_wqe_is_rd_atomic(w))
+			sum += w->length;
+	}
+	return (uint32_t)RTE_MIN(sum, (uint64_t)UINT32_MAX);
+}
+
+bool
+uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes)
+{
+	if (!qp->pace_on)
+		return true;
+	if (!uroce_tb_consume(&qp->pace_tb, &qp->pace_prof, now, bytes))
+		return false;
+	qp->pace_bytes += bytes;
+	return true;
+}
+
+void
+uroce_qp_pace_handoff(struct uroce_qp *qp, uint64_t now, uint64_t bytes)
+{
+	if (qp->pace_on)
+		uroce_tb_handoff(&qp->pace_tb, &qp->pace_prof, now, bytes);
+}
+
+void
+uroce_qp_pace_wait(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
+		   uint32_t more, uint64_t *wait_at)
+{
+	uint64_t ready = uroce_tb_ready_at(&qp->pace_tb, &qp->pace_prof, now,
+					   pace_want(qp, bytes, more));
+
+	/* Count a wait once, not again when asked during it. */
+	if (*wait_at == UROCE_TIME_OFF || *wait_at <= now)
+		qp->stats.pace_wait_cycles += ready - now;
+	*wait_at = ready;
+}
+
 void
 uroce_qp_rate_limit_apply(struct uroce_qp *qp, uint32_t rate_kbps,
 			  const struct uroce_tb_profile *prof, uint64_t now)
@@ -110,6 +183,7 @@ uroce_qp_rate_limit_apply(struct uroce_qp *qp, uint32_t rate_kbps,
 		uroce_tb_set_profile(&qp->pace_tb, &qp->pace_prof, prof, now);
 		qp->pace_prof = *prof;
 	}
+	qp->pace_batch = qp->pace_prof.burst_bytes / 2;	/* pace_want() */
 	/* A wait computed at the old rate may be too long (a higher rate, or
 	 * none): try again now; a pacing wait that still holds is recomputed
 	 * at the new rate by the next uroce_qp_pace(). */

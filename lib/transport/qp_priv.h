@@ -26,10 +26,8 @@
 #define UROCE_REQ_WINDOW	256
 /** ACKREQ on every Nth packet of a long message (and on its last). */
 #define UROCE_REQ_ACKREQ_EVERY	32
-/** The responder ACKs at least every N packets without ACKREQ ... */
+/** The responder ACKs packets with ACKREQ, and at least every N without. */
 #define UROCE_RESP_ACK_EVERY	32
-/** ... and at the latest this long after the first unacknowledged one. */
-#define UROCE_RESP_ACK_DELAY_US	8
 /** Ask resolve() again, or retry an empty mempool, after this long. */
 #define UROCE_RETRY_WAIT_US	50
 /** Most READ/atomic responder resources a QP can have (max_dest_rd_atomic). */
@@ -96,6 +94,7 @@ struct uroce_requester {
 	uint32_t mtu;		/**< path MTU in bytes */
 	uint64_t rto_cycles;	/**< retransmit timeout; 0 = infinite */
 	uint64_t rto_at;	/**< retransmit deadline or UROCE_TIME_OFF */
+	uint64_t last_tx;	/**< TSC of the last request packet sent */
 	uint64_t rnr_at;	/**< end of an RNR wait or UROCE_TIME_OFF */
 	uint64_t wait_at;	/**< retry resolve/mbuf/pacing then */
 	uint32_t gap_una;	/**< una a response gap already rewound to */
@@ -172,7 +171,6 @@ struct uroce_responder {
 	uint8_t nak_syn;	/**< AETH syndrome of the owed NAK */
 	uint32_t nak_psn;
 	uint32_t unacked;	/**< packets since the last ACK */
-	uint64_t ack_at;	/**< coalescing deadline or UROCE_TIME_OFF */
 	uint32_t mtu;
 	/* READ/atomic resources: a FIFO of res_cap entries. */
 	uint32_t res_cap, res_head, res_cnt;
@@ -190,8 +188,6 @@ void uroce_resp_start(struct uroce_qp *qp);	/* INIT->RTR: rq_psn */
 void uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		   uint64_t now, struct uroce_txb *txb);
 bool uroce_resp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
-void uroce_resp_timer(struct uroce_qp *qp, uint64_t now);
-uint64_t uroce_resp_deadline(const struct uroce_qp *qp);
 
 /* ------------------------------------------------------------------------
  * RC QPs on a tag-matching SRQ (tm_rx.c).
@@ -288,9 +284,17 @@ void uroce_qp_to_sqe(struct uroce_qp *qp);
 bool uroce_qp_path_ready(struct uroce_qp *qp, uint64_t now);
 /* Cycles of a duration in microseconds. */
 uint64_t uroce_qp_us_to_cycles(const struct uroce_qp *qp, uint64_t us);
-/* Pacing hook for one request frame of bytes: false = wait (deadline set). */
-bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
-		   uint64_t *wait_at);
+/* Pacing (qp_pace.c): true if a frame of bytes may go now (charged);
+ * else uroce_qp_pace_wait() sets the time to try again, given the bytes
+ * queued behind the frame (for the batch; UINT32_MAX: plenty). */
+bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes);
+void uroce_qp_pace_wait(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
+			uint32_t more, uint64_t *wait_at);
+/* from + the payload bytes of the send WQEs posted behind SQ index idx,
+ * summed up to the pacing batch: what uroce_qp_pace_wait() may gather.
+ * Reads the poster's head: call it only to wait. */
+uint32_t uroce_qp_pace_behind(struct uroce_qp *qp, uint32_t idx,
+			      uint32_t from);
 
 /* RC and the XRC initiator: ACKed requests, a window, retries, ERR on a
  * send error. */

@@ -57,8 +57,11 @@ raw_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 		uroce_dgram_complete(qp, w, IBV_WC_LOC_LEN_ERR);
 		return 1;
 	}
-	if (!uroce_qp_pace(qp, now, len, &qp->req->wait_at))
+	if (!uroce_qp_pace(qp, now, len)) {
+		uroce_qp_pace_wait(qp, now, len, uroce_qp_pace_behind(qp, qp->sq.tail, 0),
+				   &qp->req->wait_at);
 		return 0;
+	}
 	m = rte_pktmbuf_alloc(qp->env->pool);
 	if (m == NULL) {
 		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);

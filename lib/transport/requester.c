@@ -381,12 +381,19 @@ send_pkt(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	struct uroce_requester *req = qp->req;
 	struct uroce_send_wqe *w = uroce_sq_wqe(qp, req->tx_idx);
 	struct req_pkt p;
+	uint32_t len, rest;
 	int ret;
 
 	fill_pkt(qp, w, &p);
-	if (!uroce_qp_pace(qp, now, uroce_frame_len(&qp->path, p.opcode, p.plen),
-			   &req->wait_at))
+	len = uroce_frame_len(&qp->path, p.opcode, p.plen);
+	if (!uroce_qp_pace(qp, now, len)) {
+		/* The rest of the message and the WQEs behind it. */
+		rest = uroce_wqe_is_rd_atomic(w) ? 0 : w->length - p.off - p.plen;
+		uroce_qp_pace_wait(qp, now, len,
+				   uroce_qp_pace_behind(qp, req->tx_idx, rest),
+				   &req->wait_at);
 		return 0;
+	}
 	ret = uroce_zc_wanted(qp, w, p.plen) ?
 		uroce_zc_send(qp, w, &p.bth, &p.ext, p.off, p.plen, txb) :
 		build_copy(qp, w, &p, txb);
@@ -407,8 +414,12 @@ send_pkt(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		/* UC completes when sent (no ACKs, IBTA ch. 9.8). */
 		req->una = req->tx_psn;
 		uroce_req_retire(qp);
-	} else if (req->rto_at == UROCE_TIME_OFF && req->rto_cycles != 0) {
-		req->rto_at = now + req->rto_cycles;
+	} else {
+		/* The retransmit timer restarts with every packet sent; the
+		 * deadline moves lazily, in uroce_req_timer(). */
+		req->last_tx = now;
+		if (req->rto_at == UROCE_TIME_OFF && req->rto_cycles != 0)
+			req->rto_at = now + req->rto_cycles;
 	}
 	return 1;
 }
@@ -476,14 +487,36 @@ timeout(struct uroce_qp *qp)
 	uroce_req_rewind(qp, req->una);
 }
 
+/*
+ * The local ACK timeout runs from the last request packet sent, and not
+ * while the requester holds its next packet back (pacing tokens, an
+ * mbuf). IBTA 9.7.6.1.3 starts the timer when a request is transmitted and
+ * stops it when every outstanding request is acknowledged; which
+ * transmission restarts it while several are outstanding is left to the
+ * implementation. This choice is what pacing needs: the responder ACKs
+ * only the packets that ask for it (the last of each message, responder.c),
+ * and the packets of a paced message may leave further apart than the
+ * timeout while every one arrives. A packet lost in the middle of a stream
+ * is found sooner anyway, by the PSN sequence NAK of the next one. The
+ * deadline moves lazily: send_pkt() only notes the time.
+ */
 void
 uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 {
 	struct uroce_requester *req = qp->req;
 
-	if (req->rto_at != UROCE_TIME_OFF && now >= req->rto_at &&
-	    (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD))
-		timeout(qp);
+	if (req->rto_at == UROCE_TIME_OFF || now < req->rto_at ||
+	    (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD))
+		return;
+	if (req->wait_at != UROCE_TIME_OFF) {
+		req->rto_at = RTE_MAX(req->wait_at, now) + req->rto_cycles;
+		return;		/* held back here: nothing is late */
+	}
+	if (now - req->last_tx < req->rto_cycles) {
+		req->rto_at = req->last_tx + req->rto_cycles;
+		return;		/* sent since it was armed */
+	}
+	timeout(qp);
 }
 
 uint64_t

@@ -104,7 +104,6 @@ uroce_resp_reset(struct uroce_qp *qp)
 	r->res = res;
 	r->replay = replay;
 	r->res_cap = cap;
-	r->ack_at = UROCE_TIME_OFF;
 	r->mtu = uroce_mtu_bytes(qp->attr.path_mtu);
 }
 
@@ -221,7 +220,7 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		.pkey = 0xffff, .dqpn = qp->attr.dest_qp_num, .psn = e->psn,
 	};
 	struct uroce_ext_fields ext;
-	uint32_t plen = 0;
+	uint32_t plen = 0, flen;
 	bool last = true;
 	struct rte_mbuf *m;
 	uint8_t *payload;
@@ -249,9 +248,14 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		}
 	}
 	/* READ and atomic responses are data the QP sends: paced (qp_pace.c). */
-	if (!uroce_qp_pace(qp, now, uroce_frame_len(&qp->path, bth.opcode, plen),
-			   &qp->req->wait_at))
+	flen = uroce_frame_len(&qp->path, bth.opcode, plen);
+	if (!uroce_qp_pace(qp, now, flen)) {
+		/* The rest of this response gathers; later ones are not
+		 * looked at. */
+		uroce_qp_pace_wait(qp, now, flen, e->atomic ? 0 : e->left - plen,
+				   &qp->req->wait_at);
 		return false;
+	}
 	m = uroce_frame_alloc(qp, &qp->path, bth.opcode, plen, &payload);
 	if (m == NULL) {
 		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
@@ -283,7 +287,6 @@ send_owed_one(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		qp->stats.acks_tx++;
 		r->ack_owed = false;
 		r->unacked = 0;
-		r->ack_at = UROCE_TIME_OFF;
 		return true;
 	}
 	if (r->res_cnt > 0)
@@ -310,24 +313,6 @@ uroce_resp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		if (!send_owed_one(qp, now, txb))
 			return false;
 	return r->ack_owed || r->nak_owed || r->res_cnt > 0;
-}
-
-void
-uroce_resp_timer(struct uroce_qp *qp, uint64_t now)
-{
-	struct uroce_responder *r = qp->resp;
-
-	if (r->ack_at != UROCE_TIME_OFF && now >= r->ack_at) {
-		r->ack_at = UROCE_TIME_OFF;
-		if (r->unacked > 0 && qp->type != IBV_QPT_UC)
-			owe_ack(qp);
-	}
-}
-
-uint64_t
-uroce_resp_deadline(const struct uroce_qp *qp)
-{
-	return qp->resp->ack_at;
 }
 
 /* ---------------------------------------------------------------------------
@@ -652,10 +637,21 @@ rx_duplicate(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	}
 }
 
-/* After a packet executed: the ACK it asks for, or at least every
- * UROCE_RESP_ACK_EVERY packets, else the coalescing timer. */
+/*
+ * After a packet executed: an ACK when it asks for one (AckReq), or after
+ * UROCE_RESP_ACK_EVERY packets that did not, else none yet. IBTA 9.7.5.1
+ * requires an acknowledgement for a request with AckReq set and lets one
+ * ACK cover every PSN before it (coalescing), so the others need no ACK of
+ * their own, and no timer: our requester (and rxe, and the NICs) sets
+ * AckReq on the last packet of every message, on every
+ * UROCE_REQ_ACKREQ_EVERY-th one of a long message and on the one that
+ * fills its window, so every stream of requests ends with one. A paced QP
+ * whose packets come milliseconds apart thus gets one ACK per message,
+ * not one per packet (a coalescing timer shorter than the gap would fire
+ * between any two of them).
+ */
 static void
-ack_policy(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
+ack_policy(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 {
 	struct uroce_responder *r = qp->resp;
 
@@ -663,12 +659,8 @@ ack_policy(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 	    pkt->op->kind == UROCE_OP_FETCH_ADD)
 		return;		/* the response is the acknowledgement */
 	r->unacked++;
-	if (pkt->bth.ackreq || r->unacked >= UROCE_RESP_ACK_EVERY) {
+	if (pkt->bth.ackreq || r->unacked >= UROCE_RESP_ACK_EVERY)
 		owe_ack(qp);
-		return;
-	}
-	if (r->ack_at == UROCE_TIME_OFF)
-		r->ack_at = now + uroce_qp_us_to_cycles(qp, UROCE_RESP_ACK_DELAY_US);
 }
 
 static void
@@ -681,7 +673,7 @@ rc_error(struct uroce_qp *qp, uint8_t code, uint32_t psn)
 }
 
 static void
-rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
+rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 {
 	struct uroce_responder *r = qp->resp;
 	uint32_t psn = pkt->bth.psn;
@@ -733,7 +725,7 @@ rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 	r->seq = next;
 	r->epsn = pkt->op->kind == UROCE_OP_READ_REQ ?
 		psn_add(res_at(r, r->res_cnt - 1)->last_psn, 1) : psn_add(psn, 1);
-	ack_policy(qp, pkt, now);
+	ack_policy(qp, pkt);
 }
 
 /* ---------------------------------------------------------------------------
@@ -798,7 +790,7 @@ uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
 		uc_rx(qp, pkt);
 		return;
 	}
-	rc_rx(qp, pkt, now);
+	rc_rx(qp, pkt);
 	if (qp->type == IBV_QPT_XRC_RECV)
 		uroce_xrc_unbind(qp);
 	if (uroce_resp_tx(qp, now, txb))

@@ -70,6 +70,7 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	struct uroce_l2l3 l2l3;
 	struct rte_mbuf *m;
 	uint8_t *payload;
+	uint32_t len;
 	int ret;
 
 	/* A datagram is one packet of at most the port's MTU (IBTA ch. 9.8). */
@@ -88,9 +89,12 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	}
 	bth.opcode = (w->opcode == IBV_WR_SEND_WITH_IMM) ?
 		UROCE_OPC_UD_SEND_ONLY_IMM : UROCE_OPC_UD_SEND_ONLY;
-	if (!uroce_qp_pace(qp, now, uroce_frame_len(&l2l3, bth.opcode, w->length),
-			   &qp->req->wait_at))
+	len = uroce_frame_len(&l2l3, bth.opcode, w->length);
+	if (!uroce_qp_pace(qp, now, len)) {
+		uroce_qp_pace_wait(qp, now, len, uroce_qp_pace_behind(qp, qp->sq.tail, 0),
+				   &qp->req->wait_at);
 		return 0;
+	}
 	m = uroce_frame_alloc(qp, &l2l3, bth.opcode, w->length, &payload);
 	if (m == NULL) {
 		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);

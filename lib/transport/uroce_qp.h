@@ -35,7 +35,7 @@
  *  - kick(qp): the QP has something to transmit now; the engine calls
  *    uroce_qp_tx() soon, and again while it returns true;
  *  - uroce_qp_deadline(qp): the earliest TSC at which uroce_qp_timer()
- *    must run (retransmit, RNR wait, ACK coalescing, pacing); the engine
+ *    must run (retransmit, RNR wait, pacing); the engine
  *    reads it after every call into the QP and (re)arms its timer.
  *
  * Errors are negative errno.
@@ -294,6 +294,8 @@ struct uroce_qp {
 
 	/* Pacing (issue 6): the requester consults it when pace_on. */
 	bool pace_on;
+	uint32_t pace_batch;	/**< bytes gathered before a wake-up */
+	uint64_t pace_bytes;	/**< bytes the pacer let go (charged) */
 	struct uroce_tb_profile pace_prof;
 	struct uroce_tb pace_tb;
 };
@@ -395,7 +397,7 @@ void uroce_qp_raw_rx(struct uroce_qp *qp, struct rte_mbuf *m, uint64_t now);
  */
 bool uroce_qp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
 
-/** Run expired timers (retransmit, RNR, ACK coalescing, pacing). */
+/** Run expired timers (retransmit, RNR, pacing). */
 void uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
 
 /** Segments of zero-copy frames of qp that are still attached to
@@ -409,8 +411,19 @@ uint64_t uroce_qp_deadline(const struct uroce_qp *qp);
  * Packet pacing (qp_pace.c; what counts and the default burst are
  * explained there).
  */
-/** Default burst: at least the bytes of this long at the rate. */
+/** Default burst: at least the bytes of this long at the rate ... */
 #define UROCE_PACE_DEFAULT_BURST_US	50
+/** ... and at least this many typical packets. */
+#define UROCE_PACE_DEFAULT_BURST_PKTS	8
+/**
+ * Owner only: frames of bytes the pacer let go earlier (pace_bytes grew by
+ * that much during a call) were handed to the port at now. The bucket is
+ * brought to what it would hold had they been charged at now
+ * (uroce_tb_handoff()), so that the port never sees more than the burst
+ * back to back however late the hand-off came (engine: lcore.c).
+ */
+void uroce_qp_pace_handoff(struct uroce_qp *qp, uint64_t now, uint64_t bytes);
+
 /** Largest max_burst_sz accepted (bytes). */
 #define UROCE_PACE_BURST_MAX		(UINT32_C(1) << 24)
 

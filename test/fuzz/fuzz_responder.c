@@ -303,7 +303,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(copy);
 		off += len;
 	}
-	/* timers: ACK coalescing, and whatever else is due */
+	/* timers: whatever is due (retransmit, RNR, pacing) */
 	L->now += ut_link_us(1000);
 	uroce_qp_timer(rc, L->now, &txb);
 	drain(&txb);

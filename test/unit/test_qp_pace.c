@@ -191,11 +191,12 @@ test_verb_matrix(void)
 				UT_CHECK_EQ(a.rate_limit, 5000);
 				UT_CHECK(qp->pace_on);
 				UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
-				/* Default burst: 2 * port MTU (1024) here;
-				 * 2 * the largest frame for RAW_PACKET. */
+				/* Default burst: 8 x port MTU (1024) here;
+				 * 8 x the largest frame for RAW_PACKET. */
 				UT_CHECK_EQ(qp->pace_prof.burst_bytes,
-					    types[t] == IBV_QPT_RAW_PACKET ?
-					    2 * (l.node[0].env.mtu + 14u) : 2048);
+					    UROCE_PACE_DEFAULT_BURST_PKTS *
+					    (types[t] == IBV_QPT_RAW_PACKET ?
+					     l.node[0].env.mtu + 14u : 1024));
 			} else {
 				UT_CHECK(snap_same(qp, &before));
 			}
@@ -299,7 +300,8 @@ test_modify_raw(struct ut_link *l)
 	UT_CHECK(qp->pace_on);
 	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
 	/* typical_pkt_sz 0 is the largest untagged frame for RAW_PACKET. */
-	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 2 * (l->node[0].env.mtu + 14u));
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes,
+		    UROCE_PACE_DEFAULT_BURST_PKTS * (l->node[0].env.mtu + 14u));
 	/* RTS->RTS: a new rate; bad ones change nothing. */
 	a.rate_limit = 8000;
 	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l->now), 0);
@@ -560,6 +562,24 @@ got_one(struct ut_link *l, void *ctx)
 	return w->got > 0;
 }
 
+/* A backlogged QP wakes up once per batch (qp_pace.c, pace_want()): the
+ * frames leave in groups sharing one time, each group but the last holding
+ * as many frames of the largest length as the batch has room for. */
+static void
+check_batches(const struct frame_log *fl, uint32_t batch)
+{
+	uint32_t i, max_len = 0, groups = 1, per;
+
+	for (i = 0; i < fl->n; i++)
+		max_len = RTE_MAX(max_len, fl->len[i]);
+	for (i = 1; i < fl->n; i++)
+		groups += fl->t[i] != fl->t[i - 1];
+	per = RTE_MAX(batch / max_len, 1u);
+	/* The first group is the full bucket, the others one batch each. */
+	UT_CHECK(groups <= 1 + (fl->n + per - 1) / per);
+	UT_NOTE("%u frames in %u groups, batch %u B", fl->n, groups, batch);
+}
+
 /* One RC WRITE stream, paced at rate_kbps; frames dropped if drop_every. */
 static void
 test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
@@ -593,6 +613,7 @@ test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
 		 * its tokens were there - the rate is exact. */
 		UT_CHECK(left < (int64_t)s->qa->pace_prof.refill);
 		UT_CHECK_EQ(s->fl->n, 1024);
+		check_batches(s->fl, s->qa->pace_batch);
 	} else {
 		UT_CHECK(s->qa->stats.retransmits > 0);
 		UT_CHECK(s->fl->n > 1024);
@@ -607,18 +628,29 @@ out:
 }
 
 /* A rate so low that one frame's tokens take longer than the ACK timeout
- * (50 kbit/s: a 1 KiB-payload frame every ~180 ms, timeout 67 ms). Each
- * frame is acknowledged long before the next one leaves, so the timer must
- * not run while the QP only waits for tokens: no timeout, no resend. */
+ * (50 kbit/s: a 1 KiB-payload frame every ~180 ms, timeout 67 ms). B ACKs
+ * only the last packet of each 2-packet message (AckReq, responder.c), so
+ * A's first packet of a message waits unacknowledged while the second one
+ * waits for tokens: the timer must not run while the QP holds a packet
+ * back, and must run from the last packet sent (requester.c). One ACK per
+ * message, no timeout, no resend. With drop_last, the last packet (PSN 7,
+ * the one that asks for the ACK) is lost once: the timer is all that can
+ * find it, so exactly one timeout resends the message (PSN 6 and 7). */
 static void
-test_slow_no_timeout(void)
+test_slow_no_timeout(bool drop_last)
 {
-	struct ibv_qp_rate_limit_attr rl = { 50, 0, 0, 0 };
+	/* A burst of 2 frames: one frame per wake-up (no batch). */
+	struct ibv_qp_rate_limit_attr rl = { 50, 2048, 0, 0 };
 	struct stream *s = calloc(1, sizeof(*s));
 	struct want w = { 0 };
 
 	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 12, 0x10, 0x20), 0))
 		goto out;
+	s->fl->side = 0;
+	s->fl->dqpn = 0x20;
+	s->fl->drop_every = drop_last ? 8 : 0;
+	s->l.tap = tap_log;
+	s->l.tap_ctx = s->fl;
 	s->l.node[0].env.lim.rate_limit_min = 1;	/* the verb's floor */
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
 	/* 4 x 2 KiB: 8 frames, about 1.4 s on the fake clock. */
@@ -627,10 +659,15 @@ test_slow_no_timeout(void)
 	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(10000000), 2000000));
 	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
 	UT_CHECK_MEM(s->la, s->rb, 4 * 2048);
-	UT_CHECK_EQ(s->qa->stats.timeouts, 0);
-	UT_CHECK_EQ(s->qa->stats.retransmits, 0);
-	UT_CHECK_EQ(s->qa->stats.tx_pkts, 8);
+	UT_CHECK_EQ(s->qa->stats.timeouts, drop_last ? 1 : 0);
+	UT_CHECK_EQ(s->qa->stats.retransmits, drop_last ? 2 : 0);
+	UT_CHECK_EQ(s->qa->stats.tx_pkts, drop_last ? 10 : 8);
+	UT_CHECK_EQ(s->qb->stats.dup_reqs, drop_last ? 1 : 0);
+	UT_CHECK_EQ(s->qb->stats.acks_tx, 4);
+	UT_CHECK_EQ(s->qa->stats.acks_rx, 4);
 	UT_CHECK(s->qa->stats.pace_wait_cycles > 0);
+	UT_NOTE("slow paced stream, %s", drop_last ? "last packet lost once" :
+		"no loss");
 out:
 	if (s != NULL)
 		stream_fini(s);
@@ -906,7 +943,8 @@ main(int argc, char **argv)
 	test_write_stream(40000000, 0, 0);	/* 40 Gbit/s */
 	test_write_stream(300000, 4096, 0);	/* explicit burst */
 	test_write_stream(300000, 0, 50);	/* loss: retransmissions */
-	test_slow_no_timeout();
+	test_slow_no_timeout(false);
+	test_slow_no_timeout(true);
 	test_read_stream();
 	test_rate_change();
 	test_two_fair();

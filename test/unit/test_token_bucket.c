@@ -453,6 +453,50 @@ test_idle_gap(void)
 		}
 }
 
+/*
+ * Hand-off (uroce_tb_handoff): 8 Mbit/s (1 byte per 1000 cycles at 1 GHz),
+ * burst 10,000 B, packets of 1,000 B. 3 packets taken at t = 0 from a full
+ * bucket leave only at t = 5 ms: a bucket that took them then holds
+ * 10,000 - 3,000 B, not the 10,000 the refill (capped) gives, so what
+ * follows at once is 7 packets and the wire never shows more than the
+ * burst. Low in the bucket (steady state) nothing changes, and debt and a
+ * hand-off larger than the burst are kept exact.
+ */
+static void
+test_handoff(void)
+{
+	struct uroce_tb_profile p;
+	struct uroce_tb tb;
+	uint64_t now = 1000;
+	int i;
+
+	UT_CHECK_EQ(uroce_tb_profile_init(&p, HZ_1G, 8 * KBPS_1M, 10000), 0);
+	uroce_tb_init(&tb, &p, now);
+	for (i = 0; i < 3; i++)
+		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
+	now += 5000000;			/* 5 ms: 5,000 B of refill, capped */
+	uroce_tb_handoff(&tb, &p, now, 3000);
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 7000);
+	for (i = 0; i < 7; i++)
+		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
+	UT_CHECK(!uroce_tb_consume(&tb, &p, now, 1000));
+	/* Steady state: 1,000 B left, 2 packets handed over 100 us late:
+	 * the 100 B of refill stay (1,100 < 10,000 - 2,000). */
+	now += 1000000;			/* the bucket refills to 1,000 B */
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 1000);
+	uroce_tb_handoff(&tb, &p, now + 100000, 2000);
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now + 100000), 1100);
+	/* More than the burst handed over: the bucket keeps no tokens. */
+	now += 20000000;
+	uroce_tb_handoff(&tb, &p, now, 50000);
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 0);
+	/* Debt (a packet larger than the burst) is kept as it is. */
+	now += 20000000;
+	UT_CHECK(uroce_tb_consume(&tb, &p, now, 15000));
+	uroce_tb_handoff(&tb, &p, now, 15000);
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), -5000);
+}
+
 int
 main(void)
 {
@@ -466,5 +510,6 @@ main(void)
 	test_rate_change();
 	test_clock();
 	test_idle_gap();
+	test_handoff();
 	return ut_summary();
 }
