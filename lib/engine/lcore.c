@@ -12,6 +12,11 @@
  * a few rte_pause() iterations, then sleeps growing from 1 us to 64 us, so
  * two processes on a 2-core machine both progress. Work resets the back-off.
  *
+ * Native progress (no background lcore): the thread in uroce_engine_poll()
+ * is the owner while it iterates, a thread that posts while nobody
+ * iterates serves its QP at once (eng_kick_native()), and ACKs may wait
+ * for the poller's next call (eng_hold_acks()).
+ *
  * Everything here runs on the lcore that owns the context, except
  * eng_kick(), which any thread calls.
  */
@@ -73,6 +78,7 @@ eng_lcore_setup(struct eng_lcore *lc, unsigned int idx, unsigned int lcore_id)
 	for (d = 0; d < UROCE_CONFIG_MAX_PORTS; d++) {
 		lc->txb[d].cap = UROCE_TXB_MAX;
 		lc->wire_txb[d].cap = UROCE_TXB_MAX;
+		lc->ackb[d].cap = UROCE_TXB_MAX;
 	}
 	lc->ctrl = eng_ring("ctl", idx, ENG_RING_SIZE);
 	lc->db = eng_ring("db", idx, ENG_DB_RING_SIZE);
@@ -118,8 +124,11 @@ eng_lcore_drain(struct eng_lcore *lc)
 	for (d = 0; d < UROCE_CONFIG_MAX_PORTS; d++) {
 		rte_pktmbuf_free_bulk(lc->txb[d].pkts, lc->txb[d].n);
 		lc->txb[d].n = 0;
+		lc->txb[d].acks = 0;
 		rte_pktmbuf_free_bulk(lc->wire_txb[d].pkts, lc->wire_txb[d].n);
 		lc->wire_txb[d].n = 0;
+		rte_pktmbuf_free_bulk(lc->ackb[d].pkts, lc->ackb[d].n);
+		lc->ackb[d].n = 0;
 	}
 }
 
@@ -186,9 +195,33 @@ eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq)
 	uroce_wheel_add(&lc->wheel, &eq->tmo, dl);
 }
 
+static void eng_tx_now(struct eng_lcore *lc, struct eng_qp *eq);
+
+/*
+ * Native progress (no background lcore) and nobody runs the loop: the
+ * posting thread becomes the owner for as long as it takes to serve the
+ * QP, the way a NIC starts on the doorbell write. Without this the WR
+ * would wait for the poster's next uroce_poll() to get through the
+ * control, doorbell, receive and timer steps first (issue 8: a third of
+ * the latency of a hop). false: someone else runs the loop; ring.
+ */
+static bool
+eng_kick_native(struct eng_lcore *lc, struct eng_qp *eq)
+{
+	if (eng_g->nb_bg != 0 || RTE_PER_LCORE(eng_cur) != NULL ||
+	    !rte_spinlock_trylock(&eng_g->native_lock))
+		return false;
+	RTE_PER_LCORE(eng_cur) = lc;
+	eng_tx_now(lc, eq);
+	RTE_PER_LCORE(eng_cur) = NULL;
+	uroce_spin_unlock(&eng_g->native_lock);
+	return true;
+}
+
 /*
  * The QP has work to transmit (env ops kick). On the owner it joins the
- * ready lists; from any other thread it rings the owner's doorbell, at
+ * ready lists; in native mode the poster serves it at once if it can
+ * (above); from any other thread it rings the owner's doorbell, at
  * most once until the owner takes it (db_pending). The exchange pairs with
  * the owner's in eng_db_drain(): a poster whose exchange finds the flag
  * already set has its WQEs visible to the owner's next uroce_qp_tx().
@@ -207,6 +240,8 @@ eng_kick(void *ctx, struct uroce_qp *qp)
 		eng_qp_activate(lc, eq);
 		return;
 	}
+	if (eng_kick_native(lc, eq))
+		return;
 	if (__atomic_exchange_n(&eq->db_pending, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	if (rte_ring_mp_enqueue(lc->db, eq) != 0)
@@ -334,6 +369,7 @@ eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
 			wire[nw++] = txb->pkts[i];
 	}
 	txb->n = 0;
+	txb->acks = 0;
 	if (nw > 0)
 		lc->dst[dev->idx].tx_pkts +=
 			uroce_port_tx(dev->port, lc->idx, wire, nw);
@@ -367,6 +403,65 @@ eng_qp_txb(struct eng_lcore *lc, struct eng_qp *eq)
 	if (uroce_txb_full(txb))
 		eng_flush_txb(lc, eq->dev, txb, false);
 	return txb;
+}
+
+/*
+ * Native progress: a batch of nothing but ACKs and NAKs waits in the
+ * lcore (ackb) for the poller's next call into the engine: a post sends
+ * it after the post's own frames (eng_tx_now()), a poll with the frames
+ * of its iteration (eng_iterate()). The ACK is for data already in
+ * memory (the responder placed it first) and gates only the
+ * peer's send completion. Sent at once, its tx burst stood between a
+ * WRITE's arrival and the poller seeing it, the next locked instruction
+ * (the reply's SQ lock) waited for its stores to reach the peer, and the
+ * peer parsed it before the reply behind it (issue 8: a third of a hop on
+ * memif). Background lcores never hold: nobody calls them.
+ */
+static bool
+eng_hold_acks(struct eng_lcore *lc, unsigned int d)
+{
+	struct uroce_txb *txb = &lc->txb[d], *ackb = &lc->ackb[d];
+
+	if (eng_g->nb_bg != 0 || txb->acks != txb->n ||
+	    ackb->n + txb->n > ackb->cap)
+		return false;
+	memcpy(&ackb->pkts[ackb->n], txb->pkts, txb->n * sizeof(txb->pkts[0]));
+	ackb->n = (uint16_t)(ackb->n + txb->n);
+	txb->n = 0;
+	txb->acks = 0;
+	lc->held = true;
+	return true;
+}
+
+/* Send what eng_hold_acks() held. */
+static void
+eng_flush_held(struct eng_lcore *lc)
+{
+	unsigned int d;
+
+	for (d = 0; d < eng_g->ndev; d++)
+		if (lc->ackb[d].n > 0)
+			eng_flush_txb(lc, eng_g->dev[d], &lc->ackb[d], true);
+	lc->held = false;
+}
+
+/* Send every device's batches; hold: what was held goes first, and
+ * ACK-only batches may wait (above). */
+static void
+eng_flush_all(struct eng_lcore *lc, bool hold)
+{
+	struct uroce_dev *dev;
+	unsigned int d;
+
+	if (hold && lc->held)
+		eng_flush_held(lc);
+	for (d = 0; d < eng_g->ndev; d++) {
+		dev = eng_g->dev[d];
+		if (lc->txb[d].n > 0 && !(hold && eng_hold_acks(lc, d)))
+			eng_flush(lc, dev);
+		if (lc->wire_txb[d].n > 0)
+			eng_flush_txb(lc, dev, &lc->wire_txb[d], false);
+	}
 }
 
 /*
@@ -431,6 +526,29 @@ eng_tx(struct eng_lcore *lc)
 		n++;
 	}
 	return n;
+}
+
+/*
+ * A kicked QP, on its owner outside an iteration (eng_kick_native()). When
+ * it is the only ready QP and its port takes frames, its call runs now and
+ * the frames leave at once; otherwise it joins the ready lists and waits
+ * its turn in the next iteration, as a doorbell would make it (a post must
+ * not jump ahead of QPs already waiting, nor build behind a stall).
+ */
+static void
+eng_tx_now(struct eng_lcore *lc, struct eng_qp *eq)
+{
+	eng_qp_activate(lc, eq);
+	if (uroce_sched_count(&lc->ready) != 1 || !eng_qp_wired(eq) ||
+	    eng_qp_stalled(lc, eq))
+		return;
+	lc->now_read = false;
+	eng_tx(lc);
+	eng_flush_all(lc, false);
+	if (lc->held)
+		eng_flush_held(lc);	/* after the reply: above */
+	lc->now_read = false;	/* the next iteration reads afresh */
+	lc->st.direct_tx++;
 }
 
 /* ------------------------------------------------------------------------
@@ -536,6 +654,7 @@ eng_timers(struct eng_lcore *lc)
 		return 0;	/* no clock needed (eng_now()) */
 	none.n = 0;
 	none.cap = 0;
+	none.acks = 0;
 	n = uroce_wheel_expire(&lc->wheel, eng_now(lc), ents, RTE_DIM(ents));
 	for (i = 0; i < n; i++) {
 		eq = container_of(ents[i], struct eng_qp, tmo);
@@ -595,11 +714,8 @@ eng_iterate(struct eng_lcore *lc)
 	for (d = 0; d < eng_g->ndev; d++)
 		work += uroce_port_tx_flush(eng_g->dev[d]->port, lc->idx);
 	work += eng_tx(lc);
+	eng_flush_all(lc, true);
 	for (d = 0; d < eng_g->ndev; d++) {
-		if (lc->txb[d].n > 0)
-			eng_flush(lc, eng_g->dev[d]);
-		if (lc->wire_txb[d].n > 0)
-			eng_flush_txb(lc, eng_g->dev[d], &lc->wire_txb[d], false);
 		if (uroce_port_ctrl_pending(eng_g->dev[d]->port))
 			uroce_port_poll_ctrl(eng_g->dev[d]->port, lc->idx,
 					     eng_now(lc));
@@ -703,7 +819,7 @@ uroce_engine_poll(void)
 	RTE_PER_LCORE(eng_cur) = lc;
 	work = eng_iterate(lc);
 	RTE_PER_LCORE(eng_cur) = NULL;
-	rte_spinlock_unlock(&eng_g->native_lock);
+	uroce_spin_unlock(&eng_g->native_lock);
 	return (int)RTE_MIN(work, (unsigned int)INT32_MAX);
 }
 

@@ -133,6 +133,20 @@ uroce_mtu_bytes(enum ibv_mtu mtu)
 	return 128u << mtu;
 }
 
+/**
+ * Release a lock of the data path (the post locks, the engine's native
+ * lock). rte_spinlock_unlock() is an xchg on x86: a locked instruction,
+ * which waits until every store before it is visible to other cores,
+ * such as the frame just written into a memif ring that the peer polls
+ * (hundreds of cycles; issue 8). A RELEASE store orders the critical
+ * section before the release just as well, at the cost of a plain store.
+ */
+static inline void
+uroce_spin_unlock(rte_spinlock_t *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
 /* ------------------------------------------------------------------------
  * Transmit batches.
  */
@@ -141,6 +155,10 @@ uroce_mtu_bytes(enum ibv_mtu mtu)
 struct uroce_txb {
 	uint16_t n;			/**< frames in pkts[] */
 	uint16_t cap;			/**< at most UROCE_TXB_MAX */
+	/** Of the n, the ACKs and NAKs (the responder's send_aeth()): a
+	 * batch of nothing else may wait for the poller's next call
+	 * (lib/engine, native progress). Whoever empties pkts[] zeroes it. */
+	uint16_t acks;
 	struct rte_mbuf *pkts[UROCE_TXB_MAX];
 };
 
