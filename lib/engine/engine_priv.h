@@ -85,7 +85,6 @@ struct eng_lcore {
 	uint64_t now;			/* TSC of the iteration: eng_now() */
 	bool now_read;			/* now was read in this iteration */
 	bool worked;			/* the last iteration found work */
-	bool held;			/* some ackb[] holds frames */
 	unsigned int idle;		/* consecutive empty iterations */
 	uint64_t sleep_ns;		/* current back-off sleep */
 	struct uroce_lcore_stats st;
@@ -93,8 +92,6 @@ struct eng_lcore {
 	struct uroce_txb txb[UROCE_CONFIG_MAX_PORTS];
 	/* Frames of RAW_PACKET QPs: to the port, never looped back. */
 	struct uroce_txb wire_txb[UROCE_CONFIG_MAX_PORTS];
-	/* ACKs waiting for the poller's next call (native, lcore.c). */
-	struct uroce_txb ackb[UROCE_CONFIG_MAX_PORTS];
 	/* Each device's flow rules (flow.c; swapped by control messages). */
 	const struct eng_flow_tbl *flows[UROCE_CONFIG_MAX_PORTS];
 } __rte_cache_aligned;

@@ -14,8 +14,7 @@
  *
  * Native progress (no background lcore): the thread in uroce_engine_poll()
  * is the owner while it iterates, a thread that posts while nobody
- * iterates serves its QP at once (eng_kick_native()), and ACKs may wait
- * for the poller's next call (eng_hold_acks()).
+ * iterates serves its QP at once (eng_kick_native()).
  *
  * Everything here runs on the lcore that owns the context, except
  * eng_kick(), which any thread calls.
@@ -78,7 +77,6 @@ eng_lcore_setup(struct eng_lcore *lc, unsigned int idx, unsigned int lcore_id)
 	for (d = 0; d < UROCE_CONFIG_MAX_PORTS; d++) {
 		lc->txb[d].cap = UROCE_TXB_MAX;
 		lc->wire_txb[d].cap = UROCE_TXB_MAX;
-		lc->ackb[d].cap = UROCE_TXB_MAX;
 	}
 	lc->ctrl = eng_ring("ctl", idx, ENG_RING_SIZE);
 	lc->db = eng_ring("db", idx, ENG_DB_RING_SIZE);
@@ -124,11 +122,8 @@ eng_lcore_drain(struct eng_lcore *lc)
 	for (d = 0; d < UROCE_CONFIG_MAX_PORTS; d++) {
 		rte_pktmbuf_free_bulk(lc->txb[d].pkts, lc->txb[d].n);
 		lc->txb[d].n = 0;
-		lc->txb[d].acks = 0;
 		rte_pktmbuf_free_bulk(lc->wire_txb[d].pkts, lc->wire_txb[d].n);
 		lc->wire_txb[d].n = 0;
-		rte_pktmbuf_free_bulk(lc->ackb[d].pkts, lc->ackb[d].n);
-		lc->ackb[d].n = 0;
 	}
 }
 
@@ -369,7 +364,6 @@ eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
 			wire[nw++] = txb->pkts[i];
 	}
 	txb->n = 0;
-	txb->acks = 0;
 	if (nw > 0)
 		lc->dst[dev->idx].tx_pkts +=
 			uroce_port_tx(dev->port, lc->idx, wire, nw);
@@ -405,59 +399,16 @@ eng_qp_txb(struct eng_lcore *lc, struct eng_qp *eq)
 	return txb;
 }
 
-/*
- * Native progress: a batch of nothing but ACKs and NAKs waits in the
- * lcore (ackb) for the poller's next call into the engine: a post sends
- * it after the post's own frames (eng_tx_now()), a poll with the frames
- * of its iteration (eng_iterate()). The ACK is for data already in
- * memory (the responder placed it first) and gates only the
- * peer's send completion. Sent at once, its tx burst stood between a
- * WRITE's arrival and the poller seeing it, the next locked instruction
- * (the reply's SQ lock) waited for its stores to reach the peer, and the
- * peer parsed it before the reply behind it (issue 8: a third of a hop on
- * memif). Background lcores never hold: nobody calls them.
- */
-static bool
-eng_hold_acks(struct eng_lcore *lc, unsigned int d)
-{
-	struct uroce_txb *txb = &lc->txb[d], *ackb = &lc->ackb[d];
-
-	if (eng_g->nb_bg != 0 || txb->acks != txb->n ||
-	    ackb->n + txb->n > ackb->cap)
-		return false;
-	memcpy(&ackb->pkts[ackb->n], txb->pkts, txb->n * sizeof(txb->pkts[0]));
-	ackb->n = (uint16_t)(ackb->n + txb->n);
-	txb->n = 0;
-	txb->acks = 0;
-	lc->held = true;
-	return true;
-}
-
-/* Send what eng_hold_acks() held. */
+/* Send every device's batches. */
 static void
-eng_flush_held(struct eng_lcore *lc)
-{
-	unsigned int d;
-
-	for (d = 0; d < eng_g->ndev; d++)
-		if (lc->ackb[d].n > 0)
-			eng_flush_txb(lc, eng_g->dev[d], &lc->ackb[d], true);
-	lc->held = false;
-}
-
-/* Send every device's batches; hold: what was held goes first, and
- * ACK-only batches may wait (above). */
-static void
-eng_flush_all(struct eng_lcore *lc, bool hold)
+eng_flush_all(struct eng_lcore *lc)
 {
 	struct uroce_dev *dev;
 	unsigned int d;
 
-	if (hold && lc->held)
-		eng_flush_held(lc);
 	for (d = 0; d < eng_g->ndev; d++) {
 		dev = eng_g->dev[d];
-		if (lc->txb[d].n > 0 && !(hold && eng_hold_acks(lc, d)))
+		if (lc->txb[d].n > 0)
 			eng_flush(lc, dev);
 		if (lc->wire_txb[d].n > 0)
 			eng_flush_txb(lc, dev, &lc->wire_txb[d], false);
@@ -544,9 +495,7 @@ eng_tx_now(struct eng_lcore *lc, struct eng_qp *eq)
 		return;
 	lc->now_read = false;
 	eng_tx(lc);
-	eng_flush_all(lc, false);
-	if (lc->held)
-		eng_flush_held(lc);	/* after the reply: above */
+	eng_flush_all(lc);
 	lc->now_read = false;	/* the next iteration reads afresh */
 	lc->st.direct_tx++;
 }
@@ -654,7 +603,6 @@ eng_timers(struct eng_lcore *lc)
 		return 0;	/* no clock needed (eng_now()) */
 	none.n = 0;
 	none.cap = 0;
-	none.acks = 0;
 	n = uroce_wheel_expire(&lc->wheel, eng_now(lc), ents, RTE_DIM(ents));
 	for (i = 0; i < n; i++) {
 		eq = container_of(ents[i], struct eng_qp, tmo);
@@ -714,7 +662,7 @@ eng_iterate(struct eng_lcore *lc)
 	for (d = 0; d < eng_g->ndev; d++)
 		work += uroce_port_tx_flush(eng_g->dev[d]->port, lc->idx);
 	work += eng_tx(lc);
-	eng_flush_all(lc, true);
+	eng_flush_all(lc);
 	for (d = 0; d < eng_g->ndev; d++) {
 		if (uroce_port_ctrl_pending(eng_g->dev[d]->port))
 			uroce_port_poll_ctrl(eng_g->dev[d]->port, lc->idx,

@@ -200,7 +200,6 @@ send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn, uint64_t now,
 		return false;
 	}
 	uroce_frame_finish(qp, m, &qp->path, &bth, &ext, 0, txb);
-	txb->acks++;
 	return true;
 }
 

@@ -155,10 +155,6 @@ uroce_spin_unlock(rte_spinlock_t *l)
 struct uroce_txb {
 	uint16_t n;			/**< frames in pkts[] */
 	uint16_t cap;			/**< at most UROCE_TXB_MAX */
-	/** Of the n, the ACKs and NAKs (the responder's send_aeth()): a
-	 * batch of nothing else may wait for the poller's next call
-	 * (lib/engine, native progress). Whoever empties pkts[] zeroes it. */
-	uint16_t acks;
 	struct rte_mbuf *pkts[UROCE_TXB_MAX];
 };
 
