@@ -24,6 +24,7 @@
 #include "perf_priv.h"
 
 #define WARMUP		8	/* round trips not recorded */
+#define LAT_OWED_MAX	8	/* send completions left to reap, at most */
 
 struct lat {
 	struct perf *p;
@@ -113,22 +114,28 @@ lat_arrived(struct lat *l, struct perf_lat_res *r, uint8_t seq)
 
 /* Wait for the peer's next message (or, one-sided, our completion).
  * 1: it came; 0: the client's control message came first (server);
- * < 0: error or stall. */
+ * < 0: error or stall. The peer's message is looked for before our send
+ * completions are reaped, so that reaping is not on the way to the next
+ * post; they are reaped while nothing arrives, and first when a few are
+ * owed (the SQ and the send CQ never fill). */
 static int
 lat_wait(struct lat *l, struct perf_lat_res *r, uint8_t seq, bool server)
 {
 	uint64_t since = rte_rdtsc(), loops = 0;
-	int ret, got;
+	int ret, got = 0;
 
 	for (;;) {
 		perf_progress(l->p);
+		if (l->wl->lat != PERF_LAT_COMPLETION &&
+		    l->posted - l->completed < LAT_OWED_MAX)
+			got = lat_arrived(l, r, seq);
+		if (got != 0)
+			return got;
 		ret = lat_reap(l, r);
 		if (ret < 0)
 			return ret;
 		if (l->wl->lat == PERF_LAT_COMPLETION)
 			got = ret > 0 && !server;
-		else
-			got = lat_arrived(l, r, seq);
 		if (got != 0)
 			return got;
 		if ((++loops & 1023) == 0) {

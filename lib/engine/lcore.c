@@ -12,6 +12,10 @@
  * a few rte_pause() iterations, then sleeps growing from 1 us to 64 us, so
  * two processes on a 2-core machine both progress. Work resets the back-off.
  *
+ * Native progress (no background lcore): the thread in uroce_engine_poll()
+ * is the owner while it iterates, a thread that posts while nobody
+ * iterates serves its QP at once (eng_kick_native()).
+ *
  * Everything here runs on the lcore that owns the context, except
  * eng_kick(), which any thread calls.
  */
@@ -194,9 +198,33 @@ eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq)
 	uroce_wheel_add(&lc->wheel, &eq->tmo, dl);
 }
 
+static void eng_tx_now(struct eng_lcore *lc, struct eng_qp *eq);
+
+/*
+ * Native progress (no background lcore) and nobody runs the loop: the
+ * posting thread becomes the owner for as long as it takes to serve the
+ * QP, the way a NIC starts on the doorbell write. Without this the WR
+ * would wait for the poster's next uroce_poll() to get through the
+ * control, doorbell, receive and timer steps first (issue 8: a third of
+ * the latency of a hop). false: someone else runs the loop; ring.
+ */
+static bool
+eng_kick_native(struct eng_lcore *lc, struct eng_qp *eq)
+{
+	if (eng_g->nb_bg != 0 || RTE_PER_LCORE(eng_cur) != NULL ||
+	    !rte_spinlock_trylock(&eng_g->native_lock))
+		return false;
+	RTE_PER_LCORE(eng_cur) = lc;
+	eng_tx_now(lc, eq);
+	RTE_PER_LCORE(eng_cur) = NULL;
+	uroce_spin_unlock(&eng_g->native_lock);
+	return true;
+}
+
 /*
  * The QP has work to transmit (env ops kick). On the owner it joins the
- * ready lists; from any other thread it rings the owner's doorbell, at
+ * ready lists; in native mode the poster serves it at once if it can
+ * (above); from any other thread it rings the owner's doorbell, at
  * most once until the owner takes it (db_pending). The exchange pairs with
  * the owner's in eng_db_drain(): a poster whose exchange finds the flag
  * already set has its WQEs visible to the owner's next uroce_qp_tx().
@@ -215,6 +243,8 @@ eng_kick(void *ctx, struct uroce_qp *qp)
 		eng_qp_activate(lc, eq);
 		return;
 	}
+	if (eng_kick_native(lc, eq))
+		return;
 	if (__atomic_exchange_n(&eq->db_pending, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
 	if (rte_ring_mp_enqueue(lc->db, eq) != 0)
@@ -377,6 +407,22 @@ eng_qp_txb(struct eng_lcore *lc, struct eng_qp *eq)
 	return txb;
 }
 
+/* Send every device's batches. */
+static void
+eng_flush_all(struct eng_lcore *lc)
+{
+	struct uroce_dev *dev;
+	unsigned int d;
+
+	for (d = 0; d < eng_g->ndev; d++) {
+		dev = eng_g->dev[d];
+		if (lc->txb[d].n > 0)
+			eng_flush(lc, dev);
+		if (lc->wire_txb[d].n > 0)
+			eng_flush_txb(lc, dev, &lc->wire_txb[d], false);
+	}
+}
+
 /*
  * A paced QP's frames are charged at a clock read just before its call
  * and handed to the port right after it, so that the port (and its
@@ -471,6 +517,27 @@ eng_tx(struct eng_lcore *lc)
 		n++;
 	}
 	return n;
+}
+
+/*
+ * A kicked QP, on its owner outside an iteration (eng_kick_native()). When
+ * it is the only ready QP and its port takes frames, its call runs now and
+ * the frames leave at once; otherwise it joins the ready lists and waits
+ * its turn in the next iteration, as a doorbell would make it (a post must
+ * not jump ahead of QPs already waiting, nor build behind a stall).
+ */
+static void
+eng_tx_now(struct eng_lcore *lc, struct eng_qp *eq)
+{
+	eng_qp_activate(lc, eq);
+	if (uroce_sched_count(&lc->ready) != 1 || !eng_qp_wired(eq) ||
+	    eng_qp_stalled(lc, eq))
+		return;
+	lc->now_read = false;
+	eng_tx(lc);
+	eng_flush_all(lc);
+	lc->now_read = false;	/* the next iteration reads afresh */
+	lc->st.direct_tx++;
 }
 
 /* ------------------------------------------------------------------------
@@ -666,11 +733,8 @@ eng_iterate(struct eng_lcore *lc)
 	for (d = 0; d < eng_g->ndev; d++)
 		work += uroce_port_tx_flush(eng_g->dev[d]->port, lc->idx);
 	work += eng_tx(lc);
+	eng_flush_all(lc);
 	for (d = 0; d < eng_g->ndev; d++) {
-		if (lc->txb[d].n > 0)
-			eng_flush(lc, eng_g->dev[d]);
-		if (lc->wire_txb[d].n > 0)
-			eng_flush_txb(lc, eng_g->dev[d], &lc->wire_txb[d], false);
 		if (uroce_port_ctrl_pending(eng_g->dev[d]->port))
 			uroce_port_poll_ctrl(eng_g->dev[d]->port, lc->idx,
 					     eng_now(lc));
@@ -774,7 +838,7 @@ uroce_engine_poll(void)
 	RTE_PER_LCORE(eng_cur) = lc;
 	work = eng_iterate(lc);
 	RTE_PER_LCORE(eng_cur) = NULL;
-	rte_spinlock_unlock(&eng_g->native_lock);
+	uroce_spin_unlock(&eng_g->native_lock);
 	return (int)RTE_MIN(work, (unsigned int)INT32_MAX);
 }
 

@@ -131,6 +131,9 @@ struct uroce_lcore_stats {
 	uint64_t sleeps;		/**< back-off sleeps */
 	uint64_t ctrl_msgs;		/**< control messages executed */
 	uint64_t doorbells;		/**< doorbells from other threads */
+	/** posts served on the posting thread (native progress, nobody
+	 * in the loop): their frames left before the post returned */
+	uint64_t direct_tx;
 	uint64_t timers;		/**< timer expiries */
 	/** TSC cycles of the iterations that found work, from the
 	 * iteration's start (after idle ones: its first clock read, the

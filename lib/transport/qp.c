@@ -394,7 +394,7 @@ uroce_qp_post_send(struct uroce_qp *qp, struct ibv_send_wr *wr,
 		uroce_ring_prod_commit(&qp->sq, 1);
 		posted++;
 	}
-	rte_spinlock_unlock(&qp->sq_lock);
+	uroce_spin_unlock(&qp->sq_lock);
 	if (ret < 0 && bad_wr != NULL)
 		*bad_wr = wr;
 	if (posted > 0)
@@ -426,7 +426,7 @@ uroce_qp_post_recv(struct uroce_qp *qp, struct ibv_recv_wr *wr,
 		uroce_ring_prod_commit(&qp->rq, 1);
 		posted++;
 	}
-	rte_spinlock_unlock(&qp->rq_lock);
+	uroce_spin_unlock(&qp->rq_lock);
 	if (ret < 0 && bad_wr != NULL)
 		*bad_wr = wr;
 	/* In ERR a receive is flushed at once (by uroce_qp_tx). */

@@ -152,7 +152,7 @@ uroce_srq_post_recv(struct uroce_srq *srq, struct ibv_recv_wr *wr,
 		uroce_recv_wqe_fill(uroce_ring_prod_slot(&srq->ring, 0), wr, len);
 		uroce_ring_prod_commit(&srq->ring, 1);
 	}
-	rte_spinlock_unlock(&srq->prod_lock);
+	uroce_spin_unlock(&srq->prod_lock);
 	if (ret < 0 && bad_wr != NULL)
 		*bad_wr = wr;
 	return ret;

@@ -133,6 +133,20 @@ uroce_mtu_bytes(enum ibv_mtu mtu)
 	return 128u << mtu;
 }
 
+/**
+ * Release a lock of the data path (the post locks, the engine's native
+ * lock). rte_spinlock_unlock() is an xchg on x86: a locked instruction,
+ * which waits until every store before it is visible to other cores,
+ * such as the frame just written into a memif ring that the peer polls
+ * (hundreds of cycles; issue 8). A RELEASE store orders the critical
+ * section before the release just as well, at the cost of a plain store.
+ */
+static inline void
+uroce_spin_unlock(rte_spinlock_t *l)
+{
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
 /* ------------------------------------------------------------------------
  * Transmit batches.
  */

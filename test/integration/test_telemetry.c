@@ -4,8 +4,9 @@
  * Counters and the DPDK telemetry commands (lib/engine/telemetry.c), with
  * two devices of one process joined by a ringlink (frames cross the link).
  *
- * Native progress (the test thread runs the engine): faults made exactly,
- * so that counters move by known amounts:
+ * Native progress (the test thread runs the engine): a post's frame on the
+ * link before the post returns; faults made exactly, so that counters
+ * move by known amounts:
  *  - a request taken off the link: one timeout, one retransmit;
  *  - its ACK taken off the link: one duplicate request at the responder;
  *  - forged frames: bad ICRC, bad IPv4 checksum, unknown QPN, bad P_Key,
@@ -205,17 +206,16 @@ steal(struct uroce_dev *dev)
 	return n;
 }
 
-/* Iterate until a frame reaches dev's queue, and take it. */
+/* Iterate until a frame reaches dev's queue, and take it. A post sends
+ * its frames before it returns (native progress), so look first. */
 static unsigned int
 steal_next(struct uroce_dev *dev)
 {
 	double end = ut_now_s() + UT_WAIT_S;
 	unsigned int n;
 
-	do {
+	while ((n = steal(dev)) == 0 && ut_now_s() < end)
 		uroce_poll();
-		n = steal(dev);
-	} while (n == 0 && ut_now_s() < end);
 	return n;
 }
 
@@ -252,6 +252,41 @@ check_lost_ack(struct side *a, struct side *b)
 	UT_CHECK_EQ(b1.rx_pkts, b0.rx_pkts + 2);
 	UT_CHECK_EQ(a1.acks_rx, a0.acks_rx + 1);
 	UT_NOTE("an ACK lost");
+}
+
+/*
+ * Native progress (issue 8): a post sends its frame before it returns
+ * (direct_tx); the poll that receives a WRITE places its data and sends
+ * the ACK.
+ */
+static void
+check_native_tx(struct side *a, struct side *b)
+{
+	struct uroce_port *pa = uroce_dev_port(a->dev);
+	struct uroce_qp_stats a0 = qst(a), a1;
+	struct uroce_lcore_stats l0, l1;
+	struct uroce_port_stats p0, p1, pb0;
+	uint8_t *dst = b->buf + BUF_SIZE / 2;
+
+	memset(a->buf, 0x5a, 64);
+	memset(dst, 0, 64);
+	uroce_port_stats_get(pa, &p0);
+	uroce_port_stats_get(uroce_dev_port(b->dev), &pb0);
+	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &l0), 0);
+	UT_CHECK_EQ(post(a, IBV_WR_RDMA_WRITE, 64, b), 0);
+	uroce_port_stats_get(pa, &p1);
+	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &l1), 0);
+	UT_CHECK_EQ(p1.tx_pkts, p0.tx_pkts + 1);	/* before any poll */
+	UT_CHECK_EQ(l1.direct_tx, l0.direct_tx + 1);
+	uroce_poll();
+	UT_CHECK_MEM(dst, a->buf, 64);
+	uroce_port_stats_get(uroce_dev_port(b->dev), &p0);
+	UT_CHECK_EQ(p0.tx_pkts, pb0.tx_pkts + 1);	/* the ACK */
+	done(a, IBV_WC_SUCCESS);
+	a1 = qst(a);
+	UT_CHECK_EQ(a1.acks_rx, a0.acks_rx + 1);
+	UT_CHECK_EQ(a1.retransmits, a0.retransmits);
+	UT_NOTE("a post sends at once");
 }
 
 /* A frame from dev to itself for qpn: what is wrong with it is `fault`. */
@@ -640,6 +675,7 @@ run_native(void)
 	    qp_connect(&a, &b, 7, true) && qp_connect(&b, &a, 7, true)) {
 		UT_CHECK_EQ(post(&a, IBV_WR_RDMA_WRITE, 3000, &b), 0);
 		done(&a, IBV_WC_SUCCESS);
+		check_native_tx(&a, &b);
 		check_lost_request(&a, &b);
 		check_lost_ack(&a, &b);
 		check_forged(&a, &b);
