@@ -235,6 +235,14 @@ enum {
 /* Continue a CRC-32 register over @len bytes (no final inversion). */
 uint32_t uroce_crc32_update(uint32_t crc, const void *buf, size_t len);
 
+/*
+ * uroce_crc32_update() over @a then @b, two separate buffers, in one pass:
+ * one fold set-up and one reduction for both (short frames are mostly
+ * set-up). @alen must be a non-zero multiple of 16.
+ */
+uint32_t uroce_crc32_update2(uint32_t crc, const void *a, size_t alen,
+			     const void *b, size_t blen);
+
 /* Bit-serial reference of the same function: for tests only. */
 uint32_t uroce_crc32_update_ref(uint32_t crc, const void *buf, size_t len);
 
