@@ -375,7 +375,7 @@ uroce_frame_finish(struct uroce_qp *qp, struct rte_mbuf *m,
 	uint32_t icrc;
 
 	memset(buf + hl + plen, 0, pad);
-	icrc = uroce_wire_icrc(buf, hl, buf + hl, plen);
+	icrc = uroce_wire_icrc_frame(buf, hl, plen);
 	/* The ICRC goes out least significant byte first (IBTA A17.3.3). */
 	buf[hl + plen + pad + 0] = (uint8_t)icrc;
 	buf[hl + plen + pad + 1] = (uint8_t)(icrc >> 8);

@@ -219,6 +219,6 @@ uroce_wire_build(uint8_t *buf, uint32_t cap, const struct uroce_l2l3 *p,
 		memcpy(buf + hlen, payload, payload_len);
 	memset(buf + hlen + payload_len, 0, pad);
 	uroce_store_le32(buf + hlen + payload_len + pad,
-			 uroce_wire_icrc(buf, hlen, payload, payload_len));
+			 uroce_wire_icrc_frame(buf, hlen, payload_len));
 	return (uint32_t)need;
 }

@@ -209,8 +209,8 @@ check_icrc(const uint8_t *f, struct uroce_pkt *pkt)
 	uint32_t after_bth = pkt->bth_off + UROCE_BTH_LEN;
 	uint32_t crc;
 
-	crc = uroce_icrc_hdrs(f + pkt->l3_off, pkt->l4_off - pkt->l3_off);
-	crc = ~uroce_crc32_update(crc, f + after_bth, icrc_off - after_bth);
+	crc = ~uroce_icrc_frame(f + pkt->l3_off, pkt->l4_off - pkt->l3_off,
+				icrc_off - after_bth);
 	return crc == pkt->icrc ? UROCE_WIRE_OK : UROCE_WIRE_DROP_ICRC;
 }
 

@@ -257,6 +257,14 @@ const char *uroce_crc32_impl(void);
  */
 uint32_t uroce_icrc_hdrs(const uint8_t *l3, uint16_t l3_len);
 
+/*
+ * The same register continued over the @rest_len bytes that follow the BTH
+ * in the same buffer (extension headers, payload, pad): the whole ICRC but
+ * its inversion, in one pass.
+ */
+uint32_t uroce_icrc_frame(const uint8_t *l3, uint16_t l3_len,
+			  uint32_t rest_len);
+
 /* ---------------------------------------------------------------------------
  * Addresses and paths. IP addresses are kept as 16-byte GIDs: IPv4 as the
  * IPv4-mapped address ::ffff:a.b.c.d (IBTA A17.8), which is also GID 0.
@@ -464,6 +472,11 @@ uint32_t uroce_wire_build(uint8_t *buf, uint32_t cap,
  */
 uint32_t uroce_wire_icrc(const uint8_t *hdrs, uint32_t hdrs_len,
 			 const void *payload, uint32_t payload_len);
+
+/* The same for a payload that follows the headers in @frame, its zero pad
+ * written after it. */
+uint32_t uroce_wire_icrc_frame(const uint8_t *frame, uint32_t hdrs_len,
+			       uint32_t payload_len);
 
 /*
  * The same in pieces, for a payload that lies in several buffers (a
