@@ -334,9 +334,10 @@ crc32_fold_rest(__m128i x, const uint8_t *p, size_t len)
 
 /*
  * The register of the bytes a 128-bit state @x stands for, followed by @len
- * bytes at @p (which need not follow @x in memory). A tail shorter than a
- * block with nothing of @p folded before it is copied out: the bytes in
- * front of @p may not be readable.
+ * bytes at @p (which need not follow @x in memory). The 16 bytes in front
+ * of @p must be readable: a tail shorter than a block is loaded with them
+ * (and blended away), as a copy to the stack would stall the load on the
+ * copy's narrower stores.
  */
 static __rte_always_inline CRC32_TGT_PCLMUL uint32_t
 crc32_pclmul_cont(__m128i x, const uint8_t *p, size_t len)
@@ -344,7 +345,6 @@ crc32_pclmul_cont(__m128i x, const uint8_t *p, size_t len)
 	const __m128i k4 = crc32_k128(crc32_k.f512);
 	const __m128i k1 = crc32_k128(crc32_k.f128);
 	__m128i x1, x2, x3;
-	uint8_t t[16] = { 0 };
 
 	if (len >= 64) {
 		x = crc32_fold(x, k1, crc32_load(p));
@@ -360,9 +360,6 @@ crc32_pclmul_cont(__m128i x, const uint8_t *p, size_t len)
 		x = crc32_fold(x, k1, x1);
 		x = crc32_fold(x, k1, x2);
 		x = crc32_fold(x, k1, x3);
-	} else if (len < 16 && len > 0) {
-		memcpy(t + 16 - len, p, len);
-		return crc32_reduce(crc32_fold_partial(x, k1, t + 16, len));
 	}
 	return crc32_fold_rest(x, p, len);
 }
@@ -391,8 +388,9 @@ crc32_pclmul_head(uint32_t crc, const uint8_t *a, size_t alen)
 	return x;
 }
 
-/* The register after @a (@alen: a multiple of 16, at least 16) then @b: one
- * fold over both and one reduction, so a short @b pays no set-up of its own. */
+/* The register after @a (@alen: a multiple of 16, at least 16) then @b (16
+ * readable bytes in front of it): one fold over both and one reduction, so
+ * a short @b pays no set-up of its own. */
 static CRC32_TGT_PCLMUL uint32_t
 crc32_pclmul_run2(uint32_t crc, const uint8_t *a, size_t alen,
 		  const uint8_t *b, size_t blen)

@@ -238,7 +238,8 @@ uint32_t uroce_crc32_update(uint32_t crc, const void *buf, size_t len);
 /*
  * uroce_crc32_update() over @a then @b, two separate buffers, in one pass:
  * one fold set-up and one reduction for both (short frames are mostly
- * set-up). @alen must be a non-zero multiple of 16.
+ * set-up). @alen must be a non-zero multiple of 16, and the 16 bytes in
+ * front of @b readable (a short @b is loaded with them; they do not count).
  */
 uint32_t uroce_crc32_update2(uint32_t crc, const void *a, size_t alen,
 			     const void *b, size_t blen);

@@ -285,8 +285,9 @@ static crc_fn2 *const impls2[NB_IMPLS] = {
 /*
  * update2(c, a, b) == update(c, a || b) with a (16 to 64 bytes, as the
  * ICRC's masked headers) and b in separate allocations, each ending at its
- * own end: every b length up to 1100 (short tails must not read in front
- * of b), then lengths that reach the 512-bit loop.
+ * own end, b with the 16 bytes in front of it that the function may read
+ * (garbage: they must not count): every b length up to 1100, then lengths
+ * that reach the 512-bit loop.
  */
 static void
 test_two_buffers(const uint8_t *rnd)
@@ -303,7 +304,9 @@ test_two_buffers(const uint8_t *rnd)
 
 			blen = i <= 1100 ? i : special[i - 1101];
 			a = tail_copy(rnd, alen, 0, &ma);
-			b = tail_copy(rnd + alen, blen, (unsigned int)i % 16, &mb);
+			b = tail_copy(rnd + alen, blen, 16 + (unsigned int)i % 16,
+				      &mb);
+			memset(mb, (int)i, 16);
 			want = uroce_crc32_update_ref(init, rnd, alen + blen);
 			for (j = 0; j < NB_IMPLS; j++) {
 				if (!impls[j].usable)
