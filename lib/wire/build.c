@@ -78,9 +78,10 @@ write_ipv4(uint8_t *b, const struct uroce_l2l3 *p, uint32_t ip_len,
 		.dst_addr = uroce_gid_to_v4(&p->dgid),
 	};
 
-	memcpy(b, &h, sizeof(h));
 	if (!(flags & UROCE_WIRE_IP_CKSUM_OL))
-		uroce_wire_ipv4_cksum_fill(b);
+		h.hdr_checksum = rte_cpu_to_be_16(
+			uroce_ipv4_cksum((const uint8_t *)&h, sizeof(h)));
+	memcpy(b, &h, sizeof(h));
 }
 
 void
