@@ -275,9 +275,28 @@ union uroce_gid {
 	rte_be32_t dw[4];
 };
 
-bool uroce_gid_is_v4(const union uroce_gid *gid);
-void uroce_gid_from_v4(union uroce_gid *gid, rte_be32_t ip4);
-rte_be32_t uroce_gid_to_v4(const union uroce_gid *gid);
+/* Inline: the builder and the parser ask once or twice a frame. */
+static inline bool
+uroce_gid_is_v4(const union uroce_gid *gid)
+{
+	return gid->dw[0] == 0 && gid->dw[1] == 0 &&
+	       gid->dw[2] == rte_cpu_to_be_32(0x0000ffffu);
+}
+
+static inline void
+uroce_gid_from_v4(union uroce_gid *gid, rte_be32_t ip4)
+{
+	gid->dw[0] = 0;
+	gid->dw[1] = 0;
+	gid->dw[2] = rte_cpu_to_be_32(0x0000ffffu);
+	gid->dw[3] = ip4;
+}
+
+static inline rte_be32_t
+uroce_gid_to_v4(const union uroce_gid *gid)
+{
+	return gid->dw[3];
+}
 
 /* Everything below the BTH that a connection (or an AH) fixes. */
 struct uroce_l2l3 {
