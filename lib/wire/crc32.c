@@ -333,6 +333,20 @@ crc32_fold_rest(__m128i x, const uint8_t *p, size_t len)
 }
 
 /*
+ * Four consecutive blocks to one: x0 * x^384 + x1 * x^256 + x2 * x^128 + x3,
+ * the three products side by side rather than one fold after another (the
+ * chain of carry-less multiplies is what a short frame waits for).
+ */
+static __rte_always_inline CRC32_TGT_PCLMUL __m128i
+crc32_join4(__m128i x0, __m128i x1, __m128i x2, __m128i x3)
+{
+	__m128i a = crc32_fold(x0, crc32_k128(crc32_k.f384), x3);
+	__m128i b = crc32_fold(x1, crc32_k128(crc32_k.f256), a);
+
+	return crc32_fold(x2, crc32_k128(crc32_k.f128), b);
+}
+
+/*
  * The register of the bytes a 128-bit state @x stands for, followed by @len
  * bytes at @p (which need not follow @x in memory). The 16 bytes in front
  * of @p must be readable: a tail shorter than a block is loaded with them
@@ -357,9 +371,7 @@ crc32_pclmul_cont(__m128i x, const uint8_t *p, size_t len)
 			x2 = crc32_fold(x2, k4, crc32_load(p + 32));
 			x3 = crc32_fold(x3, k4, crc32_load(p + 48));
 		}
-		x = crc32_fold(x, k1, x1);
-		x = crc32_fold(x, k1, x2);
-		x = crc32_fold(x, k1, x3);
+		x = crc32_join4(x, x1, x2, x3);
 	}
 	return crc32_fold_rest(x, p, len);
 }
@@ -375,7 +387,8 @@ crc32_pclmul_run(uint32_t crc, const uint8_t *p, size_t len)
 				 p + 16, len - 16);
 }
 
-/* The 128-bit state after @alen bytes at @a (a multiple of 16, at least 16). */
+/* The 128-bit state after @alen bytes at @a (a multiple of 16, at least
+ * 16). Up to four blocks are joined side by side, as crc32_join4(). */
 static __rte_always_inline CRC32_TGT_PCLMUL __m128i
 crc32_pclmul_head(uint32_t crc, const uint8_t *a, size_t alen)
 {
@@ -383,6 +396,19 @@ crc32_pclmul_head(uint32_t crc, const uint8_t *a, size_t alen)
 	__m128i x = _mm_xor_si128(crc32_load(a), _mm_cvtsi32_si128((int)crc));
 	size_t i;
 
+	switch (alen) {
+	case 16:
+		return x;
+	case 32:
+		return crc32_fold(x, k1, crc32_load(a + 16));
+	case 48:
+		return crc32_fold(crc32_load(a + 16), k1,
+				  crc32_fold(x, crc32_k128(crc32_k.f256),
+					     crc32_load(a + 32)));
+	case 64:
+		return crc32_join4(x, crc32_load(a + 16), crc32_load(a + 32),
+				   crc32_load(a + 48));
+	}
 	for (i = 16; i < alen; i += 16)
 		x = crc32_fold(x, k1, crc32_load(a + i));
 	return x;
