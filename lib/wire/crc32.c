@@ -692,26 +692,27 @@ uroce_crc32_update_table(uint32_t crc, const void *buf, size_t len)
 	return crc32_table_run(crc, buf, len);
 }
 
+/* The x86 implementation @x where there is one, else the tables' @t. */
+#if CRC32_X86
+#define CRC32_X86_OR(x, t) (x)
+#else
+#define CRC32_X86_OR(x, t) (t)
+#endif
+
 uint32_t
 uroce_crc32_update_pclmul(uint32_t crc, const void *buf, size_t len)
 {
 	crc32_ensure_init();
-#if CRC32_X86
-	return crc32_pclmul_run(crc, buf, len);
-#else
-	return crc32_table_run(crc, buf, len);
-#endif
+	return CRC32_X86_OR(crc32_pclmul_run(crc, buf, len),
+			    crc32_table_run(crc, buf, len));
 }
 
 uint32_t
 uroce_crc32_update_vpclmul(uint32_t crc, const void *buf, size_t len)
 {
 	crc32_ensure_init();
-#if CRC32_X86
-	return crc32_vpclmul_run(crc, buf, len);
-#else
-	return crc32_table_run(crc, buf, len);
-#endif
+	return CRC32_X86_OR(crc32_vpclmul_run(crc, buf, len),
+			    crc32_table_run(crc, buf, len));
 }
 
 uint32_t
@@ -727,11 +728,8 @@ uroce_crc32_update2_pclmul(uint32_t crc, const void *a, size_t alen,
 			   const void *b, size_t blen)
 {
 	crc32_ensure_init();
-#if CRC32_X86
-	return crc32_pclmul_run2(crc, a, alen, b, blen);
-#else
-	return crc32_table_fn2(crc, a, alen, b, blen);
-#endif
+	return CRC32_X86_OR(crc32_pclmul_run2(crc, a, alen, b, blen),
+			    crc32_table_fn2(crc, a, alen, b, blen));
 }
 
 uint32_t
@@ -739,9 +737,6 @@ uroce_crc32_update2_vpclmul(uint32_t crc, const void *a, size_t alen,
 			    const void *b, size_t blen)
 {
 	crc32_ensure_init();
-#if CRC32_X86
-	return crc32_vpclmul_run2(crc, a, alen, b, blen);
-#else
-	return crc32_table_fn2(crc, a, alen, b, blen);
-#endif
+	return CRC32_X86_OR(crc32_vpclmul_run2(crc, a, alen, b, blen),
+			    crc32_table_fn2(crc, a, alen, b, blen));
 }
