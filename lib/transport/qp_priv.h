@@ -432,6 +432,17 @@ void uroce_frame_finish(struct uroce_qp *qp, struct rte_mbuf *m,
 			const struct uroce_bth_fields *bth,
 			const struct uroce_ext_fields *ext, uint32_t plen,
 			struct uroce_txb *txb);
+/* uroce_frame_finish() in two steps, the headers (returns their length)
+ * before the payload is copied in, pad and ICRC after: the copy's time lets
+ * the headers' narrow stores reach the cache before the ICRC's 16-byte
+ * loads read them back (a load that spans several stores still in flight
+ * waits for all of them). */
+uint32_t uroce_frame_hdrs(struct uroce_qp *qp, struct rte_mbuf *m,
+			  const struct uroce_l2l3 *l2l3,
+			  const struct uroce_bth_fields *bth,
+			  const struct uroce_ext_fields *ext, uint32_t plen);
+void uroce_frame_seal(struct uroce_qp *qp, struct rte_mbuf *m, uint32_t hl,
+		      uint32_t plen, struct uroce_txb *txb);
 /* Where the port computes IPv4 header checksums (env->tx_ip_cksum) and
  * l2l3 is IPv4: mark m for it (ol_flags, l2_len, l3_len) and return
  * UROCE_WIRE_IP_CKSUM_OL for the builder; 0 otherwise. */

@@ -357,11 +357,13 @@ build_copy(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 {
 	struct rte_mbuf *m;
 	uint8_t *payload;
+	uint32_t hl;
 	int ret;
 
 	m = uroce_frame_alloc(qp, &qp->path, p->opcode, p->plen, &payload);
 	if (m == NULL)
 		return -ENOMEM;
+	hl = uroce_frame_hdrs(qp, m, &qp->path, &p->bth, &p->ext, p->plen);
 	if (p->plen > 0) {
 		ret = uroce_wqe_gather(qp, w, p->off, payload, p->plen);
 		if (ret < 0) {
@@ -369,7 +371,7 @@ build_copy(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 			return ret == -ENOMEM ? -EFAULT : ret;
 		}
 	}
-	uroce_frame_finish(qp, m, &qp->path, &p->bth, &p->ext, p->plen, txb);
+	uroce_frame_seal(qp, m, hl, p->plen, txb);
 	return 0;
 }
 

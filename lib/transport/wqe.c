@@ -361,21 +361,27 @@ uroce_frame_tx_ol(const struct uroce_qp *qp, struct rte_mbuf *m,
 	return UROCE_WIRE_IP_CKSUM_OL;
 }
 
+uint32_t
+uroce_frame_hdrs(struct uroce_qp *qp, struct rte_mbuf *m,
+		 const struct uroce_l2l3 *l2l3,
+		 const struct uroce_bth_fields *bth,
+		 const struct uroce_ext_fields *ext, uint32_t plen)
+{
+	return uroce_wire_write_hdrs_ol(rte_pktmbuf_mtod(m, uint8_t *), l2l3,
+					bth, ext, plen,
+					uroce_frame_tx_ol(qp, m, l2l3));
+}
+
 void
-uroce_frame_finish(struct uroce_qp *qp, struct rte_mbuf *m,
-		   const struct uroce_l2l3 *l2l3,
-		   const struct uroce_bth_fields *bth,
-		   const struct uroce_ext_fields *ext, uint32_t plen,
-		   struct uroce_txb *txb)
+uroce_frame_seal(struct uroce_qp *qp, struct rte_mbuf *m, uint32_t hl,
+		 uint32_t plen, struct uroce_txb *txb)
 {
 	uint8_t *buf = rte_pktmbuf_mtod(m, uint8_t *);
-	uint32_t hl = uroce_wire_write_hdrs_ol(buf, l2l3, bth, ext, plen,
-					       uroce_frame_tx_ol(qp, m, l2l3));
 	uint32_t pad = -plen & 3u;
 	uint32_t icrc;
 
 	memset(buf + hl + plen, 0, pad);
-	icrc = uroce_wire_icrc(buf, hl, buf + hl, plen);
+	icrc = uroce_wire_icrc_frame(buf, hl, plen);
 	/* The ICRC goes out least significant byte first (IBTA A17.3.3). */
 	buf[hl + plen + pad + 0] = (uint8_t)icrc;
 	buf[hl + plen + pad + 1] = (uint8_t)(icrc >> 8);
@@ -386,4 +392,15 @@ uroce_frame_finish(struct uroce_qp *qp, struct rte_mbuf *m,
 	qp->stats.tx_pkts++;
 	qp->stats.tx_bytes += m->pkt_len;
 	uroce_txb_add(txb, m);
+}
+
+void
+uroce_frame_finish(struct uroce_qp *qp, struct rte_mbuf *m,
+		   const struct uroce_l2l3 *l2l3,
+		   const struct uroce_bth_fields *bth,
+		   const struct uroce_ext_fields *ext, uint32_t plen,
+		   struct uroce_txb *txb)
+{
+	uroce_frame_seal(qp, m, uroce_frame_hdrs(qp, m, l2l3, bth, ext, plen),
+			 plen, txb);
 }

@@ -61,26 +61,40 @@ write_l2(uint8_t *b, const struct uroce_l2l3 *p, bool v4)
 	return off + 2;
 }
 
-/* @ip_len: IP header + UDP + transport + ICRC. DF set, ID 0 (RFC 6864 4.1).
- * The checksum stays 0 when the NIC computes it (UROCE_WIRE_IP_CKSUM_OL). */
+/*
+ * @ip_len: IP header + UDP + transport + ICRC. DF set, ID 0 (RFC 6864 4.1).
+ * The checksum stays 0 when the NIC computes it (UROCE_WIRE_IP_CKSUM_OL);
+ * otherwise it is summed from the field values (RFC 1071), as the header is
+ * stored field by field: a header built on the stack and copied stalled on
+ * the copy's wide load of the narrow stores.
+ */
 static void
 write_ipv4(uint8_t *b, const struct uroce_l2l3 *p, uint32_t ip_len,
 	   unsigned int flags)
 {
-	struct rte_ipv4_hdr h = {
-		.version_ihl = RTE_IPV4_VHL_DEF,
-		.type_of_service = p->tclass,
-		.total_length = rte_cpu_to_be_16((uint16_t)ip_len),
-		.fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG),
-		.time_to_live = p->hop_limit,
-		.next_proto_id = IPPROTO_UDP,
-		.src_addr = uroce_gid_to_v4(&p->sgid),
-		.dst_addr = uroce_gid_to_v4(&p->dgid),
-	};
+	rte_be32_t src = uroce_gid_to_v4(&p->sgid), dst = uroce_gid_to_v4(&p->dgid);
+	uint32_t s, d, sum;
 
-	memcpy(b, &h, sizeof(h));
-	if (!(flags & UROCE_WIRE_IP_CKSUM_OL))
-		uroce_wire_ipv4_cksum_fill(b);
+	b[0] = RTE_IPV4_VHL_DEF;
+	b[1] = p->tclass;
+	put_be16(b + 2, (uint16_t)ip_len);
+	put_be16(b + 4, 0);
+	put_be16(b + 6, RTE_IPV4_HDR_DF_FLAG);
+	b[8] = p->hop_limit;
+	b[9] = IPPROTO_UDP;
+	put_be16(b + 10, 0);
+	memcpy(b + 12, &src, 4);
+	memcpy(b + 16, &dst, 4);
+	if (flags & UROCE_WIRE_IP_CKSUM_OL)
+		return;
+	s = rte_be_to_cpu_32(src);
+	d = rte_be_to_cpu_32(dst);
+	sum = (RTE_IPV4_VHL_DEF << 8 | p->tclass) + ip_len +
+	      RTE_IPV4_HDR_DF_FLAG + ((uint32_t)p->hop_limit << 8 | IPPROTO_UDP) +
+	      (s >> 16) + (s & 0xffff) + (d >> 16) + (d & 0xffff);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	put_be16(b + 10, (uint16_t)~sum);
 }
 
 void
@@ -219,6 +233,6 @@ uroce_wire_build(uint8_t *buf, uint32_t cap, const struct uroce_l2l3 *p,
 		memcpy(buf + hlen, payload, payload_len);
 	memset(buf + hlen + payload_len, 0, pad);
 	uroce_store_le32(buf + hlen + payload_len + pad,
-			 uroce_wire_icrc(buf, hlen, payload, payload_len));
+			 uroce_wire_icrc_frame(buf, hlen, payload_len));
 	return (uint32_t)need;
 }

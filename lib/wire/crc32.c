@@ -33,6 +33,7 @@
 #include <rte_branch_prediction.h>
 #include <rte_byteorder.h>
 #include <rte_common.h>
+#include <rte_debug.h>
 
 #include "uroce_wire.h"
 #include "crc32_priv.h"
@@ -331,33 +332,96 @@ crc32_fold_rest(__m128i x, const uint8_t *p, size_t len)
 	return crc32_reduce(x);
 }
 
-static CRC32_TGT_PCLMUL uint32_t
-crc32_pclmul_run(uint32_t crc, const uint8_t *p, size_t len)
+/*
+ * Four consecutive blocks to one: x0 * x^384 + x1 * x^256 + x2 * x^128 + x3,
+ * the three products side by side rather than one fold after another (the
+ * chain of carry-less multiplies is what a short frame waits for).
+ */
+static __rte_always_inline CRC32_TGT_PCLMUL __m128i
+crc32_join4(__m128i x0, __m128i x1, __m128i x2, __m128i x3)
+{
+	__m128i a = crc32_fold(x0, crc32_k128(crc32_k.f384), x3);
+	__m128i b = crc32_fold(x1, crc32_k128(crc32_k.f256), a);
+
+	return crc32_fold(x2, crc32_k128(crc32_k.f128), b);
+}
+
+/*
+ * The register of the bytes a 128-bit state @x stands for, followed by @len
+ * bytes at @p (which need not follow @x in memory). The 16 bytes in front
+ * of @p must be readable: a tail shorter than a block is loaded with them
+ * (and blended away), as a copy to the stack would stall the load on the
+ * copy's narrower stores.
+ */
+static __rte_always_inline CRC32_TGT_PCLMUL uint32_t
+crc32_pclmul_cont(__m128i x, const uint8_t *p, size_t len)
 {
 	const __m128i k4 = crc32_k128(crc32_k.f512);
 	const __m128i k1 = crc32_k128(crc32_k.f128);
-	__m128i x0, x1, x2, x3;
+	__m128i x1, x2, x3;
 
+	if (len >= 64) {
+		x = crc32_fold(x, k1, crc32_load(p));
+		x1 = crc32_load(p + 16);
+		x2 = crc32_load(p + 32);
+		x3 = crc32_load(p + 48);
+		for (p += 64, len -= 64; len >= 64; p += 64, len -= 64) {
+			x = crc32_fold(x, k4, crc32_load(p));
+			x1 = crc32_fold(x1, k4, crc32_load(p + 16));
+			x2 = crc32_fold(x2, k4, crc32_load(p + 32));
+			x3 = crc32_fold(x3, k4, crc32_load(p + 48));
+		}
+		x = crc32_join4(x, x1, x2, x3);
+	}
+	return crc32_fold_rest(x, p, len);
+}
+
+static CRC32_TGT_PCLMUL uint32_t
+crc32_pclmul_run(uint32_t crc, const uint8_t *p, size_t len)
+{
 	if (len < 16)
 		return crc32_table_run(crc, p, len);
-
 	/* The initial register adds I * x^8n: XOR it into the first 32 bits. */
-	x0 = _mm_xor_si128(crc32_load(p), _mm_cvtsi32_si128((int)crc));
-	if (len < 64)
-		return crc32_fold_rest(x0, p + 16, len - 16);
-	x1 = crc32_load(p + 16);
-	x2 = crc32_load(p + 32);
-	x3 = crc32_load(p + 48);
-	for (p += 64, len -= 64; len >= 64; p += 64, len -= 64) {
-		x0 = crc32_fold(x0, k4, crc32_load(p));
-		x1 = crc32_fold(x1, k4, crc32_load(p + 16));
-		x2 = crc32_fold(x2, k4, crc32_load(p + 32));
-		x3 = crc32_fold(x3, k4, crc32_load(p + 48));
+	return crc32_pclmul_cont(_mm_xor_si128(crc32_load(p),
+					       _mm_cvtsi32_si128((int)crc)),
+				 p + 16, len - 16);
+}
+
+/* The 128-bit state after @alen bytes at @a (a multiple of 16, at least
+ * 16). Up to four blocks are joined side by side, as crc32_join4(). */
+static __rte_always_inline CRC32_TGT_PCLMUL __m128i
+crc32_pclmul_head(uint32_t crc, const uint8_t *a, size_t alen)
+{
+	const __m128i k1 = crc32_k128(crc32_k.f128);
+	__m128i x = _mm_xor_si128(crc32_load(a), _mm_cvtsi32_si128((int)crc));
+	size_t i;
+
+	switch (alen) {
+	case 16:
+		return x;
+	case 32:
+		return crc32_fold(x, k1, crc32_load(a + 16));
+	case 48:
+		return crc32_fold(crc32_load(a + 16), k1,
+				  crc32_fold(x, crc32_k128(crc32_k.f256),
+					     crc32_load(a + 32)));
+	case 64:
+		return crc32_join4(x, crc32_load(a + 16), crc32_load(a + 32),
+				   crc32_load(a + 48));
 	}
-	x0 = crc32_fold(x0, k1, x1);
-	x0 = crc32_fold(x0, k1, x2);
-	x0 = crc32_fold(x0, k1, x3);
-	return crc32_fold_rest(x0, p, len);
+	for (i = 16; i < alen; i += 16)
+		x = crc32_fold(x, k1, crc32_load(a + i));
+	return x;
+}
+
+/* The register after @a (@alen: a multiple of 16, at least 16) then @b (16
+ * readable bytes in front of it): one fold over both and one reduction, so
+ * a short @b pays no set-up of its own. */
+static CRC32_TGT_PCLMUL uint32_t
+crc32_pclmul_run2(uint32_t crc, const uint8_t *a, size_t alen,
+		  const uint8_t *b, size_t blen)
+{
+	return crc32_pclmul_cont(crc32_pclmul_head(crc, a, alen), b, blen);
 }
 
 /* ---------------------------------------------------------------------------
@@ -407,23 +471,19 @@ crc32_fold512_to_128(__m512i z)
 			      _mm512_extracti32x4_epi32(z, 3)));
 }
 
-static CRC32_TGT_VPCLMUL uint32_t
-crc32_vpclmul_run(uint32_t crc, const uint8_t *p, size_t len)
+/* @z0: the first vector, folded in; @len: the bytes after it, at least 192. */
+static __rte_always_inline CRC32_TGT_VPCLMUL uint32_t
+crc32_vpclmul_from(__m512i z0, const uint8_t *p, size_t len)
 {
 	const __m512i k4 = crc32_k512(crc32_k.f2048);
 	const __m512i k1 = crc32_k512(crc32_k.f512);
-	__m512i z0, z1, z2, z3;
+	__m512i z1, z2, z3;
+	uint32_t crc;
 
-	/* Below four vectors the 128-bit path is as fast. */
-	if (len < 256)
-		return crc32_pclmul_run(crc, p, len);
-
-	z0 = _mm512_xor_si512(crc32_load512(p),
-			      _mm512_castsi128_si512(_mm_cvtsi32_si128((int)crc)));
-	z1 = crc32_load512(p + 64);
-	z2 = crc32_load512(p + 128);
-	z3 = crc32_load512(p + 192);
-	for (p += 256, len -= 256; len >= 256; p += 256, len -= 256) {
+	z1 = crc32_load512(p);
+	z2 = crc32_load512(p + 64);
+	z3 = crc32_load512(p + 128);
+	for (p += 192, len -= 192; len >= 256; p += 256, len -= 256) {
 		z0 = crc32_fold512(z0, k4, crc32_load512(p));
 		z1 = crc32_fold512(z1, k4, crc32_load512(p + 64));
 		z2 = crc32_fold512(z2, k4, crc32_load512(p + 128));
@@ -440,6 +500,34 @@ crc32_vpclmul_run(uint32_t crc, const uint8_t *p, size_t len)
 	return crc;
 }
 
+static CRC32_TGT_VPCLMUL uint32_t
+crc32_vpclmul_run(uint32_t crc, const uint8_t *p, size_t len)
+{
+	/* Below four vectors the 128-bit path is as fast. */
+	if (len < 256)
+		return crc32_pclmul_run(crc, p, len);
+	return crc32_vpclmul_from(_mm512_xor_si512(crc32_load512(p),
+			_mm512_zextsi128_si512(_mm_cvtsi32_si128((int)crc))),
+				  p + 64, len - 64);
+}
+
+/* As crc32_pclmul_run2(); a long @b takes the 512-bit loop, the state
+ * after @a folded onto its first block. */
+static CRC32_TGT_VPCLMUL uint32_t
+crc32_vpclmul_run2(uint32_t crc, const uint8_t *a, size_t alen,
+		   const uint8_t *b, size_t blen)
+{
+	const __m128i k1 = crc32_k128(crc32_k.f128);
+	__m128i x = crc32_pclmul_head(crc, a, alen);
+
+	if (blen < 256)
+		return crc32_pclmul_cont(x, b, blen);
+	x = crc32_fold(x, k1, _mm_setzero_si128());
+	return crc32_vpclmul_from(_mm512_xor_si512(crc32_load512(b),
+						   _mm512_zextsi128_si512(x)),
+				  b + 64, blen - 64);
+}
+
 #endif /* CRC32_X86 */
 
 /* ---------------------------------------------------------------------------
@@ -447,9 +535,13 @@ crc32_vpclmul_run(uint32_t crc, const uint8_t *p, size_t len)
  * first-call stub covers callers that run before it (other constructors).
  */
 typedef uint32_t (crc32_fn_t)(uint32_t crc, const void *buf, size_t len);
+typedef uint32_t (crc32_fn2_t)(uint32_t crc, const void *a, size_t alen,
+			       const void *b, size_t blen);
 
 static crc32_fn_t crc32_first_call;
+static crc32_fn2_t crc32_first_call2;
 static crc32_fn_t *crc32_fn = crc32_first_call;
+static crc32_fn2_t *crc32_fn2 = crc32_first_call2;
 static const char *crc32_name = "table";
 static bool crc32_pclmul_ok;
 static bool crc32_vpclmul_ok;
@@ -462,7 +554,28 @@ crc32_table_fn(uint32_t crc, const void *buf, size_t len)
 	return crc32_table_run(crc, buf, len);
 }
 
+static uint32_t
+crc32_table_fn2(uint32_t crc, const void *a, size_t alen, const void *b,
+		size_t blen)
+{
+	return crc32_table_run(crc32_table_run(crc, a, alen), b, blen);
+}
+
 #if CRC32_X86
+static uint32_t
+crc32_pclmul_fn2(uint32_t crc, const void *a, size_t alen, const void *b,
+		 size_t blen)
+{
+	return crc32_pclmul_run2(crc, a, alen, b, blen);
+}
+
+static uint32_t
+crc32_vpclmul_fn2(uint32_t crc, const void *a, size_t alen, const void *b,
+		  size_t blen)
+{
+	return crc32_vpclmul_run2(crc, a, alen, b, blen);
+}
+
 static uint32_t
 crc32_pclmul_fn(uint32_t crc, const void *buf, size_t len)
 {
@@ -480,6 +593,7 @@ static void
 crc32_init(void)
 {
 	crc32_fn_t *fn = crc32_table_fn;
+	crc32_fn2_t *fn2 = crc32_table_fn2;
 
 	crc32_tables_init();
 	crc32_consts_init();
@@ -493,13 +607,16 @@ crc32_init(void)
 	/* 4 KiB: table 1.5 GB/s, pclmul 24 GB/s, vpclmul 80 GB/s. */
 	if (crc32_vpclmul_ok) {
 		fn = crc32_vpclmul_fn;
+		fn2 = crc32_vpclmul_fn2;
 		crc32_name = "vpclmul";
 	} else if (crc32_pclmul_ok) {
 		fn = crc32_pclmul_fn;
+		fn2 = crc32_pclmul_fn2;
 		crc32_name = "pclmul";
 	}
 #endif
-	/* Release: whoever sees the new pointer also sees the tables. */
+	/* Release: whoever sees a new pointer also sees the tables. */
+	__atomic_store_n(&crc32_fn2, fn2, __ATOMIC_RELEASE);
 	__atomic_store_n(&crc32_fn, fn, __ATOMIC_RELEASE);
 }
 
@@ -523,10 +640,28 @@ crc32_first_call(uint32_t crc, const void *buf, size_t len)
 	return __atomic_load_n(&crc32_fn, __ATOMIC_ACQUIRE)(crc, buf, len);
 }
 
+static uint32_t
+crc32_first_call2(uint32_t crc, const void *a, size_t alen, const void *b,
+		  size_t blen)
+{
+	crc32_ensure_init();
+	return __atomic_load_n(&crc32_fn2, __ATOMIC_ACQUIRE)(crc, a, alen, b,
+							     blen);
+}
+
 uint32_t
 uroce_crc32_update(uint32_t crc, const void *buf, size_t len)
 {
 	return __atomic_load_n(&crc32_fn, __ATOMIC_ACQUIRE)(crc, buf, len);
+}
+
+uint32_t
+uroce_crc32_update2(uint32_t crc, const void *a, size_t alen, const void *b,
+		    size_t blen)
+{
+	RTE_ASSERT(alen >= 16 && alen % 16 == 0);
+	return __atomic_load_n(&crc32_fn2, __ATOMIC_ACQUIRE)(crc, a, alen, b,
+							     blen);
 }
 
 const char *
@@ -557,24 +692,51 @@ uroce_crc32_update_table(uint32_t crc, const void *buf, size_t len)
 	return crc32_table_run(crc, buf, len);
 }
 
+/* The x86 implementation @x where there is one, else the tables' @t. */
+#if CRC32_X86
+#define CRC32_X86_OR(x, t) (x)
+#else
+#define CRC32_X86_OR(x, t) (t)
+#endif
+
 uint32_t
 uroce_crc32_update_pclmul(uint32_t crc, const void *buf, size_t len)
 {
 	crc32_ensure_init();
-#if CRC32_X86
-	return crc32_pclmul_run(crc, buf, len);
-#else
-	return crc32_table_run(crc, buf, len);
-#endif
+	return CRC32_X86_OR(crc32_pclmul_run(crc, buf, len),
+			    crc32_table_run(crc, buf, len));
 }
 
 uint32_t
 uroce_crc32_update_vpclmul(uint32_t crc, const void *buf, size_t len)
 {
 	crc32_ensure_init();
-#if CRC32_X86
-	return crc32_vpclmul_run(crc, buf, len);
-#else
-	return crc32_table_run(crc, buf, len);
-#endif
+	return CRC32_X86_OR(crc32_vpclmul_run(crc, buf, len),
+			    crc32_table_run(crc, buf, len));
+}
+
+uint32_t
+uroce_crc32_update2_table(uint32_t crc, const void *a, size_t alen,
+			  const void *b, size_t blen)
+{
+	crc32_ensure_init();
+	return crc32_table_fn2(crc, a, alen, b, blen);
+}
+
+uint32_t
+uroce_crc32_update2_pclmul(uint32_t crc, const void *a, size_t alen,
+			   const void *b, size_t blen)
+{
+	crc32_ensure_init();
+	return CRC32_X86_OR(crc32_pclmul_run2(crc, a, alen, b, blen),
+			    crc32_table_fn2(crc, a, alen, b, blen));
+}
+
+uint32_t
+uroce_crc32_update2_vpclmul(uint32_t crc, const void *a, size_t alen,
+			    const void *b, size_t blen)
+{
+	crc32_ensure_init();
+	return CRC32_X86_OR(crc32_vpclmul_run2(crc, a, alen, b, blen),
+			    crc32_table_fn2(crc, a, alen, b, blen));
 }

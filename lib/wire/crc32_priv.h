@@ -25,6 +25,14 @@ uint32_t uroce_crc32_update_table(uint32_t crc, const void *buf, size_t len);
 uint32_t uroce_crc32_update_pclmul(uint32_t crc, const void *buf, size_t len);
 uint32_t uroce_crc32_update_vpclmul(uint32_t crc, const void *buf, size_t len);
 
+/* uroce_crc32_update2() of each implementation, with the same rules. */
+uint32_t uroce_crc32_update2_table(uint32_t crc, const void *a, size_t alen,
+				   const void *b, size_t blen);
+uint32_t uroce_crc32_update2_pclmul(uint32_t crc, const void *a, size_t alen,
+				    const void *b, size_t blen);
+uint32_t uroce_crc32_update2_vpclmul(uint32_t crc, const void *a, size_t alen,
+				     const void *b, size_t blen);
+
 bool uroce_crc32_has_pclmul(void);
 bool uroce_crc32_has_vpclmul(void);
 

@@ -8,37 +8,6 @@
 
 #include "uroce_wire.h"
 
-static const uint8_t v4_prefix[12] = {
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff
-};
-
-bool
-uroce_gid_is_v4(const union uroce_gid *gid)
-{
-	return memcmp(gid->raw, v4_prefix, sizeof(v4_prefix)) == 0;
-}
-
-void
-uroce_gid_from_v4(union uroce_gid *gid, rte_be32_t ip4)
-{
-	memcpy(gid->raw, v4_prefix, sizeof(v4_prefix));
-	memcpy(&gid->raw[12], &ip4, sizeof(ip4));
-}
-
-rte_be32_t
-uroce_gid_to_v4(const union uroce_gid *gid)
-{
-	rte_be32_t ip4;
-
-	memcpy(&ip4, &gid->raw[12], sizeof(ip4));
-	return ip4;
-}
-
-/*
- * Flow entropy for ECMP (A17.5.1 recommends a per-flow UDP source port):
- * a multiplicative hash of both QP numbers folded to 14 bits, placed in the
- * dynamic port range 0xC000-0xFFFF. Stable for the life of the connection.
- */
 uint16_t
 uroce_wire_udp_sport(uint32_t src_qpn, uint32_t dst_qpn)
 {

@@ -88,32 +88,64 @@ static const uint8_t mask_v6[64] __rte_aligned(16) = {
 };
 #undef M1
 
-static inline uint32_t
-icrc_hdrs_or(const uint8_t *from, const uint8_t *mask, unsigned int chunks)
+/* The masked pseudo-header of a common layout into @buf; its length, or 0
+ * for IPv4 with options. */
+static inline unsigned int
+icrc_mask(__m128i buf[4], const uint8_t *l3, uint16_t l3_len)
 {
-	__m128i buf[4];
-	unsigned int i;
+	const uint8_t *from = l3 - LRH_ONES, *mask;
+	unsigned int i, chunks;
 
+	if (l3_len == sizeof(struct rte_ipv4_hdr) && (l3[0] >> 4) == 4) {
+		mask = mask_v4;
+		chunks = 3;
+	} else if (l3_len == UROCE_IPV6_HDR) {
+		mask = mask_v6;
+		chunks = 4;
+	} else {
+		return 0;
+	}
 	for (i = 0; i < chunks; i++)
 		buf[i] = _mm_or_si128(_mm_loadu_si128((const __m128i *)(from + 16 * i)),
 				      _mm_load_si128((const __m128i *)(mask + 16 * i)));
-	return uroce_crc32_update(UROCE_CRC32_INIT, buf, 16 * chunks);
+	return 16 * chunks;
 }
 
 uint32_t
 uroce_icrc_hdrs(const uint8_t *l3, uint16_t l3_len)
 {
-	uint32_t crc;
+	__m128i buf[4];
+	unsigned int n;
 
 	RTE_ASSERT(l3_len <= UROCE_IPV4_MAX_HDR);
-	if (l3_len == sizeof(struct rte_ipv4_hdr) && (l3[0] >> 4) == 4)
-		return icrc_hdrs_or(l3 - LRH_ONES, mask_v4, 3);
-	if (l3_len == UROCE_IPV6_HDR) {
-		/* 64 masked bytes, then the BTH's last 4 (A, PSN) as they are */
-		crc = icrc_hdrs_or(l3 - LRH_ONES, mask_v6, 4);
-		return uroce_crc32_update(crc, l3 + 56, 4);
-	}
-	return icrc_hdrs_generic(l3, l3_len);
+	n = icrc_mask(buf, l3, l3_len);
+	if (n == 0)
+		return icrc_hdrs_generic(l3, l3_len);
+	/* IPv6: 64 masked bytes, then the BTH's last 4 (A, PSN) as they are */
+	return uroce_crc32_update(uroce_crc32_update(UROCE_CRC32_INIT, buf, n),
+				  l3 + n - LRH_ONES,
+				  l3_len + sizeof(struct rte_udp_hdr) +
+				  UROCE_BTH_LEN + LRH_ONES - n);
+}
+
+uint32_t
+uroce_icrc_frame(const uint8_t *l3, uint16_t l3_len, uint32_t rest_len)
+{
+	const uint8_t *rest = l3 + l3_len + sizeof(struct rte_udp_hdr) +
+			      UROCE_BTH_LEN, *from;
+	__m128i buf[4];
+	unsigned int n;
+
+	RTE_ASSERT(l3_len <= UROCE_IPV4_MAX_HDR);
+	n = icrc_mask(buf, l3, l3_len);
+	if (n == 0)
+		return uroce_crc32_update(icrc_hdrs_generic(l3, l3_len), rest,
+					  rest_len);
+	/* The frame from where the masked copy ends: the rest, and for
+	 * IPv6 (64 masked bytes) the BTH's last 4 (A, PSN) before it. */
+	from = l3 + n - LRH_ONES;
+	return uroce_crc32_update2(UROCE_CRC32_INIT, buf, n, from,
+				   (size_t)(rest - from) + rest_len);
 }
 
 static const uint8_t zero_pad[3];
@@ -129,6 +161,19 @@ uroce_wire_icrc_begin(const uint8_t *hdrs, uint32_t hdrs_len)
 
 	crc = uroce_icrc_hdrs(hdrs + l3_off, l3_len);
 	return uroce_crc32_update(crc, hdrs + ext_off, hdrs_len - ext_off);
+}
+
+uint32_t
+uroce_wire_icrc_frame(const uint8_t *frame, uint32_t hdrs_len,
+		      uint32_t payload_len)
+{
+	const uint8_t *l3 = frame + uroce_l3_offset(frame);
+	uint16_t l3_len = uroce_l3_len(l3);
+	uint32_t ext_off = (uint32_t)(l3 - frame) + l3_len +
+			   sizeof(struct rte_udp_hdr) + UROCE_BTH_LEN;
+
+	return ~uroce_icrc_frame(l3, l3_len, hdrs_len - ext_off + payload_len +
+				 (-payload_len & 3u));
 }
 
 uint32_t

@@ -235,6 +235,15 @@ enum {
 /* Continue a CRC-32 register over @len bytes (no final inversion). */
 uint32_t uroce_crc32_update(uint32_t crc, const void *buf, size_t len);
 
+/*
+ * uroce_crc32_update() over @a then @b, two separate buffers, in one pass:
+ * one fold set-up and one reduction for both (short frames are mostly
+ * set-up). @alen must be a non-zero multiple of 16, and the 16 bytes in
+ * front of @b readable (a short @b is loaded with them; they do not count).
+ */
+uint32_t uroce_crc32_update2(uint32_t crc, const void *a, size_t alen,
+			     const void *b, size_t blen);
+
 /* Bit-serial reference of the same function: for tests only. */
 uint32_t uroce_crc32_update_ref(uint32_t crc, const void *buf, size_t len);
 
@@ -249,6 +258,14 @@ const char *uroce_crc32_impl(void);
  */
 uint32_t uroce_icrc_hdrs(const uint8_t *l3, uint16_t l3_len);
 
+/*
+ * The same register continued over the @rest_len bytes that follow the BTH
+ * in the same buffer (extension headers, payload, pad): the whole ICRC but
+ * its inversion, in one pass.
+ */
+uint32_t uroce_icrc_frame(const uint8_t *l3, uint16_t l3_len,
+			  uint32_t rest_len);
+
 /* ---------------------------------------------------------------------------
  * Addresses and paths. IP addresses are kept as 16-byte GIDs: IPv4 as the
  * IPv4-mapped address ::ffff:a.b.c.d (IBTA A17.8), which is also GID 0.
@@ -258,9 +275,28 @@ union uroce_gid {
 	rte_be32_t dw[4];
 };
 
-bool uroce_gid_is_v4(const union uroce_gid *gid);
-void uroce_gid_from_v4(union uroce_gid *gid, rte_be32_t ip4);
-rte_be32_t uroce_gid_to_v4(const union uroce_gid *gid);
+/* Inline: the builder and the parser ask once or twice a frame. */
+static inline bool
+uroce_gid_is_v4(const union uroce_gid *gid)
+{
+	return gid->dw[0] == 0 && gid->dw[1] == 0 &&
+	       gid->dw[2] == rte_cpu_to_be_32(0x0000ffffu);
+}
+
+static inline void
+uroce_gid_from_v4(union uroce_gid *gid, rte_be32_t ip4)
+{
+	gid->dw[0] = 0;
+	gid->dw[1] = 0;
+	gid->dw[2] = rte_cpu_to_be_32(0x0000ffffu);
+	gid->dw[3] = ip4;
+}
+
+static inline rte_be32_t
+uroce_gid_to_v4(const union uroce_gid *gid)
+{
+	return gid->dw[3];
+}
 
 /* Everything below the BTH that a connection (or an AH) fixes. */
 struct uroce_l2l3 {
@@ -456,6 +492,11 @@ uint32_t uroce_wire_build(uint8_t *buf, uint32_t cap,
  */
 uint32_t uroce_wire_icrc(const uint8_t *hdrs, uint32_t hdrs_len,
 			 const void *payload, uint32_t payload_len);
+
+/* The same for a payload that follows the headers in @frame, its zero pad
+ * written after it. */
+uint32_t uroce_wire_icrc_frame(const uint8_t *frame, uint32_t hdrs_len,
+			       uint32_t payload_len);
 
 /*
  * The same in pieces, for a payload that lies in several buffers (a

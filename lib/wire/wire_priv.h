@@ -53,18 +53,28 @@ uroce_l3_len(const uint8_t *l3)
 	return (l3[0] >> 4) == 4 ? (uint16_t)((l3[0] & 0xf) * 4) : UROCE_IPV6_HDR;
 }
 
-/* One's-complement sum of an IPv4 header, byte-wise (no alignment needed). */
+/*
+ * Internet checksum of an IPv4 header of @len bytes (a multiple of 4, as
+ * IHL makes it), in host order. RFC 1071 2(B): the one's-complement sum is
+ * the same whatever the byte order of the words it adds, so 32-bit loads
+ * in native order are summed and the result swapped once at the end.
+ */
 static inline uint16_t
 uroce_ipv4_cksum(const uint8_t *ip, unsigned int len)
 {
-	uint32_t sum = 0;
+	uint64_t sum = 0;
 	unsigned int i;
+	uint32_t w;
 
-	for (i = 0; i + 1 < len; i += 2)
-		sum += uroce_load_be16(ip + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
+	for (i = 0; i + 4 <= len; i += 4) {
+		memcpy(&w, ip + i, sizeof(w));
+		sum += w;
+	}
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	return rte_be_to_cpu_16((uint16_t)~sum);
 }
 
 /* Encode the extension headers @op has, at their offsets from @bth. */

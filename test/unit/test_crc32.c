@@ -274,6 +274,54 @@ test_streaming(const uint8_t *rnd)
 	}
 }
 
+typedef uint32_t (crc_fn2)(uint32_t crc, const void *a, size_t alen,
+			  const void *b, size_t blen);
+
+static crc_fn2 *const impls2[NB_IMPLS] = {
+	uroce_crc32_update2, uroce_crc32_update2_table,
+	uroce_crc32_update2_pclmul, uroce_crc32_update2_vpclmul,
+};
+
+/*
+ * update2(c, a, b) == update(c, a || b) with a (16 to 64 bytes, as the
+ * ICRC's masked headers) and b in separate allocations, each ending at its
+ * own end, b with the 16 bytes in front of it that the function may read
+ * (garbage: they must not count): every b length up to 1100, then lengths
+ * that reach the 512-bit loop.
+ */
+static void
+test_two_buffers(const uint8_t *rnd)
+{
+	static const size_t special[] = { 1535, 2048, 2061, 4096, 4109, 9000 - 64 };
+	unsigned int alen, j;
+	size_t blen, i;
+
+	for (alen = 16; alen <= 64; alen += 16) {
+		for (i = 0; i <= 1100 + RTE_DIM(special); i++) {
+			uint32_t init = (uint32_t)rng(), want;
+			void *ma, *mb;
+			const uint8_t *a, *b;
+
+			blen = i <= 1100 ? i : special[i - 1101];
+			a = tail_copy(rnd, alen, 0, &ma);
+			b = tail_copy(rnd + alen, blen, 16 + (unsigned int)i % 16,
+				      &mb);
+			memset(mb, (int)i, 16);
+			want = uroce_crc32_update_ref(init, rnd, alen + blen);
+			for (j = 0; j < NB_IMPLS; j++) {
+				if (!impls[j].usable)
+					continue;
+				if (!UT_CHECK_EQ(impls2[j](init, a, alen, b, blen),
+						 want))
+					UT_NOTE("%s alen %u blen %zu",
+						impls[j].name, alen, blen);
+			}
+			free(ma);
+			free(mb);
+		}
+	}
+}
+
 static void
 test_impl_name(void)
 {
@@ -312,5 +360,6 @@ main(void)
 	test_impl_name();
 	test_lengths(rnd);
 	test_streaming(rnd);
+	test_two_buffers(rnd);
 	return ut_summary();
 }

@@ -200,6 +200,9 @@ test_icrc(const struct kat *k)
 	UT_CHECK_EQ(uroce_wire_hdrs_len(&k->l2l3, k->bth.opcode), hdrs_len);
 	UT_CHECK_EQ(uroce_wire_icrc(k->frame, hdrs_len, k->payload, k->payload_len),
 		    k->icrc);
+	/* payload and pad in place, one pass */
+	UT_CHECK_EQ(uroce_wire_icrc_frame(k->frame, hdrs_len, k->payload_len),
+		    k->icrc);
 	UT_NOTE("%s", k->name);
 }
 
