@@ -289,6 +289,9 @@ struct uroce_qp {
 
 	/* Owner side. */
 	enum ibv_qp_state state __rte_cache_aligned;
+	/** The responder may owe an ACK, NAK or response (responder.c keeps
+	 *  it: never false while something is owed). */
+	bool resp_owed;
 	struct ibv_qp_attr attr;	/**< what ibv_query_qp() returns */
 	struct uroce_l2l3 path;		/**< RC/UC: the primary path's headers */
 	bool path_resolved;
