@@ -639,8 +639,9 @@ eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 /*
  * The QPs of expired timers are likely out of the cache (10,000 slow paced
  * QPs each wake up every few ms): ask for their state ahead of the calls,
- * the QP itself (and its bucket) for all, then the requester of the QP two
- * calls ahead once its QP has had time to arrive.
+ * the QP itself (its first line, the line of state and req, its bucket) for
+ * all, then the requester of the QP two calls ahead once its QP has had
+ * time to arrive.
  */
 static inline struct uroce_qp *
 eng_timer_qp(struct uroce_wheel_entry *e)
@@ -657,6 +658,7 @@ eng_timers_prefetch(struct uroce_wheel_entry **ents, unsigned int n)
 		struct uroce_qp *qp = eng_timer_qp(ents[i]);
 
 		rte_prefetch0(qp);
+		rte_prefetch0(&qp->state);	/* and req, resp (uroce_qp.h) */
 		rte_prefetch0(&qp->pace_tb);
 	}
 }
