@@ -159,17 +159,27 @@ eng_qp_wired(const struct eng_qp *eq)
  * The QP joins the ready list of its port, or the no-wire list when it
  * builds no frames, so that a stalled port holds back only the QPs that
  * would queue frames behind it (and does not hold back the flushing of a
- * QP in ERR). The state is read when the QP joins; a QP that leaves RTS
+ * QP in ERR). The state is read when the QP joins and at every activation
+ * after: a QP that waits on the no-wire list since INIT and is then
+ * modified to RTR/RTS (every modify activates it) moves to its port's list.
+ * Left on the no-wire list it would build frames while the port stalls,
+ * and what the port cannot hold would be lost (10,000 QPs connected with
+ * no engine pass between the modifies: 256 frames freed as tx_full, go-back-N
+ * retransmissions at the start of the first phase). A QP that leaves RTS
  * while it waits on a stalled port's list runs when the stall ends (at the
  * latest the port's tx watchdog, uroce_port.h).
  */
 void
 eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq)
 {
-	if (eq->ready.queued)
-		return;
-	uroce_sched_entry_init(&eq->ready, eng_qp_wired(eq) ? eq->dev->idx :
-			       ENG_SCHED_NOWIRE);
+	unsigned int list = eng_qp_wired(eq) ? eq->dev->idx : ENG_SCHED_NOWIRE;
+
+	if (eq->ready.queued) {
+		if (eq->ready.list == list)
+			return;
+		uroce_sched_del(&lc->ready, &eq->ready);
+	}
+	uroce_sched_entry_init(&eq->ready, list);
 	uroce_sched_add(&lc->ready, &eq->ready);
 }
 
@@ -629,8 +639,9 @@ eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 /*
  * The QPs of expired timers are likely out of the cache (10,000 slow paced
  * QPs each wake up every few ms): ask for their state ahead of the calls,
- * the QP itself (and its bucket) for all, then the requester of the QP two
- * calls ahead once its QP has had time to arrive.
+ * the QP itself (its first line, the line of state and req, its bucket) for
+ * all, then the requester of the QP two calls ahead once its QP has had
+ * time to arrive.
  */
 static inline struct uroce_qp *
 eng_timer_qp(struct uroce_wheel_entry *e)
@@ -647,6 +658,7 @@ eng_timers_prefetch(struct uroce_wheel_entry **ents, unsigned int n)
 		struct uroce_qp *qp = eng_timer_qp(ents[i]);
 
 		rte_prefetch0(qp);
+		rte_prefetch0(&qp->state);	/* and req, resp (uroce_qp.h) */
 		rte_prefetch0(&qp->pace_tb);
 	}
 }

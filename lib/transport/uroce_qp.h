@@ -288,12 +288,16 @@ struct uroce_qp {
 	volatile enum ibv_qp_state post_state;
 
 	/* Owner side. */
+	/* What every call (uroce_qp_tx()) reads first shares one line. */
 	enum ibv_qp_state state __rte_cache_aligned;
+	/** The responder may owe an ACK, NAK or response (responder.c keeps
+	 *  it: never false while something is owed). */
+	bool resp_owed;
+	struct uroce_requester *req;	/**< NULL for RAW_PACKET/UD as they see fit */
+	struct uroce_responder *resp;
 	struct ibv_qp_attr attr;	/**< what ibv_query_qp() returns */
 	struct uroce_l2l3 path;		/**< RC/UC: the primary path's headers */
 	bool path_resolved;
-	struct uroce_requester *req;	/**< NULL for RAW_PACKET/UD as they see fit */
-	struct uroce_responder *resp;
 	struct uroce_qp_stats stats;
 	struct uroce_zc *zc;		/**< zero-copy frames' buffer owner, or NULL */
 	/* With an SRQ: the WQE the message in progress (or the next one) goes

@@ -12,7 +12,8 @@
  *    to the NIC (as on a PMD with the offload): the loop fills it in.
  * Also: unknown QPN and bad ICRC counted, modify errors through the control
  * path change nothing (query), PD/CQ busy, the CQ owner rule, active_mtu,
- * and init errors leaving nothing up.
+ * and init errors leaving nothing up; a QP connected with no engine pass
+ * between the modifies waits on its port's ready list (back-pressure).
  *
  * The test starts EAL with lcores 0-2 floating over the machine's CPUs;
  * the engine joins it. Only one engine lcore busy-polls at a time except in
@@ -36,6 +37,7 @@
 
 #include <uroce/uroce.h>
 
+#include "engine_priv.h"
 #include "uroce_engine.h"
 #include "uroce_test.h"
 #include "uroce_test_eal.h"
@@ -191,6 +193,24 @@ qp_connect(struct side *s, const struct side *peer, uint32_t sq_psn,
 			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
 	return ok;
+}
+
+/*
+ * Native progress: the modifies ran on this thread with no engine pass
+ * between them, so the QP joined the ready lists in INIT (the no-wire
+ * list) and is still queued. Now in RTS it must wait on its port's list:
+ * only that list stops while the port stalls; from the no-wire list it
+ * would build frames the port cannot hold (lost, go-back-N: the 512
+ * retransmissions of a 10,000-QP uroce-perf run).
+ */
+static void
+check_ready_list(const struct side *s)
+{
+	const struct eng_qp *eq = s->qp->engine;
+
+	UT_CHECK_EQ(s->qp->state, IBV_QPS_RTS);
+	if (UT_CHECK(eq != NULL && eq->ready.queued))
+		UT_CHECK_EQ(eq->ready.list, s->dev->idx);
 }
 
 /* ---------------------------------------------------------------------------
@@ -786,6 +806,10 @@ run_scenario(const struct scenario *sc)
 	}
 	if (side_open(&a, da) && side_open(&b, db) &&
 	    qp_connect(&a, &b, 100, 0xfffff0) && qp_connect(&b, &a, 0xfffff0, 100)) {
+		if (sc->lcores == 0) {
+			check_ready_list(&a);
+			check_ready_list(&b);
+		}
 		check_ah(&a, &b);
 		traffic(&a, &b);
 		if (sc->drop_ppm > 0)
