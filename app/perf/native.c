@@ -157,22 +157,6 @@ native_poll_cq(struct perf *p, bool recv, int n, struct ibv_wc *wc)
 	return uroce_cq_poll(recv ? p->rcq : p->scq, n, wc);
 }
 
-/* The first 256 QPs: reading more every second would cost the run more
- * than it tells. */
-static void
-native_counters(struct perf *p, uint64_t *retrans, uint64_t *timeouts)
-{
-	struct uroce_qp_stats st;
-	uint32_t i, n = RTE_MIN(p->nqp, 256u);
-
-	*retrans = *timeouts = 0;
-	for (i = 0; i < n; i++)
-		if (uroce_dev_qp_stats(p->qps[i].qp, &st) == 0) {
-			*retrans += st.retransmits;
-			*timeouts += st.timeouts;
-		}
-}
-
 /* Nothing runs the stack but this thread: the port is free between two
  * uroce_poll() calls. */
 static int
@@ -195,6 +179,5 @@ const struct perf_ops perf_native_ops = {
 	.srq_create = native_srq_create,
 	.post_srq_recv = native_post_srq_recv,
 	.poll_cq = native_poll_cq,
-	.counters = native_counters,
 	.on_port = native_on_port,
 };

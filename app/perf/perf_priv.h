@@ -213,8 +213,6 @@ struct perf_ops {
 			     struct ibv_recv_wr **bad);
 	/* The send CQ, or the receive CQ: completions, < 0 overrun. */
 	int (*poll_cq)(struct perf *p, bool recv, int n, struct ibv_wc *wc);
-	/* The sums of the QPs' retransmit and timeout counters. */
-	void (*counters)(struct perf *p, uint64_t *retrans, uint64_t *timeouts);
 	/* fn(arg) where the port's queue is fn's alone (the raw ceiling). */
 	int (*on_port)(struct perf *p, int (*fn)(void *arg), void *arg);
 };

@@ -15,6 +15,7 @@
 #include <rte_cycles.h>
 
 #include "perf_priv.h"
+#include "uroce_stats.h"
 
 #define PERF_INLINE	64
 #define PERF_RD_ATOM	16	/* READs / atomics in flight, as perftest */
@@ -298,10 +299,18 @@ perf_recvs_total(const struct perf *p)
 	return p->srq_wr != 0 ? p->srq_wr : (uint64_t)p->nqp * p->rx_depth;
 }
 
+/* Every QP of the device, either backend: the sums of destroyed QPs stay
+ * in, callers take differences. */
 void
 perf_qp_counters(struct perf *p, uint64_t *retrans, uint64_t *timeouts)
 {
-	p->ops->counters(p, retrans, timeouts);
+	struct uroce_qp_stats sum;
+
+	*retrans = *timeouts = 0;
+	if (uroce_dev_qp_totals(p->dev, &sum, NULL) == 0) {
+		*retrans = sum.retransmits;
+		*timeouts = sum.timeouts;
+	}
 }
 
 uint32_t

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "uroce_stats.h"
 #include "perf_priv.h"
 
 static int
@@ -173,19 +172,6 @@ verbs_poll_cq(struct perf *p, bool recv, int n, struct ibv_wc *wc)
 }
 
 /* The device's sums: its QPs are all ours. */
-static void
-verbs_counters(struct perf *p, uint64_t *retrans, uint64_t *timeouts)
-{
-	struct uroce_qp_stats sum;
-	unsigned int nqp;
-
-	*retrans = *timeouts = 0;
-	if (uroce_dev_qp_totals(p->dev, &sum, &nqp) == 0) {
-		*retrans = sum.retransmits;
-		*timeouts = sum.timeouts;
-	}
-}
-
 /* Engine lcore 0 owns queue 0 of the port, the one the raw phases use. */
 static int
 verbs_on_port(struct perf *p, int (*fn)(void *arg), void *arg)
@@ -207,6 +193,5 @@ const struct perf_ops perf_verbs_ops = {
 	.srq_create = verbs_srq_create,
 	.post_srq_recv = verbs_post_srq_recv,
 	.poll_cq = verbs_poll_cq,
-	.counters = verbs_counters,
 	.on_port = verbs_on_port,
 };
