@@ -368,9 +368,10 @@ eng_loop(struct eng_lcore *lc, struct uroce_dev *from, struct uroce_dev *to,
  * device, raw frames (wire_txb, RAW_PACKET QPs) always take the port. */
 static void
 eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
-	      struct uroce_txb *txb, bool loop)
+	      struct uroce_txb *txb)
 {
 	struct rte_mbuf *wire[UROCE_TXB_MAX];
+	bool loop = txb == &lc->txb[dev->idx];
 	struct uroce_dev *to;
 	uint16_t i, nw = 0;
 
@@ -390,7 +391,7 @@ eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
 static void
 eng_flush(struct eng_lcore *lc, struct uroce_dev *dev)
 {
-	eng_flush_txb(lc, dev, &lc->txb[dev->idx], true);
+	eng_flush_txb(lc, dev, &lc->txb[dev->idx]);
 }
 
 /* The batch a call into a QP of dev may fill: never a full one. */
@@ -413,7 +414,7 @@ eng_qp_txb(struct eng_lcore *lc, struct eng_qp *eq)
 	if (eq->qp->type != IBV_QPT_RAW_PACKET)
 		return eng_txb(lc, eq->dev);
 	if (uroce_txb_full(txb))
-		eng_flush_txb(lc, eq->dev, txb, false);
+		eng_flush_txb(lc, eq->dev, txb);
 	return txb;
 }
 
@@ -429,7 +430,7 @@ eng_flush_all(struct eng_lcore *lc)
 		if (lc->txb[d].n > 0)
 			eng_flush(lc, dev);
 		if (lc->wire_txb[d].n > 0)
-			eng_flush_txb(lc, dev, &lc->wire_txb[d], false);
+			eng_flush_txb(lc, dev, &lc->wire_txb[d]);
 	}
 }
 
@@ -458,7 +459,7 @@ eng_qp_handoff(struct eng_lcore *lc, const struct eng_qp *eq,
 	if (!qp->pace_on || qp->pace_bytes == paced0)
 		return;
 	if (txb->n > 0)
-		eng_flush_txb(lc, eq->dev, txb, qp->type != IBV_QPT_RAW_PACKET);
+		eng_flush_txb(lc, eq->dev, txb);
 	uroce_qp_pace_handoff(qp, rte_get_tsc_cycles(), qp->pace_bytes - paced0);
 }
 

@@ -98,8 +98,8 @@ uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
 
 /*
  * Batching. A QP that ran out of tokens waits until the bucket holds its
- * next frame and what is queued behind it, up to pace_batch bytes (half
- * the burst), rather than its next frame alone: each wake-up is a timer
+ * next frame and what is queued behind it, up to uroce_qp_pace_batch()
+ * bytes (half the burst), rather than its next frame alone: each wake-up is a timer
  * expiry and a call on a QP whose state is likely out of the cache, so a
  * slow QP sends several frames per expiry, and a fast one fills the
  * engine's transmit batch instead of releasing a frame or two per engine
@@ -113,7 +113,8 @@ uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
 static uint32_t
 pace_want(const struct uroce_qp *qp, uint32_t bytes, uint32_t more)
 {
-	uint64_t want = RTE_MIN((uint64_t)bytes + more, (uint64_t)qp->pace_batch);
+	uint64_t want = RTE_MIN((uint64_t)bytes + more,
+				(uint64_t)uroce_qp_pace_batch(qp));
 
 	return want > bytes ? (uint32_t)want : bytes;
 }
@@ -125,7 +126,8 @@ uroce_qp_pace_behind(struct uroce_qp *qp, uint32_t idx, uint32_t from)
 	uint32_t i, n = 0;
 	uint64_t sum = from;
 
-	for (i = idx + 1; i - qp->sq.tail < posted && sum < qp->pace_batch &&
+	for (i = idx + 1; i - qp->sq.tail < posted &&
+	     sum < uroce_qp_pace_batch(qp) &&
 	     n < UROCE_TXB_MAX; i++, n++) {
 		const struct uroce_send_wqe *w = uroce_sq_wqe(qp, i);
 
@@ -183,7 +185,6 @@ uroce_qp_rate_limit_apply(struct uroce_qp *qp, uint32_t rate_kbps,
 		uroce_tb_set_profile(&qp->pace_tb, &qp->pace_prof, prof, now);
 		qp->pace_prof = *prof;
 	}
-	qp->pace_batch = qp->pace_prof.burst_bytes / 2;	/* pace_want() */
 	/* A wait computed at the old rate may be too long (a higher rate, or
 	 * none): try again now; a pacing wait that still holds is recomputed
 	 * at the new rate by the next uroce_qp_pace(). */

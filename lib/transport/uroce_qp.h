@@ -312,7 +312,6 @@ struct uroce_qp {
 
 	/* Pacing (issue 6): the requester consults it when pace_on. */
 	bool pace_on;
-	uint32_t pace_batch;	/**< bytes gathered before a wake-up */
 	uint64_t pace_bytes;	/**< bytes the pacer let go (charged) */
 	struct uroce_tb_profile pace_prof;
 	struct uroce_tb pace_tb;
@@ -351,6 +350,14 @@ void uroce_qp_destroy(struct uroce_qp *qp);
  */
 int uroce_l2l3_from_ah(const struct uroce_qp_env *env,
 		       const struct ibv_ah_attr *ah, struct uroce_l2l3 *l);
+
+/* The bytes a QP out of tokens gathers before it wakes up: half its burst
+ * (qp_pace.c, Batching). */
+static inline uint32_t
+uroce_qp_pace_batch(const struct uroce_qp *qp)
+{
+	return qp->pace_prof.burst_bytes / 2;
+}
 
 /**
  * ibv_modify_qp() on the owner: uroce_qp_modify_check() against env->lim,

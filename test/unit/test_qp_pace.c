@@ -613,7 +613,7 @@ test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
 		 * its tokens were there - the rate is exact. */
 		UT_CHECK(left < (int64_t)s->qa->pace_prof.refill);
 		UT_CHECK_EQ(s->fl->n, 1024);
-		check_batches(s->fl, s->qa->pace_batch);
+		check_batches(s->fl, uroce_qp_pace_batch(s->qa));
 	} else {
 		UT_CHECK(s->qa->stats.retransmits > 0);
 		UT_CHECK(s->fl->n > 1024);
