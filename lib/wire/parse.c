@@ -8,8 +8,6 @@
  */
 #include <string.h>
 
-#include <emmintrin.h>
-
 #include <rte_ip.h>
 
 #include "uroce_wire.h"
@@ -216,24 +214,6 @@ check_icrc(const uint8_t *f, struct uroce_pkt *pkt)
 	return crc == pkt->icrc ? UROCE_WIRE_OK : UROCE_WIRE_DROP_ICRC;
 }
 
-/*
- * memset() by 16-byte stores: gcc makes a memset() of this size a "rep
- * stos", whose start-up was half of the parse of a 64-byte frame. The empty
- * asm hides that the vector is zero, or gcc turns the loop back into one.
- */
-static inline void
-pkt_clear(struct uroce_pkt *pkt)
-{
-	__m128i z = _mm_setzero_si128();
-	char *c = (char *)pkt;
-	size_t i;
-
-	__asm__("" : "+x"(z));
-	for (i = 0; i + 16 <= sizeof(*pkt); i += 16)
-		_mm_storeu_si128((__m128i *)(void *)(c + i), z);
-	memset(c + i, 0, sizeof(*pkt) - i);
-}
-
 enum uroce_wire_verdict
 uroce_wire_parse(const uint8_t *f, uint32_t len, unsigned int flags,
 		 struct uroce_pkt *pkt)
@@ -241,7 +221,7 @@ uroce_wire_parse(const uint8_t *f, uint32_t len, unsigned int flags,
 	enum uroce_wire_verdict v;
 	uint16_t et;
 
-	pkt_clear(pkt);
+	memset(pkt, 0, sizeof(*pkt));	/* vector stores: lib/meson.build */
 	pkt->frame = f;
 	v = parse_l2(f, len, pkt, &et);
 	if (v != UROCE_WIRE_OK)
