@@ -18,13 +18,15 @@
  * leaves back to back (a frame longer than the burst goes alone, from a
  * full bucket, see uroce_pace.h). max_burst_sz 0 picks the default
  * max(UROCE_PACE_DEFAULT_BURST_PKTS * typical_pkt_sz, the bytes of
- * UROCE_PACE_DEFAULT_BURST_US at the rate). Half of it is the batch a QP
- * gathers before it wakes up (pace_want() below: 4 packets at a low rate,
- * so that 10,000 slow QPs cost the engine a wheel expiry per 4 frames, not
- * per frame); the other half lets tokens wait in the bucket while the
- * engine wakes up late (wheel slots of about 1 us, idle sleeps), and at
- * high rates the time term keeps the achieved rate exact despite that
- * jitter. typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu);
+ * UROCE_PACE_DEFAULT_BURST_US at the rate). Most of it is the batch a QP
+ * gathers before it wakes up (pace_want() below: 7 packets at a low rate,
+ * so that 10,000 slow QPs cost the engine a wheel expiry per 7 frames, not
+ * per frame); the rest, the slack, lets tokens wait in the bucket while
+ * the engine wakes up late (wheel slots of about 1 us, idle sleeps, an
+ * engine behind its work): one typical packet, which is milliseconds at a
+ * low rate, and at least UROCE_PACE_SLACK_US (half the burst at high
+ * rates, where the time term sets the burst), which keeps the achieved
+ * rate exact despite that jitter. typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu);
  * for RAW_PACKET, whose frames carry no transport headers and are as long
  * as the link allows (perftest's raw_ethernet_bw sends MTU + 14), it is
  * the largest untagged frame. It only sizes that default, since the bucket
@@ -63,6 +65,20 @@ pace_default_burst(uint32_t rate_kbps, uint32_t typical)
 	return (uint32_t)RTE_MIN(t, (uint64_t)UROCE_PACE_BURST_MAX);
 }
 
+/* The bytes a QP out of tokens gathers (Batching, below): its burst less
+ * the slack a late wake-up needs, at least one typical packet and at least
+ * UROCE_PACE_SLACK_US at the rate; nothing (the next frame alone) for a
+ * burst too small to keep both. */
+static uint32_t
+pace_batch_bytes(uint32_t rate_kbps, uint32_t burst, uint32_t typical)
+{
+	uint64_t slack = (uint64_t)rate_kbps * PACE_BYTES_PER_KBIT *
+			 UROCE_PACE_SLACK_US / 1000000;
+
+	slack = RTE_MAX(slack, (uint64_t)typical);
+	return slack < burst ? (uint32_t)(burst - slack) : 0;
+}
+
 int
 uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
 			    const struct ibv_qp_rate_limit_attr *a,
@@ -70,6 +86,7 @@ uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
 {
 	const struct uroce_qp_env *env = qp->env;
 	uint32_t typical = a->typical_pkt_sz, burst = a->max_burst_sz;
+	int ret;
 
 	if (env->lim.rate_limit_max == 0)
 		return -EOPNOTSUPP;
@@ -93,18 +110,22 @@ uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
 		return 0;
 	if (burst == 0)
 		burst = pace_default_burst(a->rate_limit, typical);
-	return uroce_tb_profile_init(prof, env->tsc_hz, a->rate_limit, burst);
+	ret = uroce_tb_profile_init(prof, env->tsc_hz, a->rate_limit, burst);
+	if (ret == 0)
+		prof->batch_bytes = pace_batch_bytes(a->rate_limit, burst,
+						     typical);
+	return ret;
 }
 
 /*
  * Batching. A QP that ran out of tokens waits until the bucket holds its
  * next frame and what is queued behind it, up to uroce_qp_pace_batch()
- * bytes (half the burst), rather than its next frame alone: each wake-up is a timer
- * expiry and a call on a QP whose state is likely out of the cache, so a
- * slow QP sends several frames per expiry, and a fast one fills the
- * engine's transmit batch instead of releasing a frame or two per engine
- * iteration. The rate is unchanged (tokens wait in the bucket, which holds
- * the other half of the burst as slack for a late wake-up) and so is the
+ * bytes (the burst less the slack), rather than its next frame alone:
+ * each wake-up is a timer expiry and a call on a QP whose state is likely
+ * out of the cache, so a slow QP sends several frames per expiry, and a
+ * fast one fills the engine's transmit batch instead of releasing a frame
+ * or two per engine iteration. The rate is unchanged (tokens wait in the
+ * bucket, which has the slack left for a late wake-up) and so is the
  * burst bound (the bucket enforces it). Only the frames of a backlog
  * gather: the caller says how many bytes wait behind the frame (a lower
  * bound: payloads without headers), so the last ones leave as soon as

@@ -351,12 +351,12 @@ void uroce_qp_destroy(struct uroce_qp *qp);
 int uroce_l2l3_from_ah(const struct uroce_qp_env *env,
 		       const struct ibv_ah_attr *ah, struct uroce_l2l3 *l);
 
-/* The bytes a QP out of tokens gathers before it wakes up: half its burst
- * (qp_pace.c, Batching). */
+/* The bytes a QP out of tokens gathers before it wakes up (qp_pace.c,
+ * Batching). */
 static inline uint32_t
 uroce_qp_pace_batch(const struct uroce_qp *qp)
 {
-	return qp->pace_prof.burst_bytes / 2;
+	return qp->pace_prof.batch_bytes;
 }
 
 /**
@@ -440,6 +440,9 @@ uint64_t uroce_qp_deadline(const struct uroce_qp *qp);
 #define UROCE_PACE_DEFAULT_BURST_US	50
 /** ... and at least this many typical packets. */
 #define UROCE_PACE_DEFAULT_BURST_PKTS	8
+/** A QP out of tokens leaves room in its bucket for at least this long at
+ *  its rate, and for one typical packet, when it gathers a batch. */
+#define UROCE_PACE_SLACK_US		25
 /**
  * Owner only: frames of bytes the pacer let go earlier (pace_bytes grew by
  * that much during a call) were handed to the port at now. The bucket is

@@ -272,6 +272,41 @@ out:
 	ut_link_fini(&l);
 }
 
+/* What a QP out of tokens gathers (qp_pace.c, Batching): the burst less
+ * one typical packet at a low rate, half the 50 us default burst at a high
+ * rate (25 us of slack), and nothing when the burst is one packet. */
+static void
+test_batch_size(void)
+{
+	static const struct {
+		struct ibv_qp_rate_limit_attr a;
+		uint32_t burst, batch;
+	} cases[] = {
+		{ { 10000, 0, 2048, 0 }, 8 * 2048, 7 * 2048 },
+		{ { 10000, 16384, 2048, 0 }, 16384, 14336 },
+		{ { 100000000, 0, 2048, 0 }, 625000, 312500 },
+		{ { 10000, 2048, 2048, 0 }, 2048, 0 },
+		/* 25 us at 1 Gbit/s is 3125 B, more than the typical packet. */
+		{ { 1000000, 8192, 1024, 0 }, 8192, 8192 - 3125 },
+	};
+	struct ut_link l;
+	struct uroce_qp *qp;
+	unsigned int i;
+
+	if (!UT_CHECK_EQ(link_up(&l, 8), 0))
+		return;
+	qp = qp_in(&l, IBV_QPT_RC, IBV_QPS_RTS, 0x200);
+	if (!UT_CHECK(qp != NULL))
+		goto out;
+	for (i = 0; i < RTE_DIM(cases); i++) {
+		UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &cases[i].a, l.now), 0);
+		UT_CHECK_EQ(qp->pace_prof.burst_bytes, cases[i].burst);
+		UT_CHECK_EQ(uroce_qp_pace_batch(qp), cases[i].batch);
+	}
+out:
+	ut_link_fini(&l);
+}
+
 /* RAW_PACKET: IBV_QP_RATE_LIMIT on RTR->RTS, RTS->RTS and SQD->RTS (its
  * table in qp_modify.c), nowhere else; bad rates change nothing. */
 static void
@@ -937,6 +972,7 @@ main(int argc, char **argv)
 		return 1;
 	test_verb_matrix();
 	test_verb_invalid();
+	test_batch_size();
 	test_modify();
 	test_write_stream(10000, 0, 0);		/* 10 Mbit/s */
 	test_write_stream(1000000, 0, 0);	/* 1 Gbit/s */
