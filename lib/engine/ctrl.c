@@ -170,8 +170,8 @@ ctrl_detach(struct eng_lcore *lc, void *arg)
 		}
 	} while (n == RTE_DIM(objs));
 	uroce_sched_del(&lc->ready, &eq->ready);
-	if (uroce_wheel_armed(&eq->tmo))
-		uroce_wheel_del(&lc->wheel, &eq->tmo);
+	if (uroce_wheel_armed(&eq->tmo->e))
+		uroce_wheel_del(&lc->wheel, &eq->tmo->e);
 	TAILQ_REMOVE(&lc->owned, eq, owned_link);
 	eng_stats_retire(eq);
 	uroce_qp_destroy(eq->qp);

@@ -222,6 +222,15 @@ eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 	return 0;
 }
 
+/* An eng_qp and its timer entry (engine lock, or the lcores stopped). */
+static void
+eng_qp_free(struct eng_qp *eq)
+{
+	if (eq != NULL)
+		eng_tmo_put(eng_g, eq->tmo);
+	free(eq);
+}
+
 /* Lcores stopped: free what the application left, then the port. */
 void
 eng_dev_close(struct uroce_dev *dev)
@@ -237,7 +246,7 @@ eng_dev_close(struct uroce_dev *dev)
 	while ((eq = TAILQ_FIRST(&dev->qps)) != NULL) {
 		TAILQ_REMOVE(&dev->qps, eq, dev_link);
 		uroce_qp_destroy(eq->qp);
-		free(eq);
+		eng_qp_free(eq);
 	}
 	eng_srq_dev_close(dev);
 	while ((ah = TAILQ_FIRST(&dev->ahs)) != NULL) {
@@ -781,14 +790,16 @@ eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	qpn = eng_qpn_alloc();
 	slot = qpn != 0 ? eng_qpn_slot(qpn) : NULL;
 	eq = calloc(1, sizeof(*eq));
-	if (slot == NULL || eq == NULL) {
-		free(eq);
+	if (eq != NULL)
+		eq->tmo = eng_tmo_get(eng_g, eq);
+	if (slot == NULL || eq == NULL || eq->tmo == NULL) {
+		eng_qp_free(eq);
 		return -ENOMEM;
 	}
 	ret = uroce_qp_create(&dev->env, pd, scq != NULL ? &scq->cq : NULL,
 			      rcq != NULL ? &rcq->cq : NULL, init, qpn, &qp);
 	if (ret < 0) {
-		free(eq);
+		eng_qp_free(eq);
 		return ret;
 	}
 	eq->srq = eng_srq_of_init(init);
@@ -799,7 +810,7 @@ eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	eq->scq = qp->send_cq != NULL ? scq : NULL;
 	eq->rcq = qp->recv_cq != NULL ? rcq : NULL;
 	eq->xrcd = xrcd;
-	uroce_wheel_entry_init(&eq->tmo);
+	eq->tmo->qp = qp;
 	qp->lcore = (unsigned int)owner;
 	qp->user = user;
 	qp->engine = eq;
@@ -898,8 +909,8 @@ uroce_dev_qp_destroy(struct uroce_qp *qp)
 	eng_qp_ref(eq, -1, -1);
 	dev->n_qp--;
 	TAILQ_REMOVE(&dev->qps, eq, dev_link);
+	eng_qp_free(eq);
 	pthread_mutex_unlock(&eng_g->lock);
-	free(eq);
 	return 0;
 }
 

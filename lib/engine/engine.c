@@ -185,6 +185,7 @@ eng_teardown(struct eng *e, bool launched)
 	rte_free(e->qsv);
 	for (i = 0; i < ENG_QPN_PAGES; i++)
 		free(e->qpn_page[i]);
+	eng_tmo_fini(e);
 	eng_srq_fini(e);
 	pthread_mutex_destroy(&e->lock);
 	eng_g = NULL;

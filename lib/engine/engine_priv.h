@@ -56,6 +56,17 @@ extern int uroce_engine_logtype;
 struct eng_qp;
 TAILQ_HEAD(eng_qp_list, eng_qp);
 
+/* A QP's timer entry, packed with the others' (tmo.c). */
+struct eng_tmo {
+	struct uroce_wheel_entry e;	/* armed at uroce_qp_deadline() */
+	union {
+		struct eng_qp *eq;
+		struct eng_tmo *next_free;	/* not in use (tmo.c) */
+	};
+	struct uroce_qp *qp;		/* eq->qp, for the prefetch */
+};
+struct eng_tmo_chunk;
+
 /* A device's flow rules as the lcores read them (flow.c): immutable. */
 struct eng_flow_tbl {
 	uint32_t n;
@@ -146,7 +157,7 @@ struct eng_qp {
 	struct eng_cq *scq, *rcq;	/* NULL where the type has none */
 	struct eng_srq *srq;		/* receives come from it, or NULL */
 	struct uroce_xrcd *xrcd;	/* XRC_RECV */
-	struct uroce_wheel_entry tmo;	/* armed at uroce_qp_deadline() */
+	struct eng_tmo *tmo;		/* its timer (tmo.c) */
 	uint32_t db_pending;		/* on the owner's doorbell ring (atomic) */
 	uint32_t n_flow;		/* flow rules steering to it (engine lock) */
 	struct uroce_sched_entry ready;	/* on the owner's ready lists */
@@ -196,6 +207,8 @@ struct eng {
 	unsigned int rr;		/* round-robin owner */
 	uint64_t tsc_hz;
 	struct eng_qp **qpn_page[ENG_QPN_PAGES];
+	struct eng_tmo_chunk *tmo_chunks;	/* QP timer entries (tmo.c) */
+	struct eng_tmo *tmo_free;
 	/* SRQ numbers (dev_srq.c): ENG_MAX_SRQ entries, allocated at the first
 	 * SRQ (RELEASE-published); rx paths look up without the lock. */
 	struct uroce_srq **srqn_tbl;
@@ -253,6 +266,11 @@ unsigned int eng_iterate(struct eng_lcore *lc);
 void eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq);
 void eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq);
 void eng_kick(void *ctx, struct uroce_qp *qp);
+
+/* tmo.c (under the engine lock) */
+struct eng_tmo *eng_tmo_get(struct eng *e, struct eng_qp *eq);
+void eng_tmo_put(struct eng *e, struct eng_tmo *t);
+void eng_tmo_fini(struct eng *e);
 
 /* xrcd.c */
 void eng_xrcd_close_all(struct uroce_dev *dev);

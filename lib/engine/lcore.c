@@ -197,15 +197,15 @@ eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq)
 	uint64_t dl = uroce_qp_deadline(eq->qp);
 
 	if (dl == UINT64_MAX || (eq->ready.queued && dl <= eng_now(lc))) {
-		if (uroce_wheel_armed(&eq->tmo))
-			uroce_wheel_del(&lc->wheel, &eq->tmo);
+		if (uroce_wheel_armed(&eq->tmo->e))
+			uroce_wheel_del(&lc->wheel, &eq->tmo->e);
 		return;
 	}
-	if (uroce_wheel_armed(&eq->tmo) && eq->tmo.deadline == dl)
+	if (uroce_wheel_armed(&eq->tmo->e) && eq->tmo->e.deadline == dl)
 		return;
 	if (uroce_wheel_count(&lc->wheel) == 0)
 		eng_now(lc);	/* the empty wheel's cursor to the present */
-	uroce_wheel_add(&lc->wheel, &eq->tmo, dl);
+	uroce_wheel_add(&lc->wheel, &eq->tmo->e, dl);
 }
 
 static void eng_tx_now(struct eng_lcore *lc, struct eng_qp *eq);
@@ -640,14 +640,15 @@ eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 /*
  * The QPs of expired timers are likely out of the cache (10,000 slow paced
  * QPs each wake up every few ms): ask for their state ahead of the calls,
- * the QP itself (its first line, the line of state and req, its bucket) for
- * all, then the requester of the QP two calls ahead once its QP has had
- * time to arrive.
+ * the eng_qp and the QP itself (its first line, the line of state and req,
+ * its bucket) for all (the packed timer entry points at both, tmo.c), then
+ * the requester of the QP two calls ahead once its QP has had time to
+ * arrive.
  */
-static inline struct uroce_qp *
-eng_timer_qp(struct uroce_wheel_entry *e)
+static inline struct eng_tmo *
+eng_timer_tmo(struct uroce_wheel_entry *e)
 {
-	return container_of(e, struct eng_qp, tmo)->qp;
+	return container_of(e, struct eng_tmo, e);
 }
 
 static void
@@ -656,8 +657,9 @@ eng_timers_prefetch(struct uroce_wheel_entry **ents, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		struct uroce_qp *qp = eng_timer_qp(ents[i]);
+		struct uroce_qp *qp = eng_timer_tmo(ents[i])->qp;
 
+		rte_prefetch0(eng_timer_tmo(ents[i])->eq);
 		rte_prefetch0(qp);
 		rte_prefetch0(&qp->state);	/* and req, resp (uroce_qp.h) */
 		rte_prefetch0(&qp->pace_tb);
@@ -686,8 +688,8 @@ eng_timers(struct eng_lcore *lc)
 	eng_timers_prefetch(ents, n);
 	for (i = 0; i < n; i++) {
 		if (i + 2 < n)
-			rte_prefetch0(eng_timer_qp(ents[i + 2])->req);
-		eq = container_of(ents[i], struct eng_qp, tmo);
+			rte_prefetch0(eng_timer_tmo(ents[i + 2])->qp->req);
+		eq = eng_timer_tmo(ents[i])->eq;
 		if (built >= ENG_TX_BUDGET || eng_qp_stalled(lc, eq))
 			txb = &none;
 		else
