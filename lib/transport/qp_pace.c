@@ -19,17 +19,19 @@
  * full bucket, see uroce_pace.h). max_burst_sz 0 picks the default
  * max(UROCE_PACE_DEFAULT_BURST_PKTS * typical_pkt_sz, the bytes of
  * UROCE_PACE_DEFAULT_BURST_US at the rate). Most of it is the batch a QP
- * gathers before it wakes up (pace_want() below: 7 packets at a low rate,
- * so that 10,000 slow QPs cost the engine a wheel expiry per 7 frames, not
- * per frame); the rest, the slack, lets tokens wait in the bucket while
- * the engine wakes up late (wheel slots of about 1 us, idle sleeps, an
- * engine behind its work): one typical packet, which is milliseconds at a
- * low rate, and at least UROCE_PACE_SLACK_US (half the burst at high
- * rates, where the time term sets the burst), which keeps the achieved
- * rate exact despite that jitter. typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu);
- * for RAW_PACKET, whose frames carry no transport headers and are as long
- * as the link allows (perftest's raw_ethernet_bw sends MTU + 14), it is
- * the largest untagged frame. It only sizes that default, since the bucket
+ * gathers before it wakes up (pace_want() below: 6 frames of 2 KiB at a
+ * low rate, so that 10,000 slow QPs cost the engine a wheel expiry per 6
+ * frames, not per frame); the rest, the slack, lets tokens wait in the
+ * bucket while the engine wakes up late (wheel slots of about 1 us, idle
+ * sleeps, an engine behind its work): one typical packet, which is
+ * milliseconds at a low rate, and at least UROCE_PACE_SLACK_US (half the
+ * burst at high rates, where the time term sets the burst), which keeps
+ * the achieved rate exact despite that jitter. A default of 16 packets
+ * halved the expiries again but saved no cycles at 10,000 QPs (bench/pace).
+ * typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu); for
+ * RAW_PACKET, whose frames carry no transport headers and are as long as
+ * the link allows (perftest's raw_ethernet_bw sends MTU + 14), it is the
+ * largest untagged frame. It only sizes that default, since the bucket
  * charges each frame's real length.
  */
 #include <errno.h>
