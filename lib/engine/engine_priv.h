@@ -39,7 +39,8 @@ extern int uroce_engine_logtype;
 #define ENG_TX_BUDGET		(ENG_RX_BURSTS * ENG_RX_BURST)
 #define ENG_RING_SIZE		4096	/* ctrl, doorbell, loopback, hand-off */
 #define ENG_DB_RING_SIZE	16384
-#define ENG_TIMER_BURST		32
+#define ENG_TIMER_BURST		8	/* expired at a time (lcore.c) */
+#define ENG_TIMER_MAX		64	/* expired per iteration */
 #define ENG_WHEEL_SLOTS		256
 /* The ready list of QPs that put nothing on a port (lcore.c). */
 #define ENG_SCHED_NOWIRE	UROCE_CONFIG_MAX_PORTS
