@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 
@@ -148,6 +149,21 @@ found:
 	return 0;
 }
 
+/* True if dev's devargs have key=value. */
+static bool
+glue_devarg_is(const char *dev, const char *key, const char *value)
+{
+	size_t kl = strlen(key), vl = strlen(value);
+	const char *p;
+
+	for (p = strchr(dev, ','); p != NULL; p = strchr(p + 1, ','))
+		if (strncmp(p + 1, key, kl) == 0 && p[1 + kl] == '=' &&
+		    strncmp(p + 2 + kl, value, vl) == 0 &&
+		    (p[2 + kl + vl] == ',' || p[2 + kl + vl] == '\0'))
+			return true;
+	return false;
+}
+
 /*
  * memif with its default 2048-byte buffers loses frames that span two
  * descriptors in DPDK 22.11 (seen as floods of stale duplicates, or as a
@@ -187,6 +203,8 @@ uroce_glue_attach(const char *dev, uint16_t nb_queues,
 	link->big_frames = k->big_frames;
 	link->soft_mac = k->soft_mac;
 	link->peer_link = k->peer_link;
+	link->memif_server = k->kind == UROCE_GLUE_MEMIF &&
+			     glue_devarg_is(dev, "role", "server");
 	if (k->kind == UROCE_GLUE_RINGLINK)
 		ret = glue_ringlink_attach(dev, nb_queues, link, err, err_len);
 	else if (k->kind == UROCE_GLUE_AF_XDP)
@@ -203,6 +221,47 @@ uroce_glue_attach(const char *dev, uint16_t nb_queues,
 		GLUE_LOG(DEBUG, "%s: %s link, ethdev %u (%s)\n", dev, k->name,
 			 link->port_id, link->name);
 	return ret;
+}
+
+/*
+ * memif closes in turn. In DPDK 22.11 the PMD serves the peer's leaving (a
+ * DISCONNECT message, or EOF on the control socket) on the EAL interrupt
+ * thread with memif_disconnect(); our stop runs memif_disconnect() too and
+ * our close frees the port's private data. When the peer leaves while we
+ * stop and close, the two threads free the same regions, or the handler
+ * runs on a port already released (a SEGV at exit, seen about once in a
+ * few test runs). So the client goes at once, and the server waits for
+ * the client to have gone (its link down), up to MEMIF_SERVER_WAIT_MS (a
+ * client that lives on then sees the server leave while it runs, which is
+ * safe); whichever side finds its link already down leaves the handler
+ * MEMIF_GRACE_MS to finish before it stops.
+ */
+#define MEMIF_SERVER_WAIT_MS	1000
+#define MEMIF_GRACE_MS		20
+
+static bool
+glue_link_down(uint16_t port_id)
+{
+	struct rte_eth_link l;
+
+	return rte_eth_link_get_nowait(port_id, &l) != 0 ||
+	       l.link_status == RTE_ETH_LINK_DOWN;
+}
+
+void
+uroce_glue_before_stop(const struct uroce_glue_link *link)
+{
+	unsigned int ms, wait;
+
+	if (link->kind != UROCE_GLUE_MEMIF)
+		return;
+	wait = link->memif_server ? MEMIF_SERVER_WAIT_MS : 0;
+	for (ms = 0; !glue_link_down(link->port_id); ms++) {
+		if (ms >= wait)
+			return;
+		rte_delay_us_sleep(1000);
+	}
+	rte_delay_us_sleep(MEMIF_GRACE_MS * 1000);
 }
 
 void

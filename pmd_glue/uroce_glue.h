@@ -97,6 +97,7 @@ struct uroce_glue_link {
 	uint32_t xdp_prog_id;		/**< af_xdp: our program, once claimed */
 	uint32_t xdp_flags;		/**< the XDP_FLAGS_*_MODE it runs in */
 	unsigned int side;		/**< ringlink side */
+	bool memif_server;		/**< memif: role=server */
 };
 
 /**
@@ -109,6 +110,13 @@ struct uroce_glue_link {
  */
 int uroce_glue_attach(const char *dev, uint16_t nb_queues,
 		      struct uroce_glue_link *link, char *err, size_t err_len);
+
+/**
+ * Before the caller stops the ethdev of a link it is closing: wait for the
+ * peer where the PMD needs the two sides to go in turn (memif: see
+ * glue.c). Returns at once for other kinds.
+ */
+void uroce_glue_before_stop(const struct uroce_glue_link *link);
 
 /**
  * Close the ethdev (after the caller stopped it) and remove what attach

@@ -730,6 +730,7 @@ uroce_port_close(struct uroce_port *p)
 	if (p == NULL)
 		return;
 	if (p->started) {
+		uroce_glue_before_stop(&p->link);
 		ret = rte_eth_dev_stop(p->port_id);
 		if (ret != 0)
 			NET_LOG(WARNING, "%s: stop: %s\n", p->cfg->dev,
