@@ -11,11 +11,15 @@
 A run's "pace" object (uroce-perf --window, app/perf/pace.c) holds the frame
 bytes per window against the target, the worst window and QP, and the
 engine's cycles per frame. The ceiling is the median of the unpaced runs
-(ceiling, ceiling-2, ...). Verdicts (issue 6): aggregate within 1%, each QP
-within 5% (multi), targets above the ceiling reported as such.
+(ceiling, ceiling-2, ...). A scenario run more than once (NAME, NAME-2,
+...) is reported by its median run (by aggregate error; the cycles per
+frame are the median of the runs'), with every run's error beside it.
+Verdicts (issue 6): aggregate within 1%, each QP within 5% (multi), targets
+above the ceiling reported as such.
 """
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -43,6 +47,23 @@ def group(name):
         return "ceiling"
     return "single" if name.startswith("1x") and "80pct" not in name \
         else "multi"
+
+
+def base(name):
+    return re.sub(r"-[0-9]+$", "", name)
+
+
+def median_runs(runs):
+    """{scenario: (median run, [runs])} for the scenarios but the ceiling."""
+    by = {}
+    for n in sorted(runs):
+        if group(n) != "ceiling":
+            by.setdefault(base(n), []).append(runs[n])
+    out = {}
+    for b, rs in by.items():
+        rs.sort(key=lambda r: r["pace"]["error"])
+        out[b] = (rs[(len(rs) - 1) // 2], rs)
+    return out
 
 
 def verdict(r):
@@ -75,23 +96,28 @@ def main():
     ceilings = [runs[n]["pace"]["achieved_bps"] for n in sorted(runs)
                 if group(n) == "ceiling"]
     ceiling = statistics.median(ceilings)
-    order = sorted(runs, key=lambda n: (group(n) != "ceiling",
+    scen = {n: (runs[n], [runs[n]]) for n in runs if group(n) == "ceiling"}
+    scen.update(median_runs(runs))
+    order = sorted(scen, key=lambda n: (group(n) != "ceiling",
                                         group(n) == "multi",
-                                        runs[n]["qps"],
-                                        runs[n]["pace"]["target_bps"]))
+                                        scen[n][0]["qps"],
+                                        scen[n][0]["pace"]["target_bps"]))
     rows = []
     for name in order:
-        run, p = runs[name], runs[name]["pace"]
+        run, all_runs = scen[name]
+        p = run["pace"]
         row = {"group": group(name), "name": name, "qps": run["qps"],
                "target_bps": p["target_bps"],
                "achieved_bps": p["achieved_bps"], "error": p["error"],
                "worst_window_error": p["worst_window_error"],
                "worst_qp_error": p["worst_qp_error"],
-               "cycles_per_frame": p["cycles_per_frame"],
+               "cycles_per_frame": statistics.median(
+                   r["pace"]["cycles_per_frame"] for r in all_runs),
                "frames": p["frames"],
                "preempted_loops": p["preempted_loops"],
                "retransmits": run["results"][0].get("retransmits", 0),
-               "above_ceiling": p["target_bps"] > ceiling}
+               "above_ceiling": p["target_bps"] > ceiling,
+               "runs_error": [r["pace"]["error"] for r in all_runs]}
         row["verdict"] = verdict(row)
         rows.append(row)
     cyc = {r["qps"]: r["cycles_per_frame"] for r in rows
@@ -107,14 +133,17 @@ def main():
         json.dump(res, f, indent=1)
     print(f"{'scenario':<12} {'QPs':>6} {'target Mb/s':>12} {'got Mb/s':>12}"
           f" {'error':>9} {'worst 1s':>9} {'worst QP':>9} {'cyc/frm':>8}"
-          f" {'resent':>7}  verdict")
+          f" {'resent':>7}  {'verdict':<13} runs")
     for r in rows:
+        many = r["group"] != "ceiling" and len(r["runs_error"]) > 1
+        runs_col = " ".join(f"{e * 100:+.2f}%" for e in r["runs_error"]) \
+            if many else ""
         print(f"{r['name']:<12} {r['qps']:>6} {r['target_bps'] / 1e6:>12.3f}"
               f" {r['achieved_bps'] / 1e6:>12.3f} {r['error'] * 100:>+8.3f}%"
               f" {r['worst_window_error'] * 100:>+8.3f}%"
               f" {r['worst_qp_error'] * 100:>+8.3f}%"
               f" {r['cycles_per_frame']:>8.0f} {r['retransmits']:>7}"
-              f"  {r['verdict']}")
+              f"  {r['verdict']:<13} {runs_col}".rstrip())
     print(f"ceiling: median {ceiling / 1e6:.3f} Mb/s of "
           f"{', '.join(f'{c / 1e6:.3f}' for c in ceilings)}")
     if ratio:
