@@ -171,7 +171,6 @@ verbs_poll_cq(struct perf *p, bool recv, int n, struct ibv_wc *wc)
 	return n < 0 ? -EOVERFLOW : n;
 }
 
-/* The device's sums: its QPs are all ours. */
 /* Engine lcore 0 owns queue 0 of the port, the one the raw phases use. */
 static int
 verbs_on_port(struct perf *p, int (*fn)(void *arg), void *arg)
