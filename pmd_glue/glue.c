@@ -149,18 +149,24 @@ found:
 	return 0;
 }
 
-/* True if dev's devargs have key=value. */
-static bool
-glue_devarg_is(const char *dev, const char *key, const char *value)
+/* key= of a devargs string "name,k1=v1,k2=v2" (glue_priv.h). */
+bool
+glue_devarg(const char *dev, const char *key, char *val, size_t len)
 {
-	size_t kl = strlen(key), vl = strlen(value);
+	size_t kl = strlen(key), n;
 	const char *p;
 
-	for (p = strchr(dev, ','); p != NULL; p = strchr(p + 1, ','))
-		if (strncmp(p + 1, key, kl) == 0 && p[1 + kl] == '=' &&
-		    strncmp(p + 2 + kl, value, vl) == 0 &&
-		    (p[2 + kl + vl] == ',' || p[2 + kl + vl] == '\0'))
-			return true;
+	for (p = strchr(dev, ','); p != NULL; p = strchr(p + 1, ',')) {
+		if (strncmp(p + 1, key, kl) != 0 || p[1 + kl] != '=')
+			continue;
+		p += 2 + kl;
+		n = strcspn(p, ",");
+		if (n == 0 || n >= len)
+			return false;
+		memcpy(val, p, n);
+		val[n] = '\0';
+		return true;
+	}
 	return false;
 }
 
@@ -187,6 +193,7 @@ uroce_glue_attach(const char *dev, uint16_t nb_queues,
 		  struct uroce_glue_link *link, char *err, size_t err_len)
 {
 	const struct link_kind *k = kind_of(dev);
+	char role[8];
 	int ret;
 
 	memset(link, 0, sizeof(*link));
@@ -204,7 +211,8 @@ uroce_glue_attach(const char *dev, uint16_t nb_queues,
 	link->soft_mac = k->soft_mac;
 	link->peer_link = k->peer_link;
 	link->memif_server = k->kind == UROCE_GLUE_MEMIF &&
-			     glue_devarg_is(dev, "role", "server");
+			     glue_devarg(dev, "role", role, sizeof(role)) &&
+			     strcmp(role, "server") == 0;
 	if (k->kind == UROCE_GLUE_RINGLINK)
 		ret = glue_ringlink_attach(dev, nb_queues, link, err, err_len);
 	else if (k->kind == UROCE_GLUE_AF_XDP)
@@ -215,7 +223,7 @@ uroce_glue_attach(const char *dev, uint16_t nb_queues,
 		ret = glue_probe(dev, link, err, err_len);
 	/* af_packet and tap on a named kernel interface (neighbours). */
 	if (ret == 0 && link->ifindex == 0 &&
-	    glue_devarg_iface(dev, link->ifname, sizeof(link->ifname)))
+	    glue_devarg(dev, "iface", link->ifname, sizeof(link->ifname)))
 		link->ifindex = if_nametoindex(link->ifname);
 	if (ret == 0)
 		GLUE_LOG(DEBUG, "%s: %s link, ethdev %u (%s)\n", dev, k->name,

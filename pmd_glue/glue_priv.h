@@ -18,6 +18,9 @@ extern int uroce_glue_logtype;
 /* A dev string with the devargs pmd_glue adds (xdp_prog=PATH ...). */
 #define UROCE_GLUE_DEVARGS_LEN	1024
 
+/* glue.c: the value of devarg key= in dev into val (len bytes); false if
+ * absent, empty or too long. */
+bool glue_devarg(const char *dev, const char *key, char *val, size_t len);
 /* glue.c: rte_dev_probe() dev, or find the ethdev EAL made already. */
 int glue_probe(const char *dev, struct uroce_glue_link *link, char *err,
 	       size_t len);
@@ -26,8 +29,6 @@ int glue_probe(const char *dev, struct uroce_glue_link *link, char *err,
 int glue_xdp_attach(const char *dev, uint16_t nb_queues,
 		    struct uroce_glue_link *link, char *err, size_t len);
 void glue_xdp_detach(struct uroce_glue_link *link);
-/* The iface= devarg of dev into name (len bytes); false if absent. */
-bool glue_devarg_iface(const char *dev, char *name, size_t len);
 
 /* ringlink.c: the in-process link (see uroce_glue.h). */
 int glue_ringlink_attach(const char *dev, uint16_t nb_queues,

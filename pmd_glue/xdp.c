@@ -269,24 +269,6 @@ preflight(struct uroce_glue_link *link, char *err, size_t len)
  * Attach.
  */
 
-/* "iface=" value of a devargs string into name; false if absent. */
-bool
-glue_devarg_iface(const char *dev, char *name, size_t len)
-{
-	const char *p = strstr(dev, ",iface=");
-	size_t n;
-
-	if (p == NULL)
-		return false;
-	p += strlen(",iface=");
-	n = strcspn(p, ",");
-	if (n == 0 || n >= len)
-		return false;
-	memcpy(name, p, n);
-	name[n] = '\0';
-	return true;
-}
-
 /* The net_af_xdp devargs for dev: af_xdp:IFACE[,args] becomes
  * net_af_xdp_IFACE,iface=IFACE[,args]; queue_count and xdp_prog are
  * added unless given. */
@@ -311,8 +293,8 @@ devargs(const char *dev, uint16_t nb_queues, struct uroce_glue_link *link,
 		n = snprintf(out, out_len, "net_af_xdp_%s,iface=%s%s",
 			     link->ifname, link->ifname, rest);
 	} else {
-		if (!glue_devarg_iface(dev, link->ifname,
-				       sizeof(link->ifname))) {
+		if (!glue_devarg(dev, "iface", link->ifname,
+				 sizeof(link->ifname))) {
 			snprintf(err, len, "net_af_xdp needs iface=IFACE");
 			return -EINVAL;
 		}
