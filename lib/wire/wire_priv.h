@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <rte_ether.h>
+#include <rte_ip.h>
 
 #include "uroce_wire.h"
 
@@ -53,28 +54,14 @@ uroce_l3_len(const uint8_t *l3)
 	return (l3[0] >> 4) == 4 ? (uint16_t)((l3[0] & 0xf) * 4) : UROCE_IPV6_HDR;
 }
 
-/*
- * Internet checksum of an IPv4 header of @len bytes (a multiple of 4, as
- * IHL makes it), in host order. RFC 1071 2(B): the one's-complement sum is
- * the same whatever the byte order of the words it adds, so 32-bit loads
- * in native order are summed and the result swapped once at the end.
- */
+/* Internet checksum of an IPv4 header of @len bytes, in host order (0 over
+ * a header whose checksum field is right). rte_raw_cksum() sums native
+ * 16-bit words; the one's-complement sum does not depend on the byte order
+ * of the words (RFC 1071 2(B)), so it is swapped once at the end. */
 static inline uint16_t
 uroce_ipv4_cksum(const uint8_t *ip, unsigned int len)
 {
-	uint64_t sum = 0;
-	unsigned int i;
-	uint32_t w;
-
-	for (i = 0; i + 4 <= len; i += 4) {
-		memcpy(&w, ip + i, sizeof(w));
-		sum += w;
-	}
-	sum = (sum & 0xffffffffu) + (sum >> 32);
-	sum = (sum & 0xffffffffu) + (sum >> 32);
-	sum = (sum & 0xffffu) + (sum >> 16);
-	sum = (sum & 0xffffu) + (sum >> 16);
-	return rte_be_to_cpu_16((uint16_t)~sum);
+	return rte_be_to_cpu_16((uint16_t)~rte_raw_cksum(ip, len));
 }
 
 /* Encode the extension headers @op has, at their offsets from @bth. */
