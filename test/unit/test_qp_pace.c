@@ -118,6 +118,20 @@ qp_in(struct ut_link *l, enum ibv_qp_type type, enum ibv_qp_state st,
 	return qp->state == st ? qp : NULL;
 }
 
+/* The link and an RC QP in RTS on node 0; NULL, the link gone, if not. */
+static struct uroce_qp *
+rc_rts_up(struct ut_link *l, uint64_t seed)
+{
+	struct uroce_qp *qp;
+
+	if (!UT_CHECK_EQ(link_up(l, seed), 0))
+		return NULL;
+	qp = qp_in(l, IBV_QPT_RC, IBV_QPS_RTS, 0x200);
+	if (!UT_CHECK(qp != NULL))
+		ut_link_fini(l);
+	return qp;
+}
+
 struct snap {
 	struct ibv_qp_attr attr;
 	bool on;
@@ -235,11 +249,9 @@ test_verb_invalid(void)
 	struct snap before;
 	unsigned int i;
 
-	if (!UT_CHECK_EQ(link_up(&l, 8), 0))
+	qp = rc_rts_up(&l, 8);
+	if (qp == NULL)
 		return;
-	qp = qp_in(&l, IBV_QPT_RC, IBV_QPS_RTS, 0x200);
-	if (!UT_CHECK(qp != NULL))
-		goto out;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
 	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 8192);
 	l.now += ut_link_us(3);
@@ -268,7 +280,6 @@ test_verb_invalid(void)
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), -EOPNOTSUPP);
 	UT_CHECK(snap_same(qp, &before));
 	l.node[0].env.lim.rate_limit_max = RATE_MAX;
-out:
 	ut_link_fini(&l);
 }
 
@@ -293,17 +304,14 @@ test_batch_size(void)
 	struct uroce_qp *qp;
 	unsigned int i;
 
-	if (!UT_CHECK_EQ(link_up(&l, 8), 0))
+	qp = rc_rts_up(&l, 8);
+	if (qp == NULL)
 		return;
-	qp = qp_in(&l, IBV_QPT_RC, IBV_QPS_RTS, 0x200);
-	if (!UT_CHECK(qp != NULL))
-		goto out;
 	for (i = 0; i < RTE_DIM(cases); i++) {
 		UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &cases[i].a, l.now), 0);
 		UT_CHECK_EQ(qp->pace_prof.burst_bytes, cases[i].burst);
 		UT_CHECK_EQ(uroce_qp_pace_batch(qp), cases[i].batch);
 	}
-out:
 	ut_link_fini(&l);
 }
 
