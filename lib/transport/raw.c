@@ -58,7 +58,8 @@ raw_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 		return 1;
 	}
 	if (!uroce_qp_pace(qp, now, len)) {
-		uroce_qp_pace_wait(qp, now, len, uroce_qp_pace_behind(qp, qp->sq.tail, 0),
+		uroce_qp_pace_wait(qp, now, len,
+				   uroce_qp_pace_behind(qp, qp->sq.tail, 0),
 				   &qp->req->wait_at);
 		return 0;
 	}

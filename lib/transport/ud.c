@@ -91,7 +91,8 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 		UROCE_OPC_UD_SEND_ONLY_IMM : UROCE_OPC_UD_SEND_ONLY;
 	len = uroce_frame_len(&l2l3, bth.opcode, w->length);
 	if (!uroce_qp_pace(qp, now, len)) {
-		uroce_qp_pace_wait(qp, now, len, uroce_qp_pace_behind(qp, qp->sq.tail, 0),
+		uroce_qp_pace_wait(qp, now, len,
+				   uroce_qp_pace_behind(qp, qp->sq.tail, 0),
 				   &qp->req->wait_at);
 		return 0;
 	}
