@@ -657,9 +657,10 @@ eng_timers_prefetch(struct uroce_wheel_entry **ents, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		struct uroce_qp *qp = eng_timer_tmo(ents[i])->qp;
+		const struct eng_tmo *t = eng_timer_tmo(ents[i]);
+		struct uroce_qp *qp = t->qp;
 
-		rte_prefetch0(eng_timer_tmo(ents[i])->eq);
+		rte_prefetch0(t->eq);
 		rte_prefetch0(qp);
 		rte_prefetch0(&qp->state);	/* and req, resp (uroce_qp.h) */
 		rte_prefetch0(&qp->pace_tb);

@@ -45,7 +45,7 @@ uroce_tb_profile_init(struct uroce_tb_profile *p, uint64_t tsc_hz,
 	np.fill_cycles = (span + np.refill - 1) / np.refill;
 	np.rate_kbps = rate_kbps;
 	np.burst_bytes = burst_bytes;
-	np.batch_bytes = burst_bytes / 2;
+	np.batch_bytes = 0;	/* the user's (uroce_pace.h) */
 	*p = np;
 	return 0;
 }

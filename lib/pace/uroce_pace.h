@@ -76,9 +76,9 @@ struct uroce_tb_profile {
 	uint64_t fill_cycles;	/**< any bucket is full after this many cycles */
 	uint64_t rate_kbps;
 	uint32_t burst_bytes;
-	/** What a user out of tokens gathers before it waits to send again:
-	 * half the burst from uroce_tb_profile_init(); the user may set its
-	 * own (lib/transport/qp_pace.c). The bucket never looks at it. */
+	/** What a user out of tokens gathers before it sends again, set by
+	 * the user (the QPs: lib/transport/qp_pace.c); 0 from
+	 * uroce_tb_profile_init(). The bucket never looks at it. */
 	uint32_t batch_bytes;
 };
 
