@@ -16,18 +16,28 @@
  *
  * Burst. The bucket holds at most max_burst_sz bytes, so no more than that
  * leaves back to back (a frame longer than the burst goes alone, from a
- * full bucket, see uroce_pace.h). max_burst_sz 0 picks the default
- * max(UROCE_PACE_DEFAULT_BURST_PKTS * typical_pkt_sz, the bytes of
- * UROCE_PACE_DEFAULT_BURST_US at the rate). Most of it is the batch a QP
- * gathers before it wakes up (pace_want() below: 6 frames of 2 KiB at a
- * low rate, so that 10,000 slow QPs cost the engine a wheel expiry per 6
- * frames, not per frame); the rest, the slack, lets tokens wait in the
- * bucket while the engine wakes up late (wheel slots of about 1 us, idle
- * sleeps, an engine behind its work): one typical packet, which is
- * milliseconds at a low rate, and at least UROCE_PACE_SLACK_US (half the
- * burst at high rates, where the time term sets the burst), which keeps
- * the achieved rate exact despite that jitter. A default of 16 packets
- * halved the expiries again but saved no cycles at 10,000 QPs (bench/pace).
+ * full bucket, see uroce_pace.h). Part of the burst is the batch a QP
+ * gathers before it wakes up (pace_want() below), the rest the slack:
+ * room for the tokens that come in while the engine wakes up late and
+ * while it builds the batch, which the hand-off charges as if it had left
+ * at once (uroce_tb_handoff()). A wake-up later than the slack loses
+ * tokens for good, so the slack must outlast what stalls a busy thread
+ * here: gaps of 5-25 us, several hundred a second, on a spinning vCPU of
+ * the 2-vCPU VM (none of ours: the host's), plus up to 20 us to build a
+ * transmit batch of 64 frames of 2 KiB. A slack of 25 us left about 6 us
+ * for the wake-up, and a QP at 90% of the link lost 1-2% of its rate even
+ * in the faster spells of the machine; it is now UROCE_PACE_SLACK_US, and at least one
+ * typical packet (milliseconds at a low rate). The batch: at least
+ * UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs cost the
+ * engine a wheel expiry per 7 frames, not per frame, and at least
+ * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
+ * transmit batch. max_burst_sz 0 picks the default: the two added, 8
+ * typical packets at a low rate, 125 us at a high one. An explicit
+ * max_burst_sz is split the same way as far as it goes: the batch first,
+ * then the slack, at least one typical packet of it (pace_batch_bytes()).
+ * A default burst of 16 packets halved the expiries again but saved no
+ * cycles at 10,000 QPs (bench/pace).
+ *
  * typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu); for
  * RAW_PACKET, whose frames carry no transport headers and are as long as
  * the link allows (perftest's raw_ethernet_bw sends MTU + 14), it is the
@@ -57,26 +67,43 @@ pace_type_ok(enum ibv_qp_type type)
 	       type == IBV_QPT_RAW_PACKET;
 }
 
+/* Bytes of us microseconds at rate_kbps. */
+static uint64_t
+pace_us_bytes(uint32_t rate_kbps, uint64_t us)
+{
+	return (uint64_t)rate_kbps * PACE_BYTES_PER_KBIT * us / 1000000;
+}
+
+/* The batch a QP gathers when its burst has room for it (see Burst). */
+static uint64_t
+pace_batch_want(uint32_t rate_kbps, uint32_t typical)
+{
+	return RTE_MAX(UROCE_PACE_BATCH_PKTS * (uint64_t)typical,
+		       pace_us_bytes(rate_kbps, UROCE_PACE_BATCH_US));
+}
+
 static uint32_t
 pace_default_burst(uint32_t rate_kbps, uint32_t typical)
 {
-	uint64_t t = (uint64_t)rate_kbps * PACE_BYTES_PER_KBIT *
-		     UROCE_PACE_DEFAULT_BURST_US / 1000000;
+	uint64_t t = pace_batch_want(rate_kbps, typical) +
+		     RTE_MAX((uint64_t)typical,
+			     pace_us_bytes(rate_kbps, UROCE_PACE_SLACK_US));
 
-	t = RTE_MAX(t, UROCE_PACE_DEFAULT_BURST_PKTS * (uint64_t)typical);
 	return (uint32_t)RTE_MIN(t, (uint64_t)UROCE_PACE_BURST_MAX);
 }
 
 /* The bytes a QP out of tokens gathers (Batching, below): its burst less
- * the slack a late wake-up needs, at least one typical packet and at least
- * UROCE_PACE_SLACK_US at the rate; nothing (the next frame alone) for a
- * burst too small to keep both. */
+ * the slack, which is what the burst has beyond the batch it wants, up to
+ * UROCE_PACE_SLACK_US at the rate, and at least one typical packet;
+ * nothing (the next frame alone) for a burst too small to keep both. */
 static uint32_t
 pace_batch_bytes(uint32_t rate_kbps, uint32_t burst, uint32_t typical)
 {
-	uint64_t slack = (uint64_t)rate_kbps * PACE_BYTES_PER_KBIT *
-			 UROCE_PACE_SLACK_US / 1000000;
+	uint64_t want = pace_batch_want(rate_kbps, typical);
+	uint64_t room = burst > want ? burst - want : 0;
+	uint64_t slack;
 
+	slack = RTE_MIN(pace_us_bytes(rate_kbps, UROCE_PACE_SLACK_US), room);
 	slack = RTE_MAX(slack, (uint64_t)typical);
 	return slack < burst ? (uint32_t)(burst - slack) : 0;
 }

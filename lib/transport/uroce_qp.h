@@ -436,13 +436,14 @@ uint64_t uroce_qp_deadline(const struct uroce_qp *qp);
  * Packet pacing (qp_pace.c; what counts and the default burst are
  * explained there).
  */
-/** Default burst: at least the bytes of this long at the rate ... */
-#define UROCE_PACE_DEFAULT_BURST_US	50
-/** ... and at least this many typical packets. */
-#define UROCE_PACE_DEFAULT_BURST_PKTS	8
-/** A QP out of tokens leaves room in its bucket for at least this long at
- *  its rate, and for one typical packet, when it gathers a batch. */
-#define UROCE_PACE_SLACK_US		25
+/** A QP out of tokens gathers a batch of at least this many typical
+ *  packets ... */
+#define UROCE_PACE_BATCH_PKTS		7
+/** ... and of at least the bytes of this long at its rate; */
+#define UROCE_PACE_BATCH_US		25
+/** it leaves room in its bucket (the slack) for this long at its rate, and
+ *  for at least one typical packet. The default burst is the two. */
+#define UROCE_PACE_SLACK_US		100
 /**
  * Owner only: frames of bytes the pacer let go earlier (pace_bytes grew by
  * that much during a call) were handed to the port at now. The bucket is

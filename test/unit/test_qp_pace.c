@@ -205,10 +205,12 @@ test_verb_matrix(void)
 				UT_CHECK_EQ(a.rate_limit, 5000);
 				UT_CHECK(qp->pace_on);
 				UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
-				/* Default burst: 8 x port MTU (1024) here;
-				 * 8 x the largest frame for RAW_PACKET. */
+				/* Default burst at a low rate: a batch
+				 * and a slack packet of port MTU (1024)
+				 * here, of the largest frame for
+				 * RAW_PACKET. */
 				UT_CHECK_EQ(qp->pace_prof.burst_bytes,
-					    UROCE_PACE_DEFAULT_BURST_PKTS *
+					    (UROCE_PACE_BATCH_PKTS + 1) *
 					    (types[t] == IBV_QPT_RAW_PACKET ?
 					     l.node[0].env.mtu + 14u : 1024));
 			} else {
@@ -270,10 +272,10 @@ test_verb_invalid(void)
 	good.max_burst_sz = UROCE_PACE_BURST_MAX;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
 	UT_CHECK_EQ(qp->pace_prof.burst_bytes, UROCE_PACE_BURST_MAX);
-	/* Default burst at a high rate: 50 us of it. */
+	/* Default burst at a high rate: 25 + 100 us of it. */
 	good.max_burst_sz = 0;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
-	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 625000);
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 1562500);
 	/* A device that does not pace. */
 	l.node[0].env.lim.rate_limit_max = 0;
 	snap_take(qp, &before);
@@ -283,9 +285,11 @@ test_verb_invalid(void)
 	ut_link_fini(&l);
 }
 
-/* What a QP out of tokens gathers (qp_pace.c, Batching): the burst less
- * one typical packet at a low rate, half the 50 us default burst at a high
- * rate (25 us of slack), and nothing when the burst is one packet. */
+/* What a QP out of tokens gathers (qp_pace.c, Burst and Batching): its
+ * burst less the slack. Default bursts: 7 typical packets and one of slack
+ * at a low rate, 25 us and 100 us of slack at a high one. An explicit
+ * burst: the 7 packets or 25 us first, then up to 100 us of slack, at
+ * least one packet of it, nothing when the burst is one packet. */
 static void
 test_batch_size(void)
 {
@@ -294,11 +298,18 @@ test_batch_size(void)
 		uint32_t burst, batch;
 	} cases[] = {
 		{ { 10000, 0, 2048, 0 }, 8 * 2048, 7 * 2048 },
+		{ { 100000000, 0, 2048, 0 }, 1562500, 312500 },
+		/* 100 us at 1 Gbit/s (12,500 B) above 7 packets. */
+		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 12500, 7 * 1024 },
+		/* Room for the batch and one packet of slack. */
 		{ { 10000, 16384, 2048, 0 }, 16384, 14336 },
-		{ { 100000000, 0, 2048, 0 }, 625000, 312500 },
 		{ { 10000, 2048, 2048, 0 }, 2048, 0 },
-		/* 25 us at 1 Gbit/s is 3125 B, more than the typical packet. */
-		{ { 1000000, 8192, 1024, 0 }, 8192, 8192 - 3125 },
+		/* 25 us at 10 Gbit/s (31,250 B) first, the rest slack. */
+		{ { 10000000, 65536, 2048, 0 }, 65536, 31250 },
+		/* 100 us at 1 Gbit/s kept, the batch the rest. */
+		{ { 1000000, 32768, 1024, 0 }, 32768, 32768 - 12500 },
+		/* Too small for the batch: one packet of slack. */
+		{ { 1000000, 4096, 1024, 0 }, 4096, 3072 },
 	};
 	struct ut_link l;
 	struct uroce_qp *qp;
@@ -344,7 +355,7 @@ test_modify_raw(struct ut_link *l)
 	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
 	/* typical_pkt_sz 0 is the largest untagged frame for RAW_PACKET. */
 	UT_CHECK_EQ(qp->pace_prof.burst_bytes,
-		    UROCE_PACE_DEFAULT_BURST_PKTS * (l->node[0].env.mtu + 14u));
+		    (UROCE_PACE_BATCH_PKTS + 1) * (l->node[0].env.mtu + 14u));
 	/* RTS->RTS: a new rate; bad ones change nothing. */
 	a.rate_limit = 8000;
 	UT_CHECK_EQ(uroce_qp_modify(qp, &a, IBV_QP_STATE | IBV_QP_RATE_LIMIT, l->now), 0);
@@ -809,7 +820,9 @@ out:
 }
 
 /* Two QP pairs at one rate, both backlogged: the same bytes in the same
- * time (within one frame). */
+ * time, within the batch a waiting QP gathers (7 frames, qp_pace.c): the
+ * first stream's last frames leave as soon as their own tokens are there,
+ * while the other waits for a batch. */
 struct two_log {
 	struct frame_log *fl[2];
 };
@@ -861,7 +874,8 @@ test_two_fair(void)
 			if (tl.fl[k]->t[i] <= t_end)
 				b[k] += tl.fl[k]->len[i];
 	UT_CHECK_EQ(s->fl->n, 512);
-	UT_CHECK(b[0] + 1100 >= b[1] && b[1] + 1100 >= b[0]);
+	UT_CHECK(b[0] + UROCE_PACE_BATCH_PKTS * 1100 >= b[1] &&
+		 b[1] + UROCE_PACE_BATCH_PKTS * 1100 >= b[0]);
 	UT_NOTE("fair: %lu vs %lu bytes", (unsigned long)b[0], (unsigned long)b[1]);
 out:
 	if (s != NULL)
