@@ -41,6 +41,7 @@ extern int uroce_engine_logtype;
 #define ENG_DB_RING_SIZE	16384
 #define ENG_TIMER_BURST		8	/* expired at a time (lcore.c) */
 #define ENG_TIMER_MAX		64	/* expired per iteration */
+#define ENG_PACE_HO_MAX		UROCE_TXB_MAX	/* pending hand-offs */
 #define ENG_WHEEL_SLOTS		256
 /* The ready list of QPs that put nothing on a port (lcore.c). */
 #define ENG_SCHED_NOWIRE	UROCE_CONFIG_MAX_PORTS
@@ -78,6 +79,13 @@ struct eng_flow_tbl {
 };
 
 /* One lcore context: a background lcore, or the native-progress context. */
+/* A paced QP's frames in a batch, to be handed off with it (lcore.c). */
+struct eng_pace_ho {
+	struct uroce_qp *qp;
+	const struct uroce_txb *txb;
+	uint64_t bytes;
+};
+
 struct eng_lcore {
 	unsigned int idx;		/* engine index, the QP's owner number */
 	unsigned int lcore_id;		/* EAL lcore, LCORE_ID_ANY for native */
@@ -106,6 +114,9 @@ struct eng_lcore {
 	struct uroce_txb wire_txb[UROCE_CONFIG_MAX_PORTS];
 	/* Each device's flow rules (flow.c; swapped by control messages). */
 	const struct eng_flow_tbl *flows[UROCE_CONFIG_MAX_PORTS];
+	/* Paced QPs whose frames wait in a batch for their hand-off. */
+	uint16_t n_pace_ho;
+	struct eng_pace_ho pace_ho[ENG_PACE_HO_MAX];
 } __rte_cache_aligned;
 
 /* Protection domain. */

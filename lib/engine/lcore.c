@@ -364,6 +364,25 @@ eng_loop(struct eng_lcore *lc, struct uroce_dev *from, struct uroce_dev *to,
 	ds->loop_pkts++;
 }
 
+/* The paced QPs' frames of txb have just gone to the port: their buckets
+ * learn when (eng_qp_handoff()). */
+static void
+eng_pace_handoffs(struct eng_lcore *lc, const struct uroce_txb *txb)
+{
+	uint64_t now = rte_get_tsc_cycles();
+	uint16_t i, k = 0;
+
+	for (i = 0; i < lc->n_pace_ho; i++) {
+		struct eng_pace_ho *h = &lc->pace_ho[i];
+
+		if (h->txb == txb)
+			uroce_qp_pace_handoff(h->qp, now, h->bytes);
+		else
+			lc->pace_ho[k++] = *h;
+	}
+	lc->n_pace_ho = k;
+}
+
 /* Send a device's batch: RoCEv2 frames (txb) may loop back to a local
  * device, raw frames (wire_txb, RAW_PACKET QPs) always take the port. */
 static void
@@ -386,6 +405,8 @@ eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
 	if (nw > 0)
 		lc->dst[dev->idx].tx_pkts +=
 			uroce_port_tx(dev->port, lc->idx, wire, nw);
+	if (lc->n_pace_ho > 0)
+		eng_pace_handoffs(lc, txb);
 }
 
 static void
@@ -435,14 +456,14 @@ eng_flush_all(struct eng_lcore *lc)
 }
 
 /*
- * A paced QP's frames are charged at a clock read just before its call
- * and handed to the port right after it, so that the port (and its
- * capture) sees them when the pacer let them go: charged at the
- * iteration's clock and handed over with the iteration's batch, they
- * would carry the jitter of everything else the iteration does, and the
- * wire would show bursts above max_burst_sz (README, Pacing). The bucket
- * then learns when they really left (uroce_qp_pace_handoff()): a thread
- * preempted between the two must not send a full burst right behind them.
+ * A paced QP's frames are charged at a clock read just before its call,
+ * not at the iteration's, which would carry the jitter of everything else
+ * the iteration does. They go to the port with the transmit batch they
+ * are in, and the bucket then learns when they really left
+ * (uroce_qp_pace_handoff(), as one burst), so that however late that is
+ * (a batch filled by other QPs, a thread preempted), no full burst
+ * follows right behind them and the wire never shows more than
+ * max_burst_sz back to back (README, Pacing).
  */
 static uint64_t
 eng_qp_clock(struct eng_lcore *lc, const struct eng_qp *eq)
@@ -455,12 +476,31 @@ eng_qp_handoff(struct eng_lcore *lc, const struct eng_qp *eq,
 	       struct uroce_txb *txb, uint64_t paced0)
 {
 	struct uroce_qp *qp = eq->qp;
+	uint64_t bytes = qp->pace_bytes - paced0;
+	uint16_t i;
 
-	if (!qp->pace_on || qp->pace_bytes == paced0)
+	if (!qp->pace_on || bytes == 0)
 		return;
-	if (txb->n > 0)
-		eng_flush_txb(lc, eq->dev, txb);
-	uroce_qp_pace_handoff(qp, rte_get_tsc_cycles(), qp->pace_bytes - paced0);
+	/* Its frames leave with the batch they are in, when the batch is
+	 * full or at the end of the iteration, and not each QP's few on
+	 * their own (10,000 slow QPs send 7 frames a call): the hand-off
+	 * waits for them. The bucket sees the frames of a QP's calls into one
+	 * batch as the one burst they are on the wire. */
+	for (i = 0; i < lc->n_pace_ho; i++) {
+		if (lc->pace_ho[i].qp == qp && lc->pace_ho[i].txb == txb) {
+			lc->pace_ho[i].bytes += bytes;
+			return;
+		}
+	}
+	if (lc->n_pace_ho == ENG_PACE_HO_MAX || txb->n == 0) {
+		/* No room to wait (or the frames went, raw ones with a full
+		 * batch): everything now. */
+		eng_flush_all(lc);
+		uroce_qp_pace_handoff(qp, rte_get_tsc_cycles(), bytes);
+		return;
+	}
+	lc->pace_ho[lc->n_pace_ho++] = (struct eng_pace_ho){
+		.qp = qp, .txb = txb, .bytes = bytes };
 }
 
 /*
@@ -769,6 +809,7 @@ eng_iterate(struct eng_lcore *lc)
 		work += uroce_port_tx_flush(eng_g->dev[d]->port, lc->idx);
 	work += eng_tx(lc);
 	eng_flush_all(lc);
+	RTE_ASSERT(lc->n_pace_ho == 0);
 	for (d = 0; d < eng_g->ndev; d++) {
 		if (uroce_port_ctrl_pending(eng_g->dev[d]->port))
 			uroce_port_poll_ctrl(eng_g->dev[d]->port, lc->idx,
