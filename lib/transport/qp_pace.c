@@ -26,18 +26,21 @@
  * the 2-vCPU VM (none of ours: the host's), plus up to 20 us to build a
  * transmit batch of 64 frames of 2 KiB. A slack of 25 us left about 6 us
  * for the wake-up, and a QP at 90% of the link lost 1-2% of its rate even
- * in the faster spells of the machine; it is now UROCE_PACE_SLACK_US,
- * and at least one typical packet (milliseconds at a low rate). The
- * batch: at least UROCE_PACE_BATCH_PKTS typical packets, so that 10,000
- * slow QPs cost the engine one wake-up (a timer expiry and a call on a QP
- * out of the cache) per several frames, not per frame: 15 packets took
- * 8-10% fewer cycles a frame than 7 at 10,000 QPs (bench/pace, four pairs
- * of runs); and at least UROCE_PACE_BATCH_US at the rate, so that a fast
- * QP fills the engine's transmit batch. max_burst_sz 0 picks the default:
- * the two added, 16 typical packets at a low rate, 125 us at a high one.
- * An explicit max_burst_sz is split the same way as far as it goes: the
- * batch first, then the slack, at least one typical packet of it
- * (pace_batch_bytes()).
+ * in the faster spells of the machine; it is now UROCE_PACE_SLACK_US, and at least one
+ * typical packet (milliseconds at a low rate). The batch: at least
+ * UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs cost the
+ * engine a wheel expiry per 7 frames, not per frame, and at least
+ * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
+ * transmit batch. max_burst_sz 0 picks the default: the two added, 8
+ * typical packets at a low rate, 125 us at a high one. An explicit
+ * max_burst_sz is split the same way as far as it goes: the batch first,
+ * then the slack, at least one typical packet of it (pace_batch_bytes()).
+ * A batch of 15 packets (default burst 16) took 8-10% fewer cycles a frame
+ * at 10,000 QPs, but when the engine fell behind its rate, all the QPs'
+ * full buckets queued more work than the local ACK timeout (10,000 x 16
+ * frames of 2 KiB, about 70 ms at the link's rate): a QP held back in the
+ * ready list mid-message timed out with no ACK due (550 timeouts in two of
+ * three runs of bench/pace). 8 packets keep that under half of it.
  *
  * typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu); for
  * RAW_PACKET, whose frames carry no transport headers and are as long as

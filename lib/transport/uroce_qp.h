@@ -438,7 +438,7 @@ uint64_t uroce_qp_deadline(const struct uroce_qp *qp);
  */
 /** A QP out of tokens gathers a batch of at least this many typical
  *  packets ... */
-#define UROCE_PACE_BATCH_PKTS		15
+#define UROCE_PACE_BATCH_PKTS		7
 /** ... and of at least the bytes of this long at its rate; */
 #define UROCE_PACE_BATCH_US		25
 /** it leaves room in its bucket (the slack) for this long at its rate, and

@@ -286,9 +286,9 @@ test_verb_invalid(void)
 }
 
 /* What a QP out of tokens gathers (qp_pace.c, Burst and Batching): its
- * burst less the slack. Default bursts: 15 typical packets and one of slack
+ * burst less the slack. Default bursts: 7 typical packets and one of slack
  * at a low rate, 25 us and 100 us of slack at a high one. An explicit
- * burst: the 15 packets or 25 us first, then up to 100 us of slack, at
+ * burst: the 7 packets or 25 us first, then up to 100 us of slack, at
  * least one packet of it, nothing when the burst is one packet. */
 static void
 test_batch_size(void)
@@ -297,13 +297,11 @@ test_batch_size(void)
 		struct ibv_qp_rate_limit_attr a;
 		uint32_t burst, batch;
 	} cases[] = {
-		{ { 10000, 0, 2048, 0 }, 16 * 2048, 15 * 2048 },
+		{ { 10000, 0, 2048, 0 }, 8 * 2048, 7 * 2048 },
 		{ { 100000000, 0, 2048, 0 }, 1562500, 312500 },
-		/* 100 us at 1 Gbit/s (12,500 B) above 15 packets. */
-		{ { 1000000, 0, 1024, 0 }, 15 * 1024 + 12500, 15 * 1024 },
-		/* Room for the batch and part of the slack. */
-		{ { 1000000, 20480, 1024, 0 }, 20480, 15 * 1024 },
-		/* Too small for the batch: one packet of slack. */
+		/* 100 us at 1 Gbit/s (12,500 B) above 7 packets. */
+		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 12500, 7 * 1024 },
+		/* Room for the batch and one packet of slack. */
 		{ { 10000, 16384, 2048, 0 }, 16384, 14336 },
 		{ { 10000, 2048, 2048, 0 }, 2048, 0 },
 		/* 25 us at 10 Gbit/s (31,250 B) first, the rest slack. */
@@ -822,7 +820,7 @@ out:
 }
 
 /* Two QP pairs at one rate, both backlogged: the same bytes in the same
- * time, within the batch a waiting QP gathers (15 frames, qp_pace.c): the
+ * time, within the batch a waiting QP gathers (7 frames, qp_pace.c): the
  * first stream's last frames leave as soon as their own tokens are there,
  * while the other waits for a batch. */
 struct two_log {
