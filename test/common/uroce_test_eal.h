@@ -29,6 +29,16 @@ ut_eal_hugepages(void)
 	return mem != NULL && *mem != '\0' && strstr(mem, "--no-huge") == NULL;
 }
 
+/* EAL makes a runtime directory for the file prefix (no shared config,
+ * no hugepage files: only the telemetry socket) and leaves it at exit; the
+ * test removes its own, registered before rte_eal_init() so that it runs
+ * after the exit handler of telemetry, which unlinks the socket. */
+static inline void
+ut_eal_rmdir(void)
+{
+	rmdir(rte_eal_get_runtime_dir());
+}
+
 /*
  * Start EAL for test prog with extra arguments (NULL-terminated list, may
  * be NULL), e.g. { "--vdev=net_ring0", NULL }. Uses lcores from "-l" or
@@ -73,6 +83,8 @@ ut_eal_init(const char *prog, const char *const *extra)
 		argv[argc++] = (char *)"0";
 	}
 	argv[argc] = NULL;
+	if (prefix[0] != '\0')
+		atexit(ut_eal_rmdir);
 	return rte_eal_init(argc, argv);
 }
 
