@@ -78,7 +78,6 @@ struct eng_flow_tbl {
 	} ent[];
 };
 
-/* One lcore context: a background lcore, or the native-progress context. */
 /* A paced QP's frames in a batch, to be handed off with it (lcore.c). */
 struct eng_pace_ho {
 	struct uroce_qp *qp;
@@ -86,6 +85,7 @@ struct eng_pace_ho {
 	uint64_t bytes;
 };
 
+/* One lcore context: a background lcore, or the native-progress context. */
 struct eng_lcore {
 	unsigned int idx;		/* engine index, the QP's owner number */
 	unsigned int lcore_id;		/* EAL lcore, LCORE_ID_ANY for native */

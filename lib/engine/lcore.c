@@ -492,10 +492,11 @@ eng_qp_handoff(struct eng_lcore *lc, const struct eng_qp *eq,
 			return;
 		}
 	}
-	if (lc->n_pace_ho == ENG_PACE_HO_MAX || txb->n == 0) {
-		/* No room to wait (or the frames went, raw ones with a full
-		 * batch): everything now. */
-		eng_flush_all(lc);
+	if (lc->n_pace_ho == ENG_PACE_HO_MAX)
+		eng_flush_all(lc);	/* runs the pending hand-offs */
+	if (txb->n == 0) {
+		/* Nothing of it waits (flushed above, or charged frames
+		 * that were never built: no mbuf). */
 		uroce_qp_pace_handoff(qp, rte_get_tsc_cycles(), bytes);
 		return;
 	}

@@ -26,10 +26,10 @@
  * the 2-vCPU VM (none of ours: the host's), plus up to 20 us to build a
  * transmit batch of 64 frames of 2 KiB. A slack of 25 us left about 6 us
  * for the wake-up, and a QP at 90% of the link lost 1-2% of its rate even
- * in the faster spells of the machine; it is now UROCE_PACE_SLACK_US, and at least one
- * typical packet (milliseconds at a low rate). The batch: at least
- * UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs cost the
- * engine a wheel expiry per 7 frames, not per frame, and at least
+ * in the faster spells of the machine; it is now UROCE_PACE_SLACK_US, and
+ * at least one typical packet (milliseconds at a low rate). The batch: at
+ * least UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs
+ * cost the engine a wheel expiry per 7 frames, not per frame, and at least
  * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
  * transmit batch. max_burst_sz 0 picks the default: the two added, 8
  * typical packets at a low rate, 125 us at a high one. An explicit
