@@ -88,6 +88,9 @@ struct uroce_requester {
 	uint32_t next_psn;	/**< first PSN not given to any WQE */
 	uint32_t una;		/**< oldest PSN not yet acknowledged */
 	uint32_t sent_psn;	/**< first PSN never transmitted */
+	uint32_t ack_due;	/**< PSN after the last packet sent that
+				 *   asks for a response (AckReq, a message's
+				 *   end): one is owed while una is before it */
 	uint32_t rd_started;	/**< READ/atomic WQEs started, not retired */
 	uint32_t retry_left;	/**< transport retries left (retry_cnt) */
 	uint32_t rnr_left;	/**< RNR retries left (rnr_retry) */
@@ -99,6 +102,7 @@ struct uroce_requester {
 	uint64_t wait_at;	/**< retry resolve/mbuf/pacing then */
 	uint32_t gap_una;	/**< una a response gap already rewound to */
 	bool gap_rewound;
+	bool ackreq_next;	/**< the next packet asks for an ACK */
 	bool sqd_notified;	/**< IBV_EVENT_SQ_DRAINED raised for this SQD */
 };
 

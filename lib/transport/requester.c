@@ -82,6 +82,7 @@ uroce_req_start(struct uroce_qp *qp)
 	req->tx_psn = psn;
 	req->una = psn;
 	req->sent_psn = psn;
+	req->ack_due = psn;
 	req->retry_left = qp->attr.retry_cnt;
 	req->rnr_left = qp->attr.rnr_retry;
 	uroce_req_attrs(qp);
@@ -306,10 +307,12 @@ fill_send_write(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 		p->bth.se = (w->send_flags & IBV_SEND_SOLICITED) != 0;
 	}
 	/* ACK requests: the end of a message, every Nth packet of a long
-	 * one, and the packet that fills the window (so it reopens). */
+	 * one, the packet that fills the window (so it reopens), and the
+	 * first one after a timeout that found no ACK owed (timeout()). */
 	if (uroce_qp_initiator(qp))
 		p->bth.ackreq = last || (k + 1) % UROCE_REQ_ACKREQ_EVERY == 0 ||
-			psn_diff(req->tx_psn, req->una) >= UROCE_REQ_WINDOW - 1;
+			psn_diff(req->tx_psn, req->una) >= UROCE_REQ_WINDOW - 1 ||
+			req->ackreq_next;
 }
 
 static void
@@ -412,6 +415,12 @@ send_pkt(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	advance(qp, w, &p);
 	if (psn_diff(req->tx_psn, req->sent_psn) > 0)
 		req->sent_psn = req->tx_psn;
+	/* A message's end is answered too: an ACK, a READ's data, an
+	 * atomic's result. */
+	if ((p.bth.ackreq || p.pos == POS_LAST || p.pos == POS_ONLY) &&
+	    psn_diff(req->tx_psn, req->ack_due) > 0)
+		req->ack_due = req->tx_psn;
+	req->ackreq_next = false;
 	if (qp->type == IBV_QPT_UC) {
 		/* UC completes when sent (no ACKs, IBTA ch. 9.8). */
 		req->una = req->tx_psn;
@@ -468,10 +477,24 @@ uroce_req_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 /* ---------------------------------------------------------------------------
  * Timers.
  */
+/*
+ * The local ACK timeout expired. If something sent asks for a response
+ * that has not come (IBTA 9.7.6.1.3), resend from the oldest packet not
+ * acknowledged (go-back-N). If nothing does, the responder owes nothing
+ * yet (it ACKs on AckReq, responder.c): the requester itself is late with
+ * the rest of a message - its engine behind the sum of many paced QPs'
+ * rates, or a stalled port. Resending then would only add to the
+ * backlog, so the next packet asks for an ACK instead. Either way the
+ * expiry counts against retry_cnt, so a port that never takes another
+ * packet still ends in IBV_WC_RETRY_EXC_ERR; an ACK's progress restores
+ * the count (completer.c). The timer stays armed across the resend for
+ * the same reason.
+ */
 static void
-timeout(struct uroce_qp *qp)
+timeout(struct uroce_qp *qp, uint64_t now)
 {
 	struct uroce_requester *req = qp->req;
+	bool owed = psn_diff(req->ack_due, req->una) > 0;
 
 	req->rto_at = UROCE_TIME_OFF;
 	if (qp->sq.tail == req->start_idx)
@@ -484,9 +507,16 @@ timeout(struct uroce_qp *qp)
 		return;
 	}
 	req->retry_left--;
-	QP_LOG(DEBUG, qp, "timeout, resend from PSN %u (%u retries left)",
-	       req->una, req->retry_left);
-	uroce_req_rewind(qp, req->una);
+	if (owed) {
+		QP_LOG(DEBUG, qp, "timeout, resend from PSN %u (%u retries left)",
+		       req->una, req->retry_left);
+		uroce_req_rewind(qp, req->una);
+	} else {
+		QP_LOG(DEBUG, qp, "timeout with no ACK owed, the next packet asks "
+		       "for one (%u retries left)", req->retry_left);
+		req->ackreq_next = true;
+	}
+	req->rto_at = now + req->rto_cycles;
 }
 
 /*
@@ -518,7 +548,7 @@ uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 		req->rto_at = req->last_tx + req->rto_cycles;
 		return;		/* sent since it was armed */
 	}
-	timeout(qp);
+	timeout(qp, now);
 }
 
 uint64_t

@@ -63,6 +63,12 @@ struct ut_node {
 	enum ibv_event_type ev[UT_LINK_EVENTS];
 	void *ev_obj[UT_LINK_EVENTS];
 	bool rx_off;			/* the node receives nothing */
+	/* Transmission: tx_held skips the node's QPs in ut_link_step() (an
+	 * engine behind its ready list; timers still send), tx_stalled
+	 * takes no frame at all (a port that never drains), txb_cap caps
+	 * the frames of one call (0: UROCE_TXB_MAX). */
+	bool tx_held, tx_stalled;
+	unsigned int txb_cap;
 };
 
 /* Faults in parts per million. */
@@ -557,6 +563,17 @@ ut_txb_init(struct uroce_txb *b)
 	b->cap = UROCE_TXB_MAX;
 }
 
+/* The batch a call on node n's QPs fills. */
+static inline void
+ut_node_txb_init(const struct ut_node *n, struct uroce_txb *b)
+{
+	ut_txb_init(b);
+	if (n->tx_stalled)
+		b->cap = 0;
+	else if (n->txb_cap != 0)
+		b->cap = RTE_MIN(n->txb_cap, (unsigned int)UROCE_TXB_MAX);
+}
+
 static inline void
 ut_txb_send(struct ut_link *l, int from, struct uroce_txb *b)
 {
@@ -620,16 +637,16 @@ ut_node_tx(struct ut_link *l, int side)
 	struct uroce_txb txb;
 	unsigned int i, sent = 0;
 
-	for (i = 0; i < n->nqp; i++) {
+	for (i = 0; i < n->nqp && !n->tx_held; i++) {
 		bool more;
 		int rounds = 0;
 
 		do {
-			ut_txb_init(&txb);
+			ut_node_txb_init(n, &txb);
 			more = uroce_qp_tx(n->qps[i], l->now, &txb);
 			sent += txb.n;
 			ut_txb_send(l, side, &txb);
-		} while (more && ++rounds < 64);
+		} while (more && !n->tx_held && ++rounds < 64);
 	}
 	return sent;
 }
@@ -677,7 +694,7 @@ ut_link_advance(struct ut_link *l, uint64_t limit)
 
 			if (uroce_qp_deadline(qp) > l->now)
 				continue;
-			ut_txb_init(&txb);
+			ut_node_txb_init(&l->node[s], &txb);
 			uroce_qp_timer(qp, l->now, &txb);
 			ut_txb_send(l, s, &txb);
 			l->timer_runs++;

@@ -684,6 +684,134 @@ test_peer_gone(void)
 	env_free(e);
 }
 
+/* Holds node 0's transmission after `after` frames of it: the engine
+ * behind (tx_held: timers still send) or a port that never drains. */
+struct hold {
+	unsigned int after, seen;
+	bool stall;
+	bool ackreq[16];
+	uint32_t psn[16];
+};
+
+static bool
+hold_tap(struct ut_link *l, int from, const struct uroce_pkt *pkt, void *ctx)
+{
+	struct hold *h = ctx;
+
+	if (from != 0)
+		return true;
+	if (h->seen < RTE_DIM(h->ackreq)) {
+		h->ackreq[h->seen] = pkt->bth.ackreq;
+		h->psn[h->seen] = pkt->bth.psn;
+	}
+	if (++h->seen == h->after) {
+		l->node[0].tx_held = true;
+		l->node[0].tx_stalled = h->stall;
+	}
+	return true;
+}
+
+/*
+ * A's engine falls behind in the middle of an 8-packet WRITE: three
+ * packets out, none asking for an ACK, then only A's timers may send (3
+ * frames a call). The local ACK timeout finds no ACK owed: it resends
+ * nothing, and the next packet asks for an ACK (requester.c timeout()).
+ * The WRITE completes with every byte placed and no retransmission.
+ */
+static void
+test_timeout_nothing_owed(void)
+{
+	struct ut_qp_opts o;
+	struct hold h = { .after = 3 };
+	struct want_n w = { .n = 1 };
+	const uint32_t len = 8 * 1024;
+	uint8_t *src, *dst;
+	unsigned int i;
+	struct env *e;
+
+	ut_qp_opts_default(&o, IBV_QPT_RC);
+	o.timeout = 10;
+	o.retry_cnt = 3;
+	e = env_new(14, &o);
+	if (e == NULL)
+		return;
+	src = rbuf_take(&e->la, len);
+	dst = rbuf_take(&e->rb, len);
+	ut_fill_rand(src, len);
+	memset(dst, 0, len);
+	w.cq = e->qa->send_cq;
+	e->l.tap = hold_tap;
+	e->l.tap_ctx = &h;
+	e->l.node[0].txb_cap = 3;
+	UT_CHECK_EQ(post_one(e->qa, IBV_WR_RDMA_WRITE, 1, src, len, e->la.mr->lkey,
+			     (uintptr_t)dst, e->rb.mr->rkey), 0);
+	UT_CHECK(ut_link_run(&e->l, got_n, &w, ut_link_us(1000000), 100000));
+	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
+	UT_CHECK_MEM(dst, src, len);
+	UT_CHECK_EQ(h.seen, 8);
+	for (i = 0; i < 3; i++)
+		UT_CHECK(!h.ackreq[i]);
+	UT_CHECK(h.ackreq[3]);		/* the first after the expiry */
+	UT_CHECK(h.ackreq[7]);		/* the message's end */
+	for (i = 0; i < 8; i++)
+		UT_CHECK_EQ(h.psn[i], (o.psn[0] + i) & UROCE_PSN_MASK);
+	UT_CHECK(e->qa->stats.timeouts >= 1);
+	UT_CHECK_EQ(e->qa->stats.retransmits, 0);
+	UT_CHECK_EQ(e->qb->stats.dup_reqs, 0);
+	UT_NOTE("timeout with no ACK owed: no resend, %" PRIu64 " expiries",
+		e->qa->stats.timeouts);
+	env_free(e);
+}
+
+/*
+ * A's port takes no frame after three of a WRITE. Whether an ACK is owed
+ * (B receives nothing: the 3-packet message's end asked for one) or not
+ * (8 packets, the first 3 without AckReq), every expiry counts against
+ * retry_cnt and the timer stays armed although nothing can be sent:
+ * IBV_WC_RETRY_EXC_ERR after retry_cnt + 1 timeouts, none of them late.
+ */
+static void
+test_timeout_port_stalled(bool owed)
+{
+	struct ut_qp_opts o;
+	struct hold h = { .after = 3, .stall = true };
+	struct want_n w = { .n = 1 };
+	uint32_t len = (owed ? 3 : 8) * 1024;
+	struct ibv_qp_attr attr;
+	uint64_t rto, t0;
+	uint8_t *src, *dst;
+	struct env *e;
+
+	ut_qp_opts_default(&o, IBV_QPT_RC);
+	o.timeout = 10;
+	o.retry_cnt = 3;
+	e = env_new(15, &o);
+	if (e == NULL)
+		return;
+	src = rbuf_take(&e->la, len);
+	dst = rbuf_take(&e->rb, len);
+	w.cq = e->qa->send_cq;
+	e->l.tap = hold_tap;
+	e->l.tap_ctx = &h;
+	e->l.node[0].txb_cap = 3;
+	e->l.node[1].rx_off = owed;
+	t0 = e->l.now;
+	UT_CHECK_EQ(post_one(e->qa, IBV_WR_RDMA_WRITE, 1, src, len, e->la.mr->lkey,
+			     (uintptr_t)dst, e->rb.mr->rkey), 0);
+	UT_CHECK(ut_link_run(&e->l, got_n, &w, ut_link_us(1000000), 100000));
+	UT_CHECK_EQ(w.wc[0].status, IBV_WC_RETRY_EXC_ERR);
+	UT_CHECK_EQ(h.seen, 3);
+	UT_CHECK_EQ(h.ackreq[2], owed);
+	UT_CHECK_EQ(e->qa->stats.timeouts, o.retry_cnt + 1u);
+	UT_CHECK_EQ(e->qa->stats.retransmits, 0);
+	rto = ut_link_us((4096ull * 1024 + 999) / 1000);
+	UT_CHECK_EQ(e->l.now - t0, (o.retry_cnt + 1u) * rto);
+	uroce_qp_query(e->qa, &attr, NULL);
+	UT_CHECK_EQ(attr.qp_state, IBV_QPS_ERR);
+	UT_NOTE("port stalled, %s: RETRY_EXC_ERR", owed ? "ACK owed" : "none owed");
+	env_free(e);
+}
+
 /* No receive WQE: RNR NAKs, the requester waits the NAK's timer each time;
  * receives posted later let it through. rnr_retry 0: the error at once. */
 static void
@@ -762,6 +890,9 @@ main(int argc, char **argv)
 	test_atomic_replay();
 	test_read_resume();
 	test_peer_gone();
+	test_timeout_nothing_owed();
+	test_timeout_port_stalled(false);
+	test_timeout_port_stalled(true);
 	test_rnr();
 	return ut_summary();
 }
