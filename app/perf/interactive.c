@@ -4,9 +4,11 @@
  * -i: a prompt on DPDK's cmdline library, as testpmd has. The QPs are
  * connected; `start` runs the planned phases on a worker thread (the one
  * busy thread: the prompt thread waits on stdin), `stop` ends the phase
- * under way early and the rest of the plan, `show port stats`, `show qp N`
- * and `set rate N KBPS` act on the live objects (control verbs take the
- * engine's native lock, so they are safe beside the worker), `quit` ends.
+ * under way early and the rest of the plan, `show port stats`, `show qp N`,
+ * `set rate N KBPS` and `set fault SPEC` act on the live objects (control
+ * verbs take the engine's native lock, and the port's fault setting is
+ * taken up by its queues at their next burst, so they are safe beside the
+ * worker), `quit` ends.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -157,12 +159,29 @@ cmd_set_rate(void *res, struct cmdline *cl, void *data)
 	       ret < 0 ? strerror(-ret) : "set");
 }
 
+/* set fault SPEC: the [port] fault syntax ("drop=1%,reorder=0.001,seed=7"
+ * or "none") on this side's port, from its next burst on (both ways). */
 static void
 cmd_set_fault(void *res, struct cmdline *cl, void *data)
 {
-	(void)res, (void)cl, (void)data;
-	printf("set fault: not supported yet; faults come from the config's "
-	       "[port] fault key (or UROCE_PORT_FAULT)\n");
+	struct cmd_word *w = res;
+	struct uroce_config_fault f;
+	char why[UROCE_CONFIG_ERR_LEN];
+	bool on;
+
+	(void)cl, (void)data;
+	if (uroce_config_parse_fault(w->c, &f, &on, why, sizeof(why)) != 0 ||
+	    uroce_port_set_fault(ip->port, &f, why, sizeof(why)) != 0) {
+		printf("set fault %s: %s\n", w->c, why);
+		return;
+	}
+	if (!on) {
+		printf("%s: no faults\n", uroce_dev_name(ip->dev));
+		return;
+	}
+	printf("%s: faults drop %u reorder %u dup %u corrupt %u ppm, seed %"
+	       PRIu64 "\n", uroce_dev_name(ip->dev), f.drop_ppm, f.reorder_ppm,
+	       f.dup_ppm, f.corrupt_ppm, f.seed);
 }
 
 #define WORD(f, s) TOKEN_STRING_INITIALIZER(struct cmd_word, f, s)
@@ -199,7 +218,9 @@ static cmdline_parse_inst_t c_rate = INST(cmd_set_rate,
 	"set rate N KBPS: QP N's rate limit (0: none)", &t_set.hdr, &t_rate.hdr, &t_n.hdr,
 	&t_v.hdr);
 static cmdline_parse_inst_t c_fault = INST(cmd_set_fault,
-	"set fault SPEC", &t_set.hdr, &t_fault.hdr, &t_any.hdr);
+	"set fault SPEC: faults on this side's port, as [port] fault "
+	"(drop=P,reorder=P,dup=P,corrupt=P,seed=S or none)",
+	&t_set.hdr, &t_fault.hdr, &t_any.hdr);
 
 static cmdline_parse_ctx_t ctx[] = {
 	&c_start, &c_stop, &c_quit, &c_port, &c_qp, &c_rate, &c_fault, NULL,

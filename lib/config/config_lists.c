@@ -106,6 +106,26 @@ cfg_parse_fault(const char *s, struct uroce_config_fault *f, bool *on,
 	return 0;
 }
 
+int
+uroce_config_parse_fault(const char *spec, struct uroce_config_fault *f,
+			 bool *on, char *why, size_t whylen)
+{
+	struct uroce_config_fault nf;
+	bool non;
+	int ret;
+
+	if (spec == NULL || f == NULL || on == NULL) {
+		snprintf(why, whylen, "no spec");
+		return -EINVAL;
+	}
+	ret = cfg_parse_fault(spec, &nf, &non, why, whylen);
+	if (ret == 0) {
+		*f = nf;
+		*on = non;
+	}
+	return ret;
+}
+
 /* One argument from *pp into out: blanks end it unless inside "...", a
  * quote only groups (it is not copied). Returns the end of out. */
 static char *

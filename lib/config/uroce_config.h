@@ -184,6 +184,14 @@ struct uroce_config {
 int uroce_config_load(const char *path, struct uroce_config *cfg,
 		      char *err, size_t errlen);
 
+/**
+ * Parse a fault spec, the value of [port] fault ("drop=1%,reorder=0.001,
+ * seed=7", or "none"), into *f; *on is false for "none". -EINVAL with the
+ * reason in why (the item at fault) and *f, *on unchanged otherwise.
+ */
+int uroce_config_parse_fault(const char *spec, struct uroce_config_fault *f,
+			     bool *on, char *why, size_t whylen);
+
 /** Free what a successful uroce_config_load() allocated and zero cfg.
  *  Safe on a zeroed cfg. */
 void uroce_config_free(struct uroce_config *cfg);

@@ -23,6 +23,15 @@
  *            first: a zero-copy frame may not outlive the tx burst
  *            (lib/transport/zcopy.c, rule 1), and the copy never writes
  *            into application memory.
+ *
+ * The tx callback acts on uroce_port_tx()'s bursts only, which read back
+ * how many frames it left (fq->out); other bursts on the queue pass.
+ * uroce_port_set_fault() changes the rates and seed while the queues run,
+ * and installs the callbacks if the port started without them (ethdev
+ * publishes a new callback with a release store, so adding one beside a
+ * running burst is safe; removing one is not, and waits for the port's
+ * stop). Each queue takes a new setting up at its next burst and reseeds,
+ * so a run from a given setting repeats as one from the config does.
  */
 
 #include <errno.h>
@@ -109,17 +118,53 @@ fault_corrupt(struct net_fault_q *fq, struct rte_mbuf *m,
  * for cap frames. Room is kept for every remaining input before a
  * duplicate or a held frame is added.
  */
+/* Seeds differ by port index, queue and direction; a seed repeats. */
+static void
+fault_seed(struct net_fault_q *fq)
+{
+	uint64_t s = fq->cfg.seed ^ fq->mix;
+
+	fq->rng = rng_next(&s);
+}
+
+/* Take up a setting uroce_port_set_fault() finished (sequence count even
+ * and the same around the reads); one being written waits a burst. */
+static void
+fault_sync(struct net_fault_q *fq)
+{
+	const struct net_fault *fl = fq->fl;
+	struct uroce_config_fault c;
+	uint32_t seq = __atomic_load_n(&fl->seq, __ATOMIC_ACQUIRE);
+
+	if (likely(seq == fq->seq) || (seq & 1) != 0)
+		return;
+	c.drop_ppm = __atomic_load_n(&fl->cfg.drop_ppm, __ATOMIC_RELAXED);
+	c.reorder_ppm = __atomic_load_n(&fl->cfg.reorder_ppm, __ATOMIC_RELAXED);
+	c.dup_ppm = __atomic_load_n(&fl->cfg.dup_ppm, __ATOMIC_RELAXED);
+	c.corrupt_ppm = __atomic_load_n(&fl->cfg.corrupt_ppm, __ATOMIC_RELAXED);
+	c.seed = __atomic_load_n(&fl->cfg.seed, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&fl->seq, __ATOMIC_RELAXED) != seq)
+		return;
+	fq->cfg = c;
+	fq->seq = seq;
+	fq->on = c.drop_ppm != 0 || c.reorder_ppm != 0 || c.dup_ppm != 0 ||
+		 c.corrupt_ppm != 0;
+	fault_seed(fq);
+}
+
 static uint16_t
 fault_apply(struct net_fault_q *fq, struct rte_mbuf **pkts, uint16_t nb,
 	    uint16_t cap)
 {
-	const struct uroce_config_fault *cfg = fq->cfg;
+	const struct uroce_config_fault *cfg = &fq->cfg;
 	struct rte_mbuf *m, *dup, *own;
 	struct net_frame f;
 	uint16_t i, out = 0;
 	bool drop, corrupt, dupe, hold;
 
-	if (nb > NET_FAULT_BURST_MAX)
+	fault_sync(fq);
+	if (nb > NET_FAULT_BURST_MAX || (!fq->on && fq->held == NULL))
 		return nb;
 	memcpy(fq->in, pkts, nb * sizeof(*pkts));
 	for (i = 0; i < nb; i++) {
@@ -181,37 +226,66 @@ fault_tx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf *pkts[],
 {
 	struct net_fault_q *fq = user;
 
-	if (fq->bypass)
+	if (fq->bypass || fq->cap == 0)
 		return nb_pkts;
 	fq->out = fault_apply(fq, pkts, nb_pkts,
 			      fq->cap > nb_pkts ? fq->cap : nb_pkts);
 	return fq->out;
 }
 
-/* Seeds differ by port index, queue and direction; a seed repeats. */
 static void
-fault_q_init(struct uroce_port *p, struct net_fault_q *fq, uint16_t q,
-	     unsigned int dir)
+fault_q_init(struct uroce_port *p, const struct net_fault *fl,
+	     struct net_fault_q *fq, uint16_t q, unsigned int dir)
 {
-	uint64_t s = p->fault->cfg.seed ^ ((uint64_t)p->idx << 48) ^
-		     ((uint64_t)q << 8) ^ dir;
-
-	fq->rng = rng_next(&s);
-	fq->cfg = &p->fault->cfg;
+	fq->mix = ((uint64_t)p->idx << 48) ^ ((uint64_t)q << 8) ^ dir;
+	fq->fl = fl;
 	fq->pool = p->pool;
 	fq->st = &p->q[q].st;
 }
 
-int
-net_fault_start(struct uroce_port *p, char *err, size_t err_len)
+/* The one writer: the queues take it up at their next burst. */
+static void
+fault_publish(struct net_fault *fl, const struct uroce_config_fault *f)
 {
+	uint32_t seq = fl->seq;
+
+	__atomic_store_n(&fl->seq, seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&fl->cfg.drop_ppm, f->drop_ppm, __ATOMIC_RELAXED);
+	__atomic_store_n(&fl->cfg.reorder_ppm, f->reorder_ppm, __ATOMIC_RELAXED);
+	__atomic_store_n(&fl->cfg.dup_ppm, f->dup_ppm, __ATOMIC_RELAXED);
+	__atomic_store_n(&fl->cfg.corrupt_ppm, f->corrupt_ppm, __ATOMIC_RELAXED);
+	__atomic_store_n(&fl->cfg.seed, f->seed, __ATOMIC_RELAXED);
+	__atomic_store_n(&fl->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+static void
+fault_log(const struct uroce_port *p, const struct uroce_config_fault *f)
+{
+	NET_LOG(DEBUG, "uroce%u: faults drop %u reorder %u dup %u corrupt %u "
+		"ppm, seed %" PRIu64 "\n", p->idx, f->drop_ppm, f->reorder_ppm,
+		f->dup_ppm, f->corrupt_ppm, f->seed);
+}
+
+/*
+ * The injector with setting f, its callbacks on every queue. At start, or
+ * later while the queues run: p->fault is published only once every
+ * callback is in (a burst that saw it NULL made no use of them). If one
+ * cannot be added, those that were stay, with no fault to inject, until
+ * the port stops.
+ */
+int
+net_fault_start(struct uroce_port *p, const struct uroce_config_fault *f,
+		char *err, size_t err_len)
+{
+	static const struct uroce_config_fault none = { 0 };
 	struct net_fault *fl;
 	uint16_t q;
+	int ret = 0;
 
 	fl = rte_zmalloc("uroce_fault", sizeof(*fl), RTE_CACHE_LINE_SIZE);
 	if (fl == NULL)
 		return -ENOMEM;
-	fl->cfg = p->cfg->fault;
 	fl->rx = rte_zmalloc("uroce_fault_q", 2 * p->nb_queues * sizeof(*fl->rx),
 			     RTE_CACHE_LINE_SIZE);
 	if (fl->rx == NULL) {
@@ -219,10 +293,10 @@ net_fault_start(struct uroce_port *p, char *err, size_t err_len)
 		return -ENOMEM;
 	}
 	fl->tx = fl->rx + p->nb_queues;
-	p->fault = fl;
-	for (q = 0; q < p->nb_queues; q++) {
-		fault_q_init(p, &fl->rx[q], q, DIR_RX);
-		fault_q_init(p, &fl->tx[q], q, DIR_TX);
+	fault_publish(fl, f);
+	for (q = 0; q < p->nb_queues && ret == 0; q++) {
+		fault_q_init(p, fl, &fl->rx[q], q, DIR_RX);
+		fault_q_init(p, fl, &fl->tx[q], q, DIR_TX);
 		fl->rx[q].cb = rte_eth_add_rx_callback(p->port_id, q,
 						       fault_rx_cb, &fl->rx[q]);
 		fl->tx[q].cb = rte_eth_add_tx_callback(p->port_id, q,
@@ -232,13 +306,30 @@ net_fault_start(struct uroce_port *p, char *err, size_t err_len)
 				 "callbacks: %s", p->cfg->dev,
 				 rte_strerror(rte_errno));
 			NET_LOG(ERR, "%s\n", err);
-			return rte_errno != 0 ? -rte_errno : -ENOTSUP;
+			ret = rte_errno != 0 ? -rte_errno : -ENOTSUP;
+			fault_publish(fl, &none);
 		}
 	}
-	NET_LOG(DEBUG, "uroce%u: faults drop %u reorder %u dup %u corrupt %u "
-		"ppm, seed %" PRIu64 "\n", p->idx, fl->cfg.drop_ppm,
-		fl->cfg.reorder_ppm, fl->cfg.dup_ppm, fl->cfg.corrupt_ppm,
-		fl->cfg.seed);
+	__atomic_store_n(&p->fault, fl, __ATOMIC_RELEASE);
+	if (ret == 0)
+		fault_log(p, f);
+	return ret;
+}
+
+int
+uroce_port_set_fault(struct uroce_port *p, const struct uroce_config_fault *f,
+		     char *err, size_t err_len)
+{
+	if (p == NULL || f == NULL || f->drop_ppm > UROCE_CONFIG_PPM ||
+	    f->reorder_ppm > UROCE_CONFIG_PPM || f->dup_ppm > UROCE_CONFIG_PPM ||
+	    f->corrupt_ppm > UROCE_CONFIG_PPM) {
+		snprintf(err, err_len, "a fault probability above 1");
+		return -EINVAL;
+	}
+	if (p->fault == NULL)
+		return net_fault_start(p, f, err, err_len);
+	fault_publish(p->fault, f);
+	fault_log(p, f);
 	return 0;
 }
 

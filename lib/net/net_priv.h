@@ -122,18 +122,27 @@ struct net_neigh_table {
 struct net_fault_q {
 	uint64_t rng;			/* splitmix64 state */
 	struct rte_mbuf *held;		/* reorder: goes out after the next */
-	uint16_t cap;			/* tx: room in the array (0: nb) */
+	uint16_t cap;			/* tx: room in the array (0: not
+					 * uroce_port_tx(), no faults) */
 	uint16_t out;			/* tx: frames left in the array */
 	bool bypass;			/* tx retries: no second fault */
-	const struct uroce_config_fault *cfg;
+	bool on;			/* a rate is not 0 */
+	uint32_t seq;			/* the net_fault seq it took up */
+	struct uroce_config_fault cfg;	/* its copy of the rates and seed */
+	uint64_t mix;			/* port, queue, direction: seed ^ mix */
+	const struct net_fault *fl;
 	struct rte_mempool *pool;	/* for copies (dup, shared frames) */
 	struct uroce_port_stats *st;	/* the queue's counters */
 	const struct rte_eth_rxtx_callback *cb;
 	struct rte_mbuf *in[NET_FAULT_BURST_MAX];
 } __rte_cache_aligned;
 
+/* The rates and seed change at run time (uroce_port_set_fault()): one
+ * writer at a time, a sequence count (odd while it writes); each queue
+ * takes up a new setting at its next burst, reseeded. */
 struct net_fault {
 	struct uroce_config_fault cfg;
+	uint32_t seq;
 	struct net_fault_q *rx;		/* [nb_queues] */
 	struct net_fault_q *tx;
 };
@@ -315,7 +324,18 @@ void net_pcap_capture(struct uroce_port *p, uint16_t q,
 void net_pcap_close(struct uroce_port *p);
 
 /* fault.c */
-int net_fault_start(struct uroce_port *p, char *err, size_t err_len);
+int net_fault_start(struct uroce_port *p, const struct uroce_config_fault *f,
+		    char *err, size_t err_len);
 void net_fault_stop(struct uroce_port *p);
+
+/* Queue q's tx injector, or NULL: p->fault is published (release) once
+ * its callbacks are in, maybe while the queues run. */
+static inline struct net_fault_q *
+net_fault_txq(const struct uroce_port *p, uint16_t q)
+{
+	struct net_fault *fl = __atomic_load_n(&p->fault, __ATOMIC_ACQUIRE);
+
+	return fl != NULL ? &fl->tx[q] : NULL;
+}
 
 #endif /* UROCE_NET_PRIV_H */

@@ -677,7 +677,7 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 	if (ret == 0 && p->cfg->pcap[0] != '\0')
 		ret = net_pcap_open(p, p->cfg->pcap, err, err_len);
 	if (ret == 0 && p->cfg->has_fault)
-		ret = net_fault_start(p, err, err_len);
+		ret = net_fault_start(p, &p->cfg->fault, err, err_len);
 	if (ret != 0)
 		goto fail;
 	/* A gratuitous ARP where it can reach someone. */
@@ -1042,7 +1042,7 @@ wait_put_all(struct uroce_port *p, struct net_queue *nq,
 static uint16_t
 wait_flush(struct uroce_port *p, uint16_t q)
 {
-	struct net_fault_q *fq = p->fault ? &p->fault->tx[q] : NULL;
+	struct net_fault_q *fq = net_fault_txq(p, q);
 	struct net_queue *nq = &p->q[q];
 	uint16_t sent;
 
@@ -1074,7 +1074,7 @@ wait_flush(struct uroce_port *p, uint16_t q)
 static uint16_t
 tx_chunk(struct uroce_port *p, uint16_t q, struct rte_mbuf **arr, uint16_t k)
 {
-	struct net_fault_q *fq = p->fault ? &p->fault->tx[q] : NULL;
+	struct net_fault_q *fq = net_fault_txq(p, q);
 	struct net_queue *nq = &p->q[q];
 	uint64_t bytes = 0, lost_bytes = 0;
 	uint16_t i, sent, left = k, tries, lost;

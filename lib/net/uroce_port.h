@@ -228,6 +228,19 @@ void uroce_port_poll_ctrl(struct uroce_port *p, uint16_t q, uint64_t now);
  *  way): the engine reads its clock for it only then. Any thread. */
 bool uroce_port_ctrl_pending(const struct uroce_port *p);
 
+/**
+ * Fault injection from now on (uroce-perf's `set fault`): the rates and
+ * seed of f (a config's [port] fault, uroce_config_parse_fault()), all 0
+ * for none. Safe while lcores poll the port: each queue takes the setting
+ * up at its next burst, reseeded as at start, so that a seed repeats; the
+ * callbacks are added if the port started without faults. One caller at a
+ * time, not during uroce_port_close(). -EINVAL (a probability above 1, in
+ * err) changes nothing; an ethdev error leaves no fault injected.
+ */
+int uroce_port_set_fault(struct uroce_port *p,
+			 const struct uroce_config_fault *f, char *err,
+			 size_t err_len);
+
 /** A snapshot of the port's counters. */
 void uroce_port_stats_get(const struct uroce_port *p,
 			  struct uroce_port_stats *st);

@@ -876,6 +876,91 @@ test_fault_shapes(bool on_rx)
 	UT_NOTE("%s", on_rx ? "rx" : "tx");
 }
 
+/* n frames a -> b from PSN first, in bursts of 32: how many b got, and
+ * (if psn) their PSNs less first. */
+static unsigned int
+send_n(struct uroce_port *a, struct uroce_port *b, uint32_t first,
+       unsigned int n, uint32_t *psn)
+{
+	static struct rte_mbuf *got[MAX_FRAMES];
+	struct rte_mbuf *burst[32];
+	unsigned int i, j, k, total = 0;
+
+	for (i = 0; i < n; i += k) {
+		k = RTE_MIN(32u, n - i);
+		for (j = 0; j < k; j++)
+			burst[j] = roce_frame(a, b, first + i + j, 64);
+		uroce_port_tx(a, 0, burst, (uint16_t)k);
+		total += pump(a, b, 0, got + total);
+	}
+	for (i = 0; i < total && psn != NULL; i++)
+		psn[i] = frame_psn(got[i]) - first;
+	rte_pktmbuf_free_bulk(got, total);
+	return total;
+}
+
+/*
+ * uroce_port_set_fault() on ports that started without faults: the tx
+ * side's setting drops the same frames as the same setting from the
+ * config (a seed repeats); "none" and a rejected setting (a probability
+ * above 1: EINVAL) leave every frame through; the rx side too.
+ */
+static void
+test_fault_runtime(void)
+{
+	static struct fault_run cfgrun;
+	static uint32_t psn[MAX_FRAMES];
+	struct uroce_config_fault f = { .drop_ppm = 300000, .seed = 7 };
+	struct uroce_config_fault none = { .seed = 7 }, all = { .drop_ppm = PPM_ALL };
+	struct uroce_config_fault bad = { .dup_ppm = PPM_ALL + 1 };
+	struct uroce_port *fa, *fb;
+	char err[128] = "";
+	unsigned int got, n = 1000;
+	bool on = true;
+
+	fault_run(&f, false, n, &cfgrun);	/* the same, from the config */
+	fault_pair("frt", &f, false);
+	cfg.port[3].has_fault = false;
+	fa = ut_port_open(&cfg, 3, 1);
+	fb = ut_port_open(&cfg, 4, 1);
+	if (!UT_CHECK(fa != NULL && fb != NULL))
+		goto out;
+	pump(fa, fb, 0, NULL);
+	UT_CHECK_EQ(send_n(fa, fb, 0, 100, NULL), 100);
+	UT_CHECK_EQ(uroce_port_set_fault(fa, &f, err, sizeof(err)), 0);
+	got = send_n(fa, fb, 1000, n, psn);
+	UT_CHECK_EQ(got, cfgrun.got);
+	UT_CHECK_MEM(psn, cfgrun.psn, cfgrun.got * sizeof(uint32_t));
+	UT_CHECK_EQ(ut_port_stats(fa).fault_drop, n - got);
+	UT_CHECK_EQ(uroce_port_set_fault(fa, &none, err, sizeof(err)), 0);
+	UT_CHECK_EQ(send_n(fa, fb, 3000, 100, NULL), 100);
+	UT_CHECK_EQ(uroce_port_set_fault(fa, &bad, err, sizeof(err)), -EINVAL);
+	UT_CHECK(strstr(err, "probability") != NULL);
+	UT_CHECK_EQ(send_n(fa, fb, 4000, 100, NULL), 100);
+	UT_CHECK_EQ(ut_port_stats(fa).fault_drop, n - got);
+	/* The receiving side's rx callback, added now. */
+	UT_CHECK_EQ(uroce_port_set_fault(fb, &all, err, sizeof(err)), 0);
+	UT_CHECK_EQ(send_n(fa, fb, 5000, 50, NULL), 0);
+	UT_CHECK_EQ(ut_port_stats(fb).fault_drop, 50);
+	UT_CHECK_EQ(uroce_port_set_fault(fb, &none, err, sizeof(err)), 0);
+	UT_CHECK_EQ(send_n(fa, fb, 6000, 50, NULL), 50);
+	/* The spec parser uroce-perf's `set fault` uses. */
+	UT_CHECK_EQ(uroce_config_parse_fault("drop=1%,seed=3", &f, &on, err,
+					     sizeof(err)), 0);
+	UT_CHECK(on);
+	UT_CHECK_EQ(f.drop_ppm, 10000);
+	UT_CHECK_EQ(f.seed, 3);
+	UT_CHECK_EQ(uroce_config_parse_fault("drop=2", &f, &on, err, sizeof(err)),
+		    -EINVAL);
+	UT_CHECK(strstr(err, "drop") != NULL);
+	UT_CHECK_EQ(f.drop_ppm, 10000);		/* unchanged */
+	UT_CHECK_EQ(uroce_config_parse_fault("none", &f, &on, err, sizeof(err)), 0);
+	UT_CHECK(!on);
+out:
+	uroce_port_close(fa);
+	uroce_port_close(fb);
+}
+
 /* Every frame differs from the one sent in one byte after the UDP header,
  * and the parser drops it. */
 static void
@@ -1329,6 +1414,7 @@ main(int argc, char **argv)
 	test_vlan();
 	test_concurrent();
 	test_fault_drop();
+	test_fault_runtime();
 	test_fault_shapes(false);
 	test_fault_shapes(true);
 	test_fault_corrupt();
