@@ -153,8 +153,8 @@ cmd_set_rate(void *res, struct cmdline *cl, void *data)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.rate_limit = w->v;
-	ret = uroce_dev_qp_modify(ip->qps[w->n].qp, &a,
-				  IBV_QP_STATE | IBV_QP_RATE_LIMIT);
+	ret = ip->ops->qp_modify(&ip->qps[w->n], &a,
+				 IBV_QP_STATE | IBV_QP_RATE_LIMIT);
 	printf("QP %u rate %u kbit/s: %s\n", w->n, w->v,
 	       ret < 0 ? strerror(-ret) : "set");
 }

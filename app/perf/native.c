@@ -98,6 +98,12 @@ native_qp_modify(struct perf_qp *q, struct ibv_qp_attr *a, int mask)
 	return uroce_dev_qp_modify(q->qp, a, mask);
 }
 
+static int
+native_rate_limit(struct perf_qp *q, struct ibv_qp_rate_limit_attr *a)
+{
+	return uroce_dev_qp_rate_limit(q->qp, a);
+}
+
 static void
 native_close(struct perf *p)
 {
@@ -173,6 +179,7 @@ const struct perf_ops perf_native_ops = {
 	.cqs = native_cqs,
 	.qp_create = native_qp_create,
 	.qp_modify = native_qp_modify,
+	.rate_limit = native_rate_limit,
 	.close = native_close,
 	.post_send = native_post_send,
 	.post_recv = native_post_recv,

@@ -336,13 +336,8 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 		return rule("-i", "the client (or --loop) has the prompt");
 	if (o->loop && o->bidir)
 		return rule("--loop --bidir", "not supported yet");
-	if (o->verbs && (o->loop || o->bidir || o->interactive))
-		return rule("--verbs", "not supported yet with --loop, --bidir "
-			    "or -i");
-	if (o->verbs && (o->window_s != 0 || o->rate_total_kbps != 0 ||
-			 o->burst != 0))
-		return rule("--verbs", "not supported yet with --window, "
-			    "--rate-total or --burst");
+	if (o->verbs && o->loop)
+		return rule("--verbs", "not supported yet with --loop");
 	if (!o->loop && o->server == (o->connect != NULL))
 		return rule("--server/--connect", "give exactly one");
 	if (o->rate_kbps != 0 && o->rate_total_kbps != 0)

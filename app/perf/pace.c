@@ -85,7 +85,7 @@ pace_apply(struct perf *p, const struct perf_pace *pc)
 		memset(&a, 0, sizeof(a));
 		a.rate_limit = pc->rate[i];
 		a.max_burst_sz = p->o->burst;
-		ret = uroce_dev_qp_rate_limit(p->qps[i].qp, &a);
+		ret = p->ops->rate_limit(&p->qps[i], &a);
 		if (ret < 0) {
 			fprintf(stderr, "uroce-perf: rate %u kbit/s, burst %u "
 				"on QP %u: %s\n", a.rate_limit, a.max_burst_sz,

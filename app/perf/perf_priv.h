@@ -110,7 +110,8 @@ struct perf_peer_info {
 };
 
 struct perf_qp {
-	struct uroce_qp *qp;		/* native backend */
+	struct uroce_qp *qp;		/* the stack's QP (verbs: behind vqp,
+					 * for its counters only) */
 	struct ibv_qp *vqp;		/* verbs backend */
 	uint32_t qpn;
 	uint32_t rqpn, rpsn;		/* the peer's QP */
@@ -199,6 +200,7 @@ struct perf_ops {
 	int (*qp_create)(struct perf *p, struct perf_qp *q,
 			 struct ibv_qp_init_attr *init);
 	int (*qp_modify)(struct perf_qp *q, struct ibv_qp_attr *a, int mask);
+	int (*rate_limit)(struct perf_qp *q, struct ibv_qp_rate_limit_attr *a);
 	/* Every object (any of them may be missing). */
 	void (*close)(struct perf *p);
 	int (*post_send)(struct perf_qp *q, struct ibv_send_wr *wr,

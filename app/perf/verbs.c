@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "perf_priv.h"
+#include "uroce_verbs.h"
 
 static int
 verbs_start(struct perf *p, const char *config)
@@ -99,6 +100,7 @@ verbs_qp_create(struct perf *p, struct perf_qp *q,
 	if (q->vqp == NULL)
 		return -errno;
 	q->qpn = q->vqp->qp_num;
+	q->qp = uroce_verbs_qp_uqp(q->vqp);	/* its counters */
 	p->max_inline = init->cap.max_inline_data;	/* what was created */
 	return 0;
 }
@@ -109,14 +111,23 @@ verbs_qp_modify(struct perf_qp *q, struct ibv_qp_attr *a, int mask)
 	return -ibv_modify_qp(q->vqp, a, mask);
 }
 
+static int
+verbs_rate_limit(struct perf_qp *q, struct ibv_qp_rate_limit_attr *a)
+{
+	return -ibv_modify_qp_rate_limit(q->vqp, a);
+}
+
 static void
 verbs_close(struct perf *p)
 {
 	uint32_t i;
 
-	for (i = 0; i < p->nqp; i++)
+	for (i = 0; i < p->nqp; i++) {
 		if (p->qps[i].vqp != NULL)
 			ibv_destroy_qp(p->qps[i].vqp);
+		p->qps[i].vqp = NULL;
+		p->qps[i].qp = NULL;
+	}
 	if (p->vsrq != NULL)
 		ibv_destroy_srq(p->vsrq);
 	if (p->vscq != NULL)
@@ -186,6 +197,7 @@ const struct perf_ops perf_verbs_ops = {
 	.cqs = verbs_cqs,
 	.qp_create = verbs_qp_create,
 	.qp_modify = verbs_qp_modify,
+	.rate_limit = verbs_rate_limit,
 	.close = verbs_close,
 	.post_send = verbs_post_send,
 	.post_recv = verbs_post_recv,

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "uroce_engine.h"
+#include "uroce_verbs.h"
 #include "verbs_priv.h"
 
 /* The init attributes of ibv_create_qp_ex() we take. */
@@ -27,6 +28,12 @@ static struct uroce_vqp *
 vqp_of(struct ibv_qp *qp)
 {
 	return (struct uroce_vqp *)qp;
+}
+
+struct uroce_qp *
+uroce_verbs_qp_uqp(struct ibv_qp *qp)
+{
+	return vqp_of(qp)->uqp;
 }
 
 static void

@@ -8,7 +8,8 @@
 # positive (--bidir: messages of both sides); the backend the options
 # chose (--verbs or native); --srq: the SRQ holds min(2 x --inflight,
 # qps x depth) receives; --window: a pace object with a row per QP, none
-# without. No timing threshold.
+# without (with --rate or --rate-total: each QP with a target, sent and
+# held by its pacer). No timing threshold.
 #
 #	check_perf_json.py FILE [the client's options: -n N, -s N, -m M, -a]
 import json
@@ -95,6 +96,12 @@ def main():
                              len(pace["qps"]) != qps):
         fail(f"pace: {pace['windows_measured']} windows, "
              f"{len(pace['qps'])} QPs, wanted {qps}")
+    # A rate limit: every QP has its target, sent, and waited for tokens.
+    if pace is not None and ("--rate" in args or "--rate-total" in args):
+        for q in pace["qps"]:
+            if not (q["target_bps"] > 0 and q["achieved_bps"] > 0 and
+                    q["pace_wait_us"] > 0):
+                fail(f"pace: QP {q['qpn']} not paced: {q}")
     for m in modes:
         if want[m] == 0:
             fail(f"no {m} row")

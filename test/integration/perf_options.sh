@@ -45,9 +45,6 @@ bad "--config" --server
 bad "--raw/--no-raw" $c --server --raw --no-raw
 bad "not supported yet" --loop $c --bidir
 bad "--verbs" --loop $c --verbs
-bad "--verbs" $c --connect 127.0.0.1 --verbs --bidir
-bad "--verbs" $c --connect 127.0.0.1 --verbs -i
-bad "--verbs" $c --connect 127.0.0.1 --verbs --window 0.1
 bad "--loop" $c --loop --server
 bad "-i" $c --server -i
 bad "unknown option" $c --server --bogus
