@@ -183,34 +183,70 @@ reap(struct bw_client *c, struct perf_bw_res *r)
 	return n;
 }
 
+static int
+client_init(struct bw_client *c, struct perf *p, const struct perf_phase *ph)
+{
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->p = p;
+	c->wl = perf_wls[p->o->wl];
+	c->sig = RTE_MIN(p->o->depth, (uint32_t)SIG_MAX);
+	/* Pacing (pace.c): batches of half the depth keep each QP
+	 * backlogged while a batch completes. */
+	if (p->pace != NULL && p->o->depth > 1)
+		c->sig = RTE_MIN(p->o->depth / 2, (uint32_t)SIG_MAX);
+	c->sig_max = p->scq_size;
+	c->target = ph->iters;
+	c->inflight = RTE_MAX(p->o->inflight, c->sig);
+	if (p->o->inflight == 0)
+		c->inflight = 0;
+	wr_chain(c, ph->size);
+	ret = room_init(c);
+	if (ret < 0)
+		fprintf(stderr, "uroce-perf: %u QPs: %s\n", p->nqp,
+			strerror(-ret));
+	return ret;
+}
+
+static void
+client_fini(struct bw_client *c)
+{
+	free(c->room);
+	free(c->queued);
+	c->room = NULL;
+	c->queued = NULL;
+}
+
+/* What a finished client half did (r->cycles from its first post to its
+ * last completion). */
+static void
+client_result(struct bw_client *c, const struct perf_phase *ph,
+	      uint64_t start, uint64_t last_done, struct perf_bw_res *r)
+{
+	struct perf *p = c->p;
+
+	r->cycles = last_done - start;
+	r->secs = (double)r->cycles / (double)p->hz;
+	r->msgs = c->done;
+	r->bytes = c->done * ph->size;
+	r->frames = c->done * ((ph->size + p->mtu - 1) / p->mtu);
+}
+
 int
 perf_bw_client(struct perf *p, const struct perf_phase *ph,
 	       struct perf_bw_res *r)
 {
-	struct bw_client c = { .p = p, .wl = perf_wls[p->o->wl] };
+	struct bw_client c;
 	uint64_t start, end, now, last_done, stall, r0, t0, loops = 0;
 	struct perf_live live;
 	double cpu0 = perf_thread_cpu();
 	int ret = 0;
 
 	memset(r, 0, sizeof(*r));
-	c.sig = RTE_MIN(p->o->depth, (uint32_t)SIG_MAX);
-	/* Pacing (pace.c): batches of half the depth keep each QP
-	 * backlogged while a batch completes. */
-	if (p->pace != NULL && p->o->depth > 1)
-		c.sig = RTE_MIN(p->o->depth / 2, (uint32_t)SIG_MAX);
-	c.sig_max = p->scq_size;
-	c.target = ph->iters;
-	c.inflight = RTE_MAX(p->o->inflight, c.sig);
-	if (p->o->inflight == 0)
-		c.inflight = 0;
-	wr_chain(&c, ph->size);
-	ret = room_init(&c);
-	if (ret < 0) {
-		fprintf(stderr, "uroce-perf: %u QPs: %s\n", p->nqp,
-			strerror(-ret));
+	ret = client_init(&c, p, ph);
+	if (ret < 0)
 		goto out;
-	}
 	perf_qp_counters(p, &r0, &t0);
 	start = now = rte_rdtsc();
 	end = start + (uint64_t)(ph->duration * (double)p->hz);
@@ -250,18 +286,116 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 		perf_live_tick(p, &live, now, c.done, c.done * ph->size);
 		perf_pace_tick(p, now);
 	}
-	r->cycles = last_done - start;
+	client_result(&c, ph, start, last_done, r);
 	r->cpu_cycles = (uint64_t)((perf_thread_cpu() - cpu0) * (double)p->hz);
-	r->secs = (double)r->cycles / (double)p->hz;
-	r->msgs = c.done;
-	r->bytes = c.done * ph->size;
-	r->frames = c.done * ((ph->size + p->mtu - 1) / p->mtu);
 	perf_qp_counters(p, &r->retransmits, &r->timeouts);
 	r->retransmits -= r0;
 	r->timeouts -= t0;
 out:
-	free(c.room);
-	free(c.queued);
+	client_fini(&c);
+	return ret;
+}
+
+/* ------------------------------------------------------------------------
+ * --loop --bidir: the twin's own half, a step at a time from the client's
+ * progress calls (loop.c), until it has sent what the phase asks and seen
+ * it completed.
+ */
+struct perf_bw_half {
+	struct bw_client c;
+	struct perf_phase ph;
+	struct perf_bw_res r;
+	uint64_t start, end, now, last_done, r0, t0, steps;
+	bool done;
+	int err;
+};
+
+int
+perf_bw_half_open(struct perf *tw, const struct perf_phase *ph)
+{
+	struct perf_bw_half *h = calloc(1, sizeof(*h));
+	int ret;
+
+	if (h == NULL)
+		return -ENOMEM;
+	ret = client_init(&h->c, tw, ph);
+	if (ret < 0) {
+		client_fini(&h->c);
+		free(h);
+		return ret;
+	}
+	h->ph = *ph;
+	perf_qp_counters(tw, &h->r0, &h->t0);
+	h->start = h->now = h->last_done = rte_rdtsc();
+	h->end = h->start + (uint64_t)(ph->duration * (double)tw->hz);
+	tw->bw_half = h;
+	return 0;
+}
+
+void
+perf_bw_half_step(struct perf *tw)
+{
+	struct perf_bw_half *h = tw->bw_half;
+	struct bw_client *c;
+	bool posting;
+	int n;
+
+	if (h == NULL || h->done)
+		return;
+	c = &h->c;
+	/* The clock now and then (rdtsc costs more than a step here). */
+	if ((++h->steps & 15) == 0)
+		h->now = rte_rdtsc();
+	posting = !perf_stop &&
+		(c->target != 0 ? c->posted < c->target : h->now < h->end);
+	if (posting && (h->err = post_some(c)) < 0) {
+		h->done = true;
+		return;
+	}
+	n = reap(c, &h->r);
+	if (n < 0) {
+		h->err = n;
+		h->done = true;
+		return;
+	}
+	if (n > 0)
+		h->last_done = h->now = rte_rdtsc();
+	else if (h->now - h->last_done > (uint64_t)(PERF_WAIT_S * (double)tw->hz)) {
+		fprintf(stderr, "uroce-perf: the server half: no completion "
+			"for %.0f s\n", PERF_WAIT_S);
+		h->err = -ETIMEDOUT;
+		h->done = true;
+		return;
+	}
+	h->done = !posting && c->done == c->posted;
+}
+
+bool
+perf_bw_half_done(const struct perf *tw)
+{
+	const struct perf_bw_half *h = tw->bw_half;
+
+	return h == NULL || h->done;
+}
+
+int
+perf_bw_half_close(struct perf *tw, struct perf_bw_res *r)
+{
+	struct perf_bw_half *h = tw->bw_half;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (h == NULL)
+		return 0;
+	r->errors = h->r.errors;
+	client_result(&h->c, &h->ph, h->start, h->last_done, r);
+	perf_qp_counters(tw, &r->retransmits, &r->timeouts);
+	r->retransmits -= h->r0;
+	r->timeouts -= h->t0;
+	ret = h->err < 0 ? h->err : 0;
+	client_fini(&h->c);
+	free(h);
+	tw->bw_half = NULL;
 	return ret;
 }
 

@@ -5,8 +5,11 @@
  * with two ports (e.g. ringlink:NAME,side=0 and side=1): one busy thread
  * runs the client's loops and, at each of their progress points, one step
  * of the server's half of the phase (its receives, its pong, its raw
- * count). The engine keeps frames between the two devices on the wire
- * (UROCE_ENGINE_WIRE_XDEV), so the link is measured as it is.
+ * count; --bidir: its own sends too). The engine keeps frames between the
+ * two devices on the wire (UROCE_ENGINE_WIRE_XDEV, also when the verbs
+ * layer starts it), so the link is measured as it is. With --verbs the
+ * stack runs on its engine lcore, which also runs the raw phases (it owns
+ * both ports' queues).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -40,9 +43,11 @@ perf_twin_step(struct perf *tw)
 	switch (tw->twin_kind) {
 	case PH_RAW_BW:
 		perf_raw_bw_server_step(tw, &tw->twin_res);
+		perf_raw_half_step(tw);		/* --bidir */
 		break;
 	case PH_BW:
 		ret = perf_bw_server_step(tw, &tw->twin_res);
+		perf_bw_half_step(tw);		/* --bidir */
 		break;
 	case PH_RAW_LAT:
 		none = calloc(1, sizeof(*none));
@@ -63,23 +68,105 @@ perf_twin_step(struct perf *tw)
 		tw->twin_res.errors++;
 }
 
-/* Raw: count what is still on the link until it has been quiet a while. */
+/* Raw: count what is still on the link until it has been quiet a while
+ * (--bidir: the twin's half sent first, and both ends count). */
 static void
-raw_drain(struct perf *tw)
+raw_drain(struct perf *p)
 {
-	uint64_t quiet = rte_rdtsc(), frames = tw->twin_res.frames, now;
+	struct perf *tw = p->twin;
+	uint64_t quiet = rte_rdtsc(), frames = UINT64_MAX, now, sum;
 	uint64_t drain = (uint64_t)(DRAIN_S * (double)tw->hz);
 
+	while (!perf_raw_half_done(tw)) {
+		perf_twin_step(tw);
+		perf_raw_bw_server_step(p, p->raw_rx);
+	}
 	do {
 		perf_raw_bw_server_step(tw, &tw->twin_res);
+		if (p->raw_rx != NULL)
+			perf_raw_bw_server_step(p, p->raw_rx);
 		now = rte_rdtsc();
-		if (tw->twin_res.frames != frames) {
-			frames = tw->twin_res.frames;
+		sum = tw->twin_res.frames +
+			(p->raw_rx != NULL ? p->raw_rx->frames : 0);
+		if (sum != frames) {
+			frames = sum;
 			quiet = now;
 		}
 	} while (now - quiet < drain);
 	tw->twin_res.cycles = tw->twin_last - tw->twin_first;
 	tw->twin_res.secs = (double)tw->twin_res.cycles / (double)tw->hz;
+	if (p->raw_rx != NULL) {
+		p->raw_rx->cycles = p->twin_last - p->twin_first;
+		p->raw_rx->secs = (double)p->raw_rx->cycles / (double)p->hz;
+	}
+}
+
+/* A raw phase, with the twin's half, where the backend lends the ports
+ * (--verbs: the engine lcore, which serves both). */
+struct loop_raw {
+	struct perf *p;
+	const struct perf_phase *ph;
+	void *res;
+};
+
+static int
+loop_raw_run(void *arg)
+{
+	struct loop_raw *c = arg;
+	int ret;
+
+	if (c->ph->kind == PH_RAW_LAT)
+		return perf_raw_lat(c->p, c->ph, c->res);
+	ret = perf_raw_bw_client(c->p, c->ph, c->res);
+	raw_drain(c->p);
+	return ret;
+}
+
+/*
+ * --bidir: the twin sends its own half (bw.c, raw.c: stepped with its
+ * server half), and the client serves it as a two-process client does:
+ * its receives (self_srv), or its raw count (raw_rx), into bidir_rx.
+ */
+static int
+bidir_begin(struct perf *p, const struct perf_phase *ph)
+{
+	struct perf *tw = p->twin;
+	int ret;
+
+	memset(&p->bidir_rx, 0, sizeof(p->bidir_rx));
+	if (!p->o->bidir)
+		return 0;
+	if (ph->kind == PH_RAW_BW) {
+		p->twin_first = p->twin_last = 0;
+		p->raw_rx = &p->bidir_rx;
+		return perf_raw_half_open(tw, ph);
+	}
+	if (ph->kind != PH_BW)
+		return 0;
+	ret = perf_bw_server_begin(p);
+	if (ret == 0)
+		ret = perf_bw_half_open(tw, ph);
+	p->self_srv = &p->bidir_rx;
+	return ret;
+}
+
+/* The halves closed; srv (bw) gets what the twin's own half did. */
+static int
+bidir_end(struct perf *p, const struct perf_phase *ph, struct perf_bw_res *srv)
+{
+	struct perf *tw = p->twin;
+	struct perf_bw_res half;
+	int ret = 0;
+
+	if (ph->kind == PH_BW && tw->bw_half != NULL) {
+		ret = perf_bw_half_close(tw, &half);
+		if (srv != NULL)
+			*srv = half;
+	}
+	perf_raw_half_close(tw);
+	p->self_srv = NULL;
+	p->raw_rx = NULL;
+	return ret;
 }
 
 int
@@ -95,21 +182,43 @@ perf_loop_phase(struct perf *p, const struct perf_phase *ph, void *res,
 		ret = perf_bw_server_begin(tw);
 	else if (ph->kind == PH_LAT)
 		ret = perf_lat_server_begin(tw, ph);
-	if (ret < 0)
+	if (ret == 0)
+		ret = bidir_begin(p, ph);
+	if (ret < 0) {
+		bidir_end(p, ph, NULL);
 		return ret;
+	}
 	tw->twin_kind = ph->kind;
 	switch (ph->kind) {
-	case PH_RAW_BW: ret = perf_raw_bw_client(p, ph, res); break;
+	case PH_RAW_BW:
+	case PH_RAW_LAT: {
+		struct loop_raw c = { .p = p, .ph = ph, .res = res };
+
+		ret = p->ops->on_port(p, loop_raw_run, &c);
+		break;
+	}
 	case PH_BW: ret = perf_bw_client(p, ph, res); break;
-	case PH_RAW_LAT: ret = perf_raw_lat(p, ph, res); break;
 	default: ret = perf_lat_run(p, ph, res); break;
 	}
-	if (ph->kind == PH_RAW_BW)
-		raw_drain(tw);
 	if (ph->kind == PH_LAT)
 		perf_lat_server_end(tw);
-	tw->twin_kind = 0;
 	*srv = tw->twin_res;
+	if (ph->kind == PH_BW && p->o->bidir) {
+		/* The server's own half, as a two-process server reports. */
+		int hret;
+
+		while (ret == 0 && !perf_bw_half_done(tw)) {
+			perf_progress(p);
+			if (p->self_srv->errors != 0)
+				ret = -EIO;
+		}
+		hret = bidir_end(p, ph, srv);
+		srv->errors += tw->twin_res.errors;
+		ret = ret != 0 ? ret : hret;
+	} else {
+		bidir_end(p, ph, NULL);
+	}
+	tw->twin_kind = 0;
 	*srv_lat_errors = ph->kind == PH_LAT || ph->kind == PH_RAW_LAT ?
 		tw->twin_res.errors : 0;
 	if (ret == 0 && tw->twin_res.errors != 0) {
@@ -139,6 +248,12 @@ perf_loop_run(struct perf *c, struct perf *s)
 	}
 	c->dev_idx = 0;
 	s->dev_idx = 1;
+	ret = c->ops->open_twin(s);
+	if (ret < 0) {
+		fprintf(stderr, "uroce-perf: --loop: cannot open the second "
+			"device: %s\n", strerror(-ret));
+		return ret;
+	}
 	ret = perf_setup(c, &h);
 	if (ret == 0)
 		ret = perf_setup(s, &h);

@@ -572,6 +572,7 @@ main(int argc, char **argv)
 		ret = perf_loop_run(&p, &s);
 		p.twin = NULL;
 		perf_teardown(&s);
+		p.ops->close_twin(&s);
 	} else {
 		ret = o.server ? run_server(&p) : run_client(&p);
 	}

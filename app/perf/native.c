@@ -49,6 +49,19 @@ native_stop(struct perf *p)
 }
 
 static int
+native_open_twin(struct perf *tw)
+{
+	tw->dev = uroce_dev_get(tw->dev_idx);
+	return tw->dev != NULL ? 0 : -ENODEV;
+}
+
+static void
+native_close_twin(struct perf *tw)
+{
+	(void)tw;
+}
+
+static int
 native_pd_mr(struct perf *p, unsigned int access)
 {
 	int ret = uroce_pd_alloc(p->dev, &p->pd);
@@ -175,6 +188,8 @@ const struct perf_ops perf_native_ops = {
 	.name = "native",
 	.start = native_start,
 	.stop = native_stop,
+	.open_twin = native_open_twin,
+	.close_twin = native_close_twin,
 	.pd_mr = native_pd_mr,
 	.cqs = native_cqs,
 	.qp_create = native_qp_create,

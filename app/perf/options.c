@@ -334,10 +334,6 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 		return rule("--loop", "both ends run here: no --server, no --connect");
 	if (o->interactive && o->server)
 		return rule("-i", "the client (or --loop) has the prompt");
-	if (o->loop && o->bidir)
-		return rule("--loop --bidir", "not supported yet");
-	if (o->verbs && o->loop)
-		return rule("--verbs", "not supported yet with --loop");
 	if (!o->loop && o->server == (o->connect != NULL))
 		return rule("--server/--connect", "give exactly one");
 	if (o->rate_kbps != 0 && o->rate_total_kbps != 0)

@@ -120,6 +120,8 @@ struct perf_qp {
 };
 
 struct perf_ops;
+struct perf_bw_half;
+struct perf_raw_half;
 
 struct perf {
 	struct perf_opts *o;
@@ -177,6 +179,9 @@ struct perf {
 	struct perf_bw_res *self_srv;
 	struct perf_bw_res *raw_rx;
 	struct perf_bw_res bidir_rx;	/* client: its half received */
+	/* --loop --bidir: the twin's own sending half (bw.c, raw.c). */
+	struct perf_bw_half *bw_half;
+	struct perf_raw_half *raw_half;
 	struct perf_pace *pace;		/* client with --window etc. (pace.c) */
 };
 
@@ -193,6 +198,10 @@ struct perf_ops {
 	/* The stack up from the config, then p->dev; and down again. */
 	int (*start)(struct perf *p, const char *config);
 	void (*stop)(struct perf *p);
+	/* --loop: the second device (tw->dev_idx) of the started stack,
+	 * for the twin; and closed again, before stop. */
+	int (*open_twin)(struct perf *tw);
+	void (*close_twin)(struct perf *tw);
 	/* PD and MR over p->buf (p->lkey, p->rkey); the CQs
 	 * (p->scq_size); one QP (q->qpn, p->max_inline); modify. */
 	int (*pd_mr)(struct perf *p, unsigned int access);
@@ -352,6 +361,17 @@ int perf_lat_server_step(struct perf *p, struct perf_lat_res *r);
 void perf_lat_server_end(struct perf *p);
 void perf_raw_bw_server_step(struct perf *p, struct perf_bw_res *r);
 void perf_raw_pong_step(struct perf *p, struct perf_lat_res *r);
+
+/* --loop --bidir: the twin's own half of a bw or raw bw phase, stepped
+ * from perf_twin_step() until done; close gives what it did. */
+int perf_bw_half_open(struct perf *tw, const struct perf_phase *ph);
+void perf_bw_half_step(struct perf *tw);
+bool perf_bw_half_done(const struct perf *tw);
+int perf_bw_half_close(struct perf *tw, struct perf_bw_res *r);
+int perf_raw_half_open(struct perf *tw, const struct perf_phase *ph);
+void perf_raw_half_step(struct perf *tw);
+bool perf_raw_half_done(const struct perf *tw);
+void perf_raw_half_close(struct perf *tw);
 
 /* Progress: the stack, and in --loop the twin's half of the phase. */
 void perf_progress(struct perf *p);

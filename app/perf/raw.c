@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -168,6 +169,81 @@ perf_raw_bw_client(struct perf *p, const struct perf_phase *ph,
 	res->cycles = now - start;
 	res->secs = (double)res->cycles / (double)p->hz;
 	return 0;
+}
+
+/* --loop --bidir: the twin's own raw frames, a burst per step from the
+ * client's loop (loop.c); what arrives at the twin its server step counts. */
+struct perf_raw_half {
+	struct raw r;
+	struct rte_mbuf *m[BURST];
+	uint16_t have;
+	uint64_t sent, iters, end;
+	bool done;
+};
+
+int
+perf_raw_half_open(struct perf *tw, const struct perf_phase *ph)
+{
+	struct perf_raw_half *h = calloc(1, sizeof(*h));
+
+	if (h == NULL)
+		return -ENOMEM;
+	raw_init(&h->r, tw, ph->size);
+	h->iters = ph->iters;
+	h->end = rte_rdtsc() + (uint64_t)(ph->duration * (double)tw->hz);
+	tw->raw_half = h;
+	return 0;
+}
+
+void
+perf_raw_half_step(struct perf *tw)
+{
+	struct perf_raw_half *h = tw->raw_half;
+	uint16_t n;
+
+	if (h == NULL || h->done)
+		return;
+	if (perf_stop || (h->iters != 0 ? h->sent >= h->iters :
+			  rte_rdtsc() >= h->end)) {
+		h->done = true;
+		return;
+	}
+	if (h->have == 0) {
+		h->have = BURST;
+		if (h->iters != 0)
+			h->have = (uint16_t)RTE_MIN((uint64_t)BURST,
+						    h->iters - h->sent);
+		if (raw_alloc(&h->r, h->m, h->have) < 0) {
+			h->have = 0;	/* the pool is short: next step */
+			return;
+		}
+	}
+	n = rte_eth_tx_burst(h->r.pid, 0, h->m, h->have);
+	if (n > 0) {
+		memmove(h->m, h->m + n, (h->have - n) * sizeof(h->m[0]));
+		h->have = (uint16_t)(h->have - n);
+		h->sent += n;
+	}
+}
+
+bool
+perf_raw_half_done(const struct perf *tw)
+{
+	const struct perf_raw_half *h = tw->raw_half;
+
+	return h == NULL || h->done;
+}
+
+void
+perf_raw_half_close(struct perf *tw)
+{
+	struct perf_raw_half *h = tw->raw_half;
+
+	if (h == NULL)
+		return;
+	rte_pktmbuf_free_bulk(h->m, h->have);
+	free(h);
+	tw->raw_half = NULL;
 }
 
 /* What arrived since the last step: counted and freed; p->twin_first and

@@ -20,16 +20,15 @@
 #include "perf_priv.h"
 #include "uroce_verbs.h"
 
+/* ibv_open_device() on uroce<p->dev_idx>: the first one starts the stack
+ * (the engine and its lcore). */
 static int
-verbs_start(struct perf *p, const char *config)
+verbs_open(struct perf *p)
 {
 	struct ibv_device **list;
 	char name[32];
 	int n, i;
 
-	/* The verbs layer reads its configuration as under uroce-run. */
-	if (setenv("UROCE_CONFIG", config, 1) != 0)
-		return -errno;
 	list = ibv_get_device_list(&n);
 	if (list == NULL) {
 		fprintf(stderr, "uroce-perf: --verbs: no device list: %s\n",
@@ -47,6 +46,33 @@ verbs_start(struct perf *p, const char *config)
 	}
 	p->dev = uroce_dev_get(p->dev_idx);
 	return p->dev != NULL ? 0 : -ENODEV;
+}
+
+static int
+verbs_start(struct perf *p, const char *config)
+{
+	/* The verbs layer reads its configuration as under uroce-run. */
+	if (setenv("UROCE_CONFIG", config, 1) != 0)
+		return -errno;
+	/* --loop: the two devices talk over their link, not in memory, as
+	 * in the native backend. */
+	if (p->o->loop)
+		uroce_verbs_engine_flags(UROCE_ENGINE_WIRE_XDEV);
+	return verbs_open(p);
+}
+
+static int
+verbs_open_twin(struct perf *tw)
+{
+	return verbs_open(tw);
+}
+
+static void
+verbs_close_twin(struct perf *tw)
+{
+	if (tw->vctx != NULL)
+		ibv_close_device(tw->vctx);
+	tw->vctx = NULL;
 }
 
 /* The engine stops now rather than at exit (the verbs layer's atexit then
@@ -193,6 +219,8 @@ const struct perf_ops perf_verbs_ops = {
 	.name = "verbs",
 	.start = verbs_start,
 	.stop = verbs_stop,
+	.open_twin = verbs_open_twin,
+	.close_twin = verbs_close_twin,
 	.pd_mr = verbs_pd_mr,
 	.cqs = verbs_cqs,
 	.qp_create = verbs_qp_create,

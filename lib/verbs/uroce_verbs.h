@@ -19,4 +19,9 @@ struct uroce_qp;
  *  provider's). */
 struct uroce_qp *uroce_verbs_qp_uqp(struct ibv_qp *qp);
 
+/** More uroce_engine_init() flags for the engine that the first
+ *  ibv_open_device() starts; before it only (uroce-perf --loop --verbs:
+ *  UROCE_ENGINE_WIRE_XDEV, so that its two devices talk over their link). */
+void uroce_verbs_engine_flags(unsigned int flags);
+
 #endif /* UROCE_VERBS_H */

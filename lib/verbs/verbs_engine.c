@@ -31,6 +31,7 @@
 
 #include "uroce_config.h"
 #include "uroce_engine.h"
+#include "uroce_verbs.h"
 #include "verbs_priv.h"
 
 static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -54,6 +55,16 @@ engine_stop_at_exit(void)
 	pthread_mutex_unlock(&engine_lock);
 }
 
+static unsigned int engine_flags;	/* uroce_verbs_engine_flags() */
+
+void
+uroce_verbs_engine_flags(unsigned int flags)
+{
+	pthread_mutex_lock(&engine_lock);
+	engine_flags = flags;
+	pthread_mutex_unlock(&engine_lock);
+}
+
 /* Under engine_lock. @return 0 or a positive errno, reported on stderr. */
 static int
 engine_start(void)
@@ -65,7 +76,8 @@ engine_start(void)
 	ret = uroce_config_load(uroce_config_path(), &engine_cfg, err,
 				sizeof(err));
 	if (ret == 0) {
-		ret = uroce_engine_init(&engine_cfg, 0, err, sizeof(err));
+		ret = uroce_engine_init(&engine_cfg, engine_flags, err,
+				       sizeof(err));
 		if (ret < 0) {
 			uroce_config_free(&engine_cfg);
 			/* DPDK cannot start twice, not even after a

@@ -43,8 +43,6 @@ bad "--server/--connect" $c
 bad "--server/--connect" $c --server --connect 127.0.0.1
 bad "--config" --server
 bad "--raw/--no-raw" $c --server --raw --no-raw
-bad "not supported yet" --loop $c --bidir
-bad "--verbs" --loop $c --verbs
 bad "--loop" $c --loop --server
 bad "-i" $c --server -i
 bad "unknown option" $c --server --bogus
