@@ -703,8 +703,10 @@ eng_timers_prefetch(struct uroce_wheel_entry **ents, unsigned int n)
 
 		rte_prefetch0(t->eq);
 		rte_prefetch0(qp);
-		rte_prefetch0(&qp->state);	/* and req, resp (uroce_qp.h) */
-		rte_prefetch0(&qp->pace_tb);
+		/* state, req, resp, the path, dest_qp_num (uroce_qp.h) */
+		rte_prefetch0(&qp->state);
+		rte_prefetch0(&qp->attr.dest_qp_num);
+		rte_prefetch0(&qp->pace_tb);	/* and the profile */
 	}
 }
 

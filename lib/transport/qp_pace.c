@@ -176,10 +176,15 @@ pace_want(const struct uroce_qp *qp, uint32_t bytes, uint32_t more)
 uint32_t
 uroce_qp_pace_behind(struct uroce_qp *qp, uint32_t idx, uint32_t from)
 {
-	uint32_t posted = uroce_ring_cons_avail(&qp->sq, UINT32_MAX);
-	uint32_t i, n = 0;
+	uint32_t posted, i, n = 0;
 	uint64_t sum = from;
 
+	/* The rest of the message fills the batch (a long message's frames
+	 * but its last few): the SQ's producer index, a cache line of its
+	 * own, is not read. */
+	if (from >= uroce_qp_pace_batch(qp))
+		return from;
+	posted = uroce_ring_cons_avail(&qp->sq, UINT32_MAX);
 	for (i = idx + 1; i - qp->sq.tail < posted &&
 	     sum < uroce_qp_pace_batch(qp) &&
 	     n < UROCE_TXB_MAX; i++, n++) {

@@ -287,17 +287,24 @@ struct uroce_qp {
 	/** State the posters see (RESET: post fails), written by the owner. */
 	volatile enum ibv_qp_state post_state;
 
-	/* Owner side. */
-	/* What every call (uroce_qp_tx()) reads first shares one line. */
+	/* Owner side. A paced QP woken from the timing wheel is a cold QP
+	 * (10,000 of them take turns), so what a call reads is packed: this
+	 * line and the next hold what every call (uroce_qp_tx()) reads first,
+	 * the path's headers and the attributes the BTH takes (dest_qp_num),
+	 * and the pacing block below is one line of its own (the engine
+	 * prefetches the three). */
 	enum ibv_qp_state state __rte_cache_aligned;
 	/** The responder may owe an ACK, NAK or response (responder.c keeps
 	 *  it: never false while something is owed). */
 	bool resp_owed;
+	bool path_resolved;
+	/* Pacing (issue 6): the requester consults it when pace_on. */
+	bool pace_on;
 	struct uroce_requester *req;	/**< NULL for RAW_PACKET/UD as they see fit */
 	struct uroce_responder *resp;
-	struct ibv_qp_attr attr;	/**< what ibv_query_qp() returns */
+	uint64_t pace_bytes;	/**< bytes the pacer let go (charged) */
 	struct uroce_l2l3 path;		/**< RC/UC: the primary path's headers */
-	bool path_resolved;
+	struct ibv_qp_attr attr;	/**< what ibv_query_qp() returns */
 	struct uroce_qp_stats stats;
 	struct uroce_zc *zc;		/**< zero-copy frames' buffer owner, or NULL */
 	/* With an SRQ: the WQE the message in progress (or the next one) goes
@@ -310,11 +317,9 @@ struct uroce_qp {
 	 * recv_cq are those of the XRC SRQ the request in progress names. */
 	const void *xrcd;
 
-	/* Pacing (issue 6): the requester consults it when pace_on. */
-	bool pace_on;
-	uint64_t pace_bytes;	/**< bytes the pacer let go (charged) */
+	/* The bucket and its profile: 16 + 48 bytes, one line. */
+	struct uroce_tb pace_tb __rte_cache_aligned;
 	struct uroce_tb_profile pace_prof;
-	struct uroce_tb pace_tb;
 };
 
 /**
