@@ -177,7 +177,7 @@ struct perf_raw_half {
 	struct raw r;
 	struct rte_mbuf *m[BURST];
 	uint16_t have;
-	uint64_t sent, iters, end;
+	uint64_t sent, iters, end, stall, last;	/* stall: no frame taken */
 	bool done;
 };
 
@@ -190,7 +190,9 @@ perf_raw_half_open(struct perf *tw, const struct perf_phase *ph)
 		return -ENOMEM;
 	raw_init(&h->r, tw, ph->size);
 	h->iters = ph->iters;
-	h->end = rte_rdtsc() + (uint64_t)(ph->duration * (double)tw->hz);
+	h->last = rte_rdtsc();
+	h->end = h->last + (uint64_t)(ph->duration * (double)tw->hz);
+	h->stall = (uint64_t)(PERF_WAIT_S * (double)tw->hz);
 	tw->raw_half = h;
 	return 0;
 }
@@ -199,12 +201,17 @@ void
 perf_raw_half_step(struct perf *tw)
 {
 	struct perf_raw_half *h = tw->raw_half;
+	uint64_t now;
 	uint16_t n;
 
 	if (h == NULL || h->done)
 		return;
-	if (perf_stop || (h->iters != 0 ? h->sent >= h->iters :
-			  rte_rdtsc() >= h->end)) {
+	now = rte_rdtsc();
+	if (now - h->last > h->stall)
+		fprintf(stderr, "uroce-perf: raw: the second port takes no "
+			"frame\n");
+	if (perf_stop || now - h->last > h->stall ||
+	    (h->iters != 0 ? h->sent >= h->iters : now >= h->end)) {
 		h->done = true;
 		return;
 	}
@@ -223,6 +230,7 @@ perf_raw_half_step(struct perf *tw)
 		memmove(h->m, h->m + n, (h->have - n) * sizeof(h->m[0]));
 		h->have = (uint16_t)(h->have - n);
 		h->sent += n;
+		h->last = now;
 	}
 }
 
