@@ -160,16 +160,24 @@ owe_ack(struct uroce_qp *qp)
 	r->ack_psn = psn_add(r->epsn, UROCE_PSN_MASK);
 }
 
+/* One NAK is owed at a time; a later one replaces it (an error that
+ * moves the QP to ERR after a sequence error). Counted when sent. */
 static void
 owe_nak(struct uroce_qp *qp, uint8_t syn, uint32_t psn)
 {
 	struct uroce_responder *r = qp->resp;
-	uint8_t code = syn & UROCE_AETH_VAL_MASK;
 
 	qp->resp_owed = true;
 	r->nak_owed = true;
 	r->nak_syn = syn;
 	r->nak_psn = psn;
+}
+
+static void
+count_nak(struct uroce_qp *qp, uint8_t syn)
+{
+	uint8_t code = syn & UROCE_AETH_VAL_MASK;
+
 	if ((syn & UROCE_AETH_KIND_MASK) == UROCE_AETH_RNR_NAK)
 		qp->stats.rnr_naks_tx++;
 	else if (code < RTE_DIM(qp->stats.naks_tx))
@@ -299,6 +307,7 @@ send_owed_one(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	if (r->nak_owed) {
 		if (!send_aeth(qp, r->nak_syn, r->nak_psn, now, txb))
 			return false;
+		count_nak(qp, r->nak_syn);
 		r->nak_owed = false;
 		return true;
 	}
@@ -725,6 +734,11 @@ rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 		return;
 	}
 	r->nak_seq_sent = false;
+	/* A sequence NAK for this PSN not sent yet (a reordered burst):
+	 * the packet it asks for is here, it would only cause a resend. */
+	if (r->nak_owed && r->nak_psn == psn &&
+	    r->nak_syn == (UROCE_AETH_NAK | UROCE_NAK_PSN_SEQ))
+		r->nak_owed = false;
 	c = classify(pkt->op);
 	next = c == CLS_BAD ? S_BAD : seq_next[r->seq][c];
 	if (next == S_BAD) {
@@ -733,7 +747,11 @@ rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	}
 	switch (execute(qp, pkt, &ext, &code)) {
 	case RX_RNR:
+		/* The requester resends from psn once the NAK's timer runs
+		 * out; the requests behind it get no PSN sequence NAK (it would
+		 * replace this one, still owed, and cut the wait short). */
 		owe_nak(qp, UROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 31), psn);
+		r->nak_seq_sent = true;
 		return;
 	case RX_NAK:
 		rc_error(qp, code, psn);
@@ -801,10 +819,23 @@ uc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	r->seq = next;
 }
 
+/*
+ * What a request leaves owed (an ACK, a NAK, READ or atomic responses) is
+ * not built here but by the QP's next transmit call, which the kick asks
+ * for: on the engine, the same iteration's transmit step, after the whole
+ * receive burst. One ACK then answers all the requests of a burst that ask
+ * for one (IBTA 9.7.5.1.1: an ACK acknowledges every request before its
+ * PSN), where one per request went out before: a stream of small SENDs,
+ * each the last packet of its message, drew as many ACKs as requests, and
+ * both ends handled twice the frames. A ping-pong's ACK leaves as soon as
+ * before, at the end of the iteration that received the request.
+ */
 void
 uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
 	      struct uroce_txb *txb)
 {
+	(void)now;
+	(void)txb;
 	if (qp->type == IBV_QPT_UC) {
 		uc_rx(qp, pkt);
 		return;
@@ -812,6 +843,6 @@ uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
 	rc_rx(qp, pkt);
 	if (qp->type == IBV_QPT_XRC_RECV)
 		uroce_xrc_unbind(qp);
-	if (uroce_resp_tx(qp, now, txb))
+	if (qp->resp_owed)
 		uroce_qp_kick(qp);
 }
