@@ -442,9 +442,13 @@ perf_bw_server_step(struct perf *p, struct perf_bw_res *r)
 			}
 			r->msgs++;
 			r->bytes += wc[i].byte_len;
-			if (perf_recvs_fill(p, qi, p->rx_depth) < 0)
-				return -EIO;
 		}
+		/* The receives again, a chain per QP (the QP's next ones
+		 * find it full). */
+		for (i = 0; i < n; i++)
+			if (perf_recvs_fill(p, (uint32_t)wc[i].wr_id,
+					    p->rx_depth) < 0)
+				return -EIO;
 	} while (n == WC_BURST);
 	return 0;
 }

@@ -262,27 +262,38 @@ recv_count(struct perf *p, uint32_t qi)
 	return p->srq_wr != 0 ? &p->srq_recvs : &p->qps[qi].recvs;
 }
 
+/* Receives up to want on QP qi (or the SRQ), posted as chains of up to
+ * RECV_CHAIN: one post call (one lock) for a whole CQ poll's worth. */
+#define RECV_CHAIN	32
+
 int
 perf_recvs_fill(struct perf *p, uint32_t qi, uint32_t want)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)p->buf, .length = p->area,
 			       .lkey = p->lkey };
-	struct ibv_recv_wr wr = { .wr_id = qi, .sg_list = &sge, .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-	uint32_t *n = recv_count(p, qi);
+	struct ibv_recv_wr wr[RECV_CHAIN], *bad;
+	uint32_t *n = recv_count(p, qi), k, i;
 	int ret;
 
 	if (p->srq_wr != 0)
 		want = p->srq_wr;
 	while (*n < want) {
-		ret = p->srq_wr != 0 ? p->ops->post_srq_recv(p, &wr, &bad) :
-		      p->ops->post_recv(&p->qps[qi], &wr, &bad);
+		k = RTE_MIN(want - *n, (uint32_t)RECV_CHAIN);
+		for (i = 0; i < k; i++)
+			wr[i] = (struct ibv_recv_wr){ .wr_id = qi,
+				.next = i + 1 < k ? &wr[i + 1] : NULL,
+				.sg_list = &sge, .num_sge = 1 };
+		bad = NULL;
+		ret = p->srq_wr != 0 ? p->ops->post_srq_recv(p, wr, &bad) :
+		      p->ops->post_recv(&p->qps[qi], wr, &bad);
 		if (ret < 0) {
+			/* The ones before bad were posted. */
+			*n += bad != NULL ? (uint32_t)(bad - wr) : 0;
 			fprintf(stderr, "uroce-perf: post_recv: %s\n",
 				strerror(-ret));
 			return ret;
 		}
-		(*n)++;
+		*n += k;
 	}
 	return 0;
 }
