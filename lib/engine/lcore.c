@@ -601,7 +601,7 @@ eng_tx_now(struct eng_lcore *lc, struct eng_qp *eq)
  * hand the frame to its owner. counted: a hand-off, whose verdict and QPN
  * were counted by the lcore that received it.
  */
-static void
+static struct eng_qp *
 eng_deliver(struct eng_lcore *lc, struct uroce_dev *dev, struct rte_mbuf *m,
 	    bool counted)
 {
@@ -632,12 +632,53 @@ eng_deliver(struct eng_lcore *lc, struct uroce_dev *dev, struct rte_mbuf *m,
 			goto drop;
 		}
 		ds->handoffs++;
-		return;
+		return NULL;
 	}
 	uroce_qp_rx(eq->qp, &pkt, m, eng_now(lc), eng_txb(lc, dev));
 	eng_qp_rearm(lc, eq);
+	rte_pktmbuf_free(m);
+	return eq;
 drop:
 	rte_pktmbuf_free(m);
+	return NULL;
+}
+
+/*
+ * After a burst: what its requests left owed (uroce_qp_rx()), one ACK a QP
+ * for all of them, sent now rather than in the iteration's transmit step
+ * (after the timers), so that a ping-pong's ACK leaves as soon as it did
+ * when each request sent its own. seen[] holds the burst's QPs, a QP once
+ * per run of its frames; a QP seen twice finds nothing owed the second
+ * time. A QP whose port stalls keeps it owed for eng_tx().
+ */
+static void
+eng_rx_owed(struct eng_lcore *lc, struct eng_qp *const *seen, unsigned int n)
+{
+	struct eng_qp *eq;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		eq = seen[i];
+		if (!eq->qp->resp_owed || eng_qp_stalled(lc, eq))
+			continue;
+		uroce_qp_tx_owed(eq->qp, eng_now(lc), eng_qp_txb(lc, eq));
+	}
+}
+
+/* Deliver a port's burst; the QPs it reached answer after it. */
+static void
+eng_deliver_burst(struct eng_lcore *lc, struct uroce_dev *dev,
+		  struct rte_mbuf *const *pkts, unsigned int n)
+{
+	struct eng_qp *seen[ENG_RX_BURST], *eq;
+	unsigned int i, ns = 0;
+
+	for (i = 0; i < n; i++) {
+		eq = eng_deliver(lc, dev, pkts[i], false);
+		if (eq != NULL && (ns == 0 || seen[ns - 1] != eq))
+			seen[ns++] = eq;
+	}
+	eng_rx_owed(lc, seen, ns);
 }
 
 static unsigned int
@@ -645,13 +686,12 @@ eng_rx_port(struct eng_lcore *lc, struct uroce_dev *dev)
 {
 	struct rte_mbuf *pkts[ENG_RX_BURST];
 	unsigned int b, total = 0;
-	uint16_t i, n;
+	uint16_t n;
 
 	for (b = 0; b < ENG_RX_BURSTS; b++) {
 		n = uroce_port_rx(dev->port, lc->idx, pkts, ENG_RX_BURST);
 		lc->dst[dev->idx].rx_pkts += n;
-		for (i = 0; i < n; i++)
-			eng_deliver(lc, dev, pkts[i], false);
+		eng_deliver_burst(lc, dev, pkts, n);
 		total += n;
 		if (n < ENG_RX_BURST)
 			break;
@@ -665,16 +705,20 @@ static unsigned int
 eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 {
 	void *objs[ENG_RX_BURST];
+	struct eng_qp *seen[ENG_RX_BURST], *eq;
 	struct rte_mbuf *m;
-	unsigned int i, n;
+	unsigned int i, n, ns = 0;
 
 	n = rte_ring_sc_dequeue_burst(r, objs, RTE_DIM(objs), NULL);
 	for (i = 0; i < n; i++) {
 		m = objs[i];
 		if (counted && eng_flow_handoff_rx(lc, m))
 			continue;
-		eng_deliver(lc, eng_g->dev[m->port], m, counted);
+		eq = eng_deliver(lc, eng_g->dev[m->port], m, counted);
+		if (eq != NULL && (ns == 0 || seen[ns - 1] != eq))
+			seen[ns++] = eq;
 	}
+	eng_rx_owed(lc, seen, ns);
 	return n;
 }
 

@@ -779,6 +779,15 @@ uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 }
 
 bool
+uroce_qp_tx_owed(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
+{
+	if (qp->resp == NULL || qp->state == IBV_QPS_RESET ||
+	    qp->state == IBV_QPS_INIT)
+		return false;
+	return uroce_resp_tx(qp, now, txb);
+}
+
+bool
 uroce_qp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 {
 	bool more = false;

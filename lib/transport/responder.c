@@ -734,11 +734,6 @@ rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 		return;
 	}
 	r->nak_seq_sent = false;
-	/* A sequence NAK for this PSN not sent yet (a reordered burst):
-	 * the packet it asks for is here, it would only cause a resend. */
-	if (r->nak_owed && r->nak_psn == psn &&
-	    r->nak_syn == (UROCE_AETH_NAK | UROCE_NAK_PSN_SEQ))
-		r->nak_owed = false;
 	c = classify(pkt->op);
 	next = c == CLS_BAD ? S_BAD : seq_next[r->seq][c];
 	if (next == S_BAD) {
@@ -747,11 +742,7 @@ rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	}
 	switch (execute(qp, pkt, &ext, &code)) {
 	case RX_RNR:
-		/* The requester resends from psn once the NAK's timer runs
-		 * out; the requests behind it get no PSN sequence NAK (it would
-		 * replace this one, still owed, and cut the wait short). */
 		owe_nak(qp, UROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 31), psn);
-		r->nak_seq_sent = true;
 		return;
 	case RX_NAK:
 		rc_error(qp, code, psn);
@@ -820,22 +811,20 @@ uc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 }
 
 /*
- * What a request leaves owed (an ACK, a NAK, READ or atomic responses) is
- * not built here but by the QP's next transmit call, which the kick asks
- * for: on the engine, the same iteration's transmit step, after the whole
- * receive burst. One ACK then answers all the requests of a burst that ask
- * for one (IBTA 9.7.5.1.1: an ACK acknowledges every request before its
- * PSN), where one per request went out before: a stream of small SENDs,
- * each the last packet of its message, drew as many ACKs as requests, and
- * both ends handled twice the frames. A ping-pong's ACK leaves as soon as
- * before, at the end of the iteration that received the request.
+ * An ACK a request leaves owed is not built here but after the receive
+ * burst (uroce_qp_tx_owed(), which the engine calls for the burst's QPs;
+ * the kick asks for a transmit call otherwise). One ACK then answers all
+ * the requests of a burst that ask for one (IBTA 9.7.5.1.1: an ACK
+ * acknowledges every request before its PSN), where one per request went
+ * out before: a stream of small SENDs, each the last packet of its
+ * message, drew as many ACKs as requests, and both ends handled twice the
+ * frames. A ping-pong's burst is its one request: its ACK leaves as soon
+ * as before.
  */
 void
 uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
 	      struct uroce_txb *txb)
 {
-	(void)now;
-	(void)txb;
 	if (qp->type == IBV_QPT_UC) {
 		uc_rx(qp, pkt);
 		return;
@@ -843,6 +832,17 @@ uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
 	rc_rx(qp, pkt);
 	if (qp->type == IBV_QPT_XRC_RECV)
 		uroce_xrc_unbind(qp);
-	if (qp->resp_owed)
-		uroce_qp_kick(qp);
+	if (!qp->resp_owed)
+		return;
+	/* NAKs, READ and atomic responses leave at once, as they did: a
+	 * response held to the end of the burst keeps its responder
+	 * resource, and a duplicate request behind it in the same burst
+	 * then finds none free and goes unanswered (go-back-N after a lost
+	 * response sends that pattern again and again). */
+	if (qp->resp->nak_owed || qp->resp->res_cnt > 0) {
+		if (uroce_resp_tx(qp, now, txb))
+			uroce_qp_kick(qp);
+		return;
+	}
+	uroce_qp_kick(qp);	/* only an ACK: after the burst */
 }

@@ -404,8 +404,11 @@ int uroce_qp_post_recv(struct uroce_qp *qp, struct ibv_recv_wr *wr,
 /**
  * A frame for this QP (pkt->bth.dqpn == qp->qpn, parsed and ICRC-checked
  * by the engine). Requests go to the responder, responses to the
- * completer. Frames the QP may emit at once (NAKs ...) go into txb when it
- * has room; otherwise they are owed and uroce_qp_tx() sends them.
+ * completer. NAKs, READ and atomic responses go into txb at once when it
+ * has room (else they are owed and uroce_qp_tx() sends them); an ACK the
+ * responder comes to owe is not sent here: the QP is kicked, and
+ * uroce_qp_tx_owed() (the engine: after the receive burst) or
+ * uroce_qp_tx() sends it, one ACK for all the burst's requests.
  */
 void uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		 struct rte_mbuf *m, uint64_t now, struct uroce_txb *txb);
@@ -426,6 +429,15 @@ void uroce_qp_raw_rx(struct uroce_qp *qp, struct rte_mbuf *m, uint64_t now);
  * @return true if the QP still has something to send now (txb filled up).
  */
 bool uroce_qp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
+
+/**
+ * Transmit only what the responder owes (ACK, NAK, READ and atomic
+ * responses), until txb is full: what a receive burst left owed, sent
+ * before the iteration's other work. qp->resp_owed says whether there is
+ * any. @return true if more is owed (txb filled up).
+ */
+bool uroce_qp_tx_owed(struct uroce_qp *qp, uint64_t now,
+		      struct uroce_txb *txb);
 
 /** Run expired timers (retransmit, RNR, pacing). */
 void uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
