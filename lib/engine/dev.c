@@ -501,6 +501,10 @@ uroce_dev_cq_create(struct uroce_dev *dev, uint32_t cqe, void *user,
 	cq->dev = dev;
 	cq->user = user;
 	cq->owner = -1;
+	/* Events are registered before objects (uroce_dev_set_events()):
+	 * none now, none ever for this CQ. */
+	if (dev->ev.cq_event == NULL)
+		uroce_cq_set_no_events(&cq->cq);
 	pthread_mutex_lock(&eng_g->lock);
 	if (dev->n_cq >= ENG_MAX_CQ) {
 		ret = -ENOMEM;

@@ -150,12 +150,20 @@ arm_matches(uint32_t arm, const struct ibv_wc *wc, bool solicited)
 		(solicited || wc->status != IBV_WC_SUCCESS);
 }
 
+void
+uroce_cq_set_no_events(struct uroce_cq *cq)
+{
+	cq->no_events = true;
+}
+
 bool
 uroce_cq_should_notify(struct uroce_cq *cq, const struct ibv_wc *wc,
 		       bool solicited)
 {
 	uint32_t cur;
 
+	if (cq->no_events)
+		return false;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	cur = __atomic_load_n(&cq->arm, __ATOMIC_RELAXED);
 	/* The app may widen SOLICITED to NEXT meanwhile: then retry. */

@@ -63,6 +63,10 @@ struct uroce_cq {
 
 	/* Engine side: written by the producer only. */
 	uint32_t in_error __rte_cache_aligned;	/**< 1 after an overrun */
+	/** No completion event can ever be delivered (no completion channel,
+	 *  no event callback): completions skip the arm check and its full
+	 *  barrier. Set before the CQ is in use (uroce_cq_set_no_events()). */
+	bool no_events;
 	uint64_t overrun_cnt;		/**< completions lost */
 
 	/* Armed by the application, disarmed by the engine. */
@@ -113,6 +117,10 @@ uint64_t uroce_cq_overrun_count(const struct uroce_cq *cq);
  */
 void uroce_cq_req_notify(struct uroce_cq *cq, bool solicited_only);
 
+/** A CQ whose completions can raise no event (created without a completion
+ *  channel): before any QP or SRQ uses it, by its creator. */
+void uroce_cq_set_no_events(struct uroce_cq *cq);
+
 /**
  * Engine only, after uroce_cq_push() of wc returned 0: whether to signal
  * the completion channel. True when armed for any completion, or armed for
@@ -122,6 +130,9 @@ void uroce_cq_req_notify(struct uroce_cq *cq, bool solicited_only);
  * A full barrier separates the push from reading the arm, and another the
  * arm from the application's next poll: so either the engine sees the arm
  * and signals, or the application's poll after arming sees the completion.
+ * Always false, with no barrier, for a CQ set with uroce_cq_set_no_events()
+ * (the barrier waits for the store buffer: 5.8% of a receiver of 64 B
+ * SENDs, one completion each).
  */
 bool uroce_cq_should_notify(struct uroce_cq *cq, const struct ibv_wc *wc,
 			    bool solicited);

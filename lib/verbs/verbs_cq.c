@@ -189,6 +189,10 @@ uroce_verbs_cq_new(struct ibv_context *context, int cqe, void *cq_context,
 		return uroce_verbs_null(-ret);
 	}
 	cq->cq.cqe = (int)uroce_cq_size(cq->ucq);
+	/* No channel: no event can reach the application, whatever
+	 * ibv_req_notify_cq() asks (the channel is fixed at creation). */
+	if (channel == NULL)
+		uroce_cq_set_no_events(cq->ucq);
 	if (channel != NULL) {
 		pthread_mutex_lock(&context->mutex);
 		channel->refcnt++;

@@ -405,6 +405,11 @@ test_cq_notify(void)
 	uroce_cq_req_notify(&cq, false);
 	UT_CHECK(uroce_cq_should_notify(&cq, &ok, false));
 	UT_CHECK(!uroce_cq_should_notify(&cq, &err, true));
+	/* a CQ no event can leave (no channel): armed, it never signals */
+	uroce_cq_set_no_events(&cq);
+	uroce_cq_req_notify(&cq, false);
+	UT_CHECK(!uroce_cq_should_notify(&cq, &ok, false));
+	UT_CHECK(!uroce_cq_should_notify(&cq, &err, true));
 	uroce_cq_fini(&cq);
 }
 
