@@ -127,27 +127,22 @@ fault_seed(struct net_fault_q *fq)
 	fq->rng = rng_next(&s);
 }
 
-/* Take up a setting uroce_port_set_fault() finished (sequence count even
- * and the same around the reads); one being written waits a burst. */
+/* Take up a setting uroce_port_set_fault() finished; one being written
+ * waits a burst. */
 static void
 fault_sync(struct net_fault_q *fq)
 {
 	const struct net_fault *fl = fq->fl;
 	struct uroce_config_fault c;
-	uint32_t seq = __atomic_load_n(&fl->seq, __ATOMIC_ACQUIRE);
+	uint32_t sn = rte_seqcount_read_begin(&fl->seq);
 
-	if (likely(seq == fq->seq) || (seq & 1) != 0)
+	if (likely(sn == fq->seq))
 		return;
-	c.drop_ppm = __atomic_load_n(&fl->cfg.drop_ppm, __ATOMIC_RELAXED);
-	c.reorder_ppm = __atomic_load_n(&fl->cfg.reorder_ppm, __ATOMIC_RELAXED);
-	c.dup_ppm = __atomic_load_n(&fl->cfg.dup_ppm, __ATOMIC_RELAXED);
-	c.corrupt_ppm = __atomic_load_n(&fl->cfg.corrupt_ppm, __ATOMIC_RELAXED);
-	c.seed = __atomic_load_n(&fl->cfg.seed, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&fl->seq, __ATOMIC_RELAXED) != seq)
+	c = fl->cfg;
+	if (rte_seqcount_read_retry(&fl->seq, sn))
 		return;
 	fq->cfg = c;
-	fq->seq = seq;
+	fq->seq = sn;
 	fq->on = c.drop_ppm != 0 || c.reorder_ppm != 0 || c.dup_ppm != 0 ||
 		 c.corrupt_ppm != 0;
 	fault_seed(fq);
@@ -247,16 +242,9 @@ fault_q_init(struct uroce_port *p, const struct net_fault *fl,
 static void
 fault_publish(struct net_fault *fl, const struct uroce_config_fault *f)
 {
-	uint32_t seq = fl->seq;
-
-	__atomic_store_n(&fl->seq, seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&fl->cfg.drop_ppm, f->drop_ppm, __ATOMIC_RELAXED);
-	__atomic_store_n(&fl->cfg.reorder_ppm, f->reorder_ppm, __ATOMIC_RELAXED);
-	__atomic_store_n(&fl->cfg.dup_ppm, f->dup_ppm, __ATOMIC_RELAXED);
-	__atomic_store_n(&fl->cfg.corrupt_ppm, f->corrupt_ppm, __ATOMIC_RELAXED);
-	__atomic_store_n(&fl->cfg.seed, f->seed, __ATOMIC_RELAXED);
-	__atomic_store_n(&fl->seq, seq + 2, __ATOMIC_RELEASE);
+	rte_seqcount_write_begin(&fl->seq);
+	fl->cfg = *f;
+	rte_seqcount_write_end(&fl->seq);
 }
 
 static void

@@ -127,7 +127,7 @@ struct net_fault_q {
 	uint16_t out;			/* tx: frames left in the array */
 	bool bypass;			/* tx retries: no second fault */
 	bool on;			/* a rate is not 0 */
-	uint32_t seq;			/* the net_fault seq it took up */
+	uint32_t seq;			/* the setting's count it took up */
 	struct uroce_config_fault cfg;	/* its copy of the rates and seed */
 	uint64_t mix;			/* port, queue, direction: seed ^ mix */
 	const struct net_fault *fl;
@@ -138,11 +138,11 @@ struct net_fault_q {
 } __rte_cache_aligned;
 
 /* The rates and seed change at run time (uroce_port_set_fault()): one
- * writer at a time, a sequence count (odd while it writes); each queue
- * takes up a new setting at its next burst, reseeded. */
+ * writer at a time, under a sequence count; each queue takes up a new
+ * setting at its next burst, reseeded. */
 struct net_fault {
 	struct uroce_config_fault cfg;
-	uint32_t seq;
+	rte_seqcount_t seq;
 	struct net_fault_q *rx;		/* [nb_queues] */
 	struct net_fault_q *tx;
 };
