@@ -110,20 +110,11 @@ int
 uroce_config_parse_fault(const char *spec, struct uroce_config_fault *f,
 			 bool *on, char *why, size_t whylen)
 {
-	struct uroce_config_fault nf;
-	bool non;
-	int ret;
-
 	if (spec == NULL || f == NULL || on == NULL) {
 		snprintf(why, whylen, "no spec");
 		return -EINVAL;
 	}
-	ret = cfg_parse_fault(spec, &nf, &non, why, whylen);
-	if (ret == 0) {
-		*f = nf;
-		*on = non;
-	}
-	return ret;
+	return cfg_parse_fault(spec, f, on, why, whylen);	/* all or nothing */
 }
 
 /* One argument from *pp into out: blanks end it unless inside "...", a

@@ -607,8 +607,8 @@ eng_deliver(struct eng_lcore *lc, struct uroce_dev *dev, struct rte_mbuf *m,
 {
 	struct uroce_dev_stats *ds = &lc->dst[dev->idx];
 	enum uroce_wire_verdict v;
+	struct eng_qp *eq, *served = NULL;
 	struct uroce_pkt pkt;
-	struct eng_qp *eq;
 	unsigned int owner;
 
 	v = uroce_wire_parse(rte_pktmbuf_mtod(m, const uint8_t *),
@@ -636,11 +636,18 @@ eng_deliver(struct eng_lcore *lc, struct uroce_dev *dev, struct rte_mbuf *m,
 	}
 	uroce_qp_rx(eq->qp, &pkt, m, eng_now(lc), eng_txb(lc, dev));
 	eng_qp_rearm(lc, eq);
-	rte_pktmbuf_free(m);
-	return eq;
+	served = eq;
 drop:
 	rte_pktmbuf_free(m);
-	return NULL;
+	return served;
+}
+
+/* A burst's QPs for eng_rx_owed(): each once per run of its frames. */
+static inline void
+eng_seen_add(struct eng_qp **seen, unsigned int *n, struct eng_qp *eq)
+{
+	if (eq != NULL && (*n == 0 || seen[*n - 1] != eq))
+		seen[(*n)++] = eq;
 }
 
 /*
@@ -670,14 +677,11 @@ static void
 eng_deliver_burst(struct eng_lcore *lc, struct uroce_dev *dev,
 		  struct rte_mbuf *const *pkts, unsigned int n)
 {
-	struct eng_qp *seen[ENG_RX_BURST], *eq;
+	struct eng_qp *seen[ENG_RX_BURST];
 	unsigned int i, ns = 0;
 
-	for (i = 0; i < n; i++) {
-		eq = eng_deliver(lc, dev, pkts[i], false);
-		if (eq != NULL && (ns == 0 || seen[ns - 1] != eq))
-			seen[ns++] = eq;
-	}
+	for (i = 0; i < n; i++)
+		eng_seen_add(seen, &ns, eng_deliver(lc, dev, pkts[i], false));
 	eng_rx_owed(lc, seen, ns);
 }
 
@@ -705,7 +709,7 @@ static unsigned int
 eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 {
 	void *objs[ENG_RX_BURST];
-	struct eng_qp *seen[ENG_RX_BURST], *eq;
+	struct eng_qp *seen[ENG_RX_BURST];
 	struct rte_mbuf *m;
 	unsigned int i, n, ns = 0;
 
@@ -714,9 +718,8 @@ eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 		m = objs[i];
 		if (counted && eng_flow_handoff_rx(lc, m))
 			continue;
-		eq = eng_deliver(lc, eng_g->dev[m->port], m, counted);
-		if (eq != NULL && (ns == 0 || seen[ns - 1] != eq))
-			seen[ns++] = eq;
+		eng_seen_add(seen, &ns,
+			     eng_deliver(lc, eng_g->dev[m->port], m, counted));
 	}
 	eng_rx_owed(lc, seen, ns);
 	return n;
