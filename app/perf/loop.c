@@ -130,24 +130,15 @@ loop_raw_run(void *arg)
 static int
 bidir_begin(struct perf *p, const struct perf_phase *ph)
 {
-	struct perf *tw = p->twin;
-	int ret;
+	int ret = perf_bidir_begin(p, ph);
 
-	memset(&p->bidir_rx, 0, sizeof(p->bidir_rx));
-	if (!p->o->bidir)
-		return 0;
-	if (ph->kind == PH_RAW_BW) {
-		p->twin_first = p->twin_last = 0;
-		p->raw_rx = &p->bidir_rx;
-		return perf_raw_half_open(tw, ph);
-	}
-	if (ph->kind != PH_BW)
-		return 0;
-	ret = perf_bw_server_begin(p);
-	if (ret == 0)
-		ret = perf_bw_half_open(tw, ph);
-	p->self_srv = &p->bidir_rx;
-	return ret;
+	if (ret < 0 || !p->o->bidir)
+		return ret;
+	if (ph->kind == PH_RAW_BW)
+		return perf_raw_half_open(p->twin, ph);
+	if (ph->kind == PH_BW)
+		return perf_bw_half_open(p->twin, ph);
+	return 0;
 }
 
 /* The halves closed; srv (bw) gets what the twin's own half did. */

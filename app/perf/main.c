@@ -251,8 +251,8 @@ run_server(struct perf *p)
 
 /* --bidir: the client serves the server's half too (receives; the raw
  * frames it sends, counted in bidir_rx with their window). */
-static int
-bidir_begin(struct perf *p, const struct perf_phase *ph)
+int
+perf_bidir_begin(struct perf *p, const struct perf_phase *ph)
 {
 	memset(&p->bidir_rx, 0, sizeof(p->bidir_rx));
 	if (!p->o->bidir)
@@ -306,7 +306,7 @@ client_phase(struct perf *p, const struct perf_phase *ph, void *res,
 	if (!perf_ctl_send(p->fd, &m, sizeof(m)) ||
 	    !expect(p, &m, MSG_READY, PERF_WAIT_S))
 		return -ECONNRESET;
-	ret = bidir_begin(p, ph);
+	ret = perf_bidir_begin(p, ph);
 	switch (ph->kind) {
 	case PH_RAW_BW: ret = ret ? ret : raw_phase(p, ph, res, NULL); break;
 	case PH_BW: ret = ret ? ret : perf_bw_client(p, ph, res); break;

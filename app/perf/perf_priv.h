@@ -362,6 +362,8 @@ void perf_lat_server_end(struct perf *p);
 void perf_raw_bw_server_step(struct perf *p, struct perf_bw_res *r);
 void perf_raw_pong_step(struct perf *p, struct perf_lat_res *r);
 
+/* --bidir, on the client: serve the server's half of ph too (main.c). */
+int perf_bidir_begin(struct perf *p, const struct perf_phase *ph);
 /* --loop --bidir: the twin's own half of a bw or raw bw phase, stepped
  * from perf_twin_step() until done; close gives what it did. */
 int perf_bw_half_open(struct perf *tw, const struct perf_phase *ph);

@@ -114,6 +114,32 @@ raw_alloc(struct raw *r, struct rte_mbuf **m, unsigned int n)
 	return 0;
 }
 
+/* One tx burst of the phase's frames, a fresh burst once the last one is
+ * gone (at most iters frames in all, 0: no limit): the frames the port
+ * took, or -ENOBUFS (no mbufs). */
+static int
+raw_tx_some(struct raw *r, struct rte_mbuf **m, uint16_t *have,
+	    uint64_t *sent, uint64_t iters)
+{
+	uint16_t k, n;
+
+	if (*have == 0) {
+		k = BURST;
+		if (iters != 0)
+			k = (uint16_t)RTE_MIN((uint64_t)BURST, iters - *sent);
+		if (raw_alloc(r, m, k) < 0)
+			return -ENOBUFS;
+		*have = k;
+	}
+	n = rte_eth_tx_burst(r->pid, 0, m, *have);
+	if (n > 0) {
+		memmove(m, m + n, (*have - n) * sizeof(m[0]));
+		*have = (uint16_t)(*have - n);
+		*sent += n;
+	}
+	return n;
+}
+
 int
 perf_raw_bw_client(struct perf *p, const struct perf_phase *ph,
 		   struct perf_bw_res *res)
@@ -122,6 +148,7 @@ perf_raw_bw_client(struct perf *p, const struct perf_phase *ph,
 	uint64_t start, end, now, sent = 0, stall;
 	uint16_t have = 0, n;
 	struct raw r;
+	int ret;
 
 	memset(res, 0, sizeof(*res));
 	raw_init(&r, p, ph->size);
@@ -129,23 +156,13 @@ perf_raw_bw_client(struct perf *p, const struct perf_phase *ph,
 	end = start + (uint64_t)(ph->duration * (double)p->hz);
 	stall = start;
 	while (!perf_stop && (ph->iters != 0 ? sent < ph->iters : now < end)) {
-		if (have == 0) {
-			have = BURST;
-			if (ph->iters != 0)
-				have = (uint16_t)RTE_MIN((uint64_t)BURST,
-							 ph->iters - sent);
-			if (raw_alloc(&r, m, have) < 0) {
-				fprintf(stderr, "uroce-perf: raw: no mbufs\n");
-				return -ENOBUFS;
-			}
+		ret = raw_tx_some(&r, m, &have, &sent, ph->iters);
+		if (ret < 0) {
+			fprintf(stderr, "uroce-perf: raw: no mbufs\n");
+			return ret;
 		}
-		n = rte_eth_tx_burst(r.pid, 0, m, have);
-		if (n > 0) {
-			memmove(m, m + n, (have - n) * sizeof(m[0]));
-			have = (uint16_t)(have - n);
-			sent += n;
+		if (ret > 0)
 			stall = now;
-		}
 		if (p->twin != NULL)
 			perf_twin_step(p->twin);
 		/* Anything coming back is not ours to keep; with --bidir it
@@ -202,7 +219,6 @@ perf_raw_half_step(struct perf *tw)
 {
 	struct perf_raw_half *h = tw->raw_half;
 	uint64_t now;
-	uint16_t n;
 
 	if (h == NULL || h->done)
 		return;
@@ -215,23 +231,9 @@ perf_raw_half_step(struct perf *tw)
 		h->done = true;
 		return;
 	}
-	if (h->have == 0) {
-		h->have = BURST;
-		if (h->iters != 0)
-			h->have = (uint16_t)RTE_MIN((uint64_t)BURST,
-						    h->iters - h->sent);
-		if (raw_alloc(&h->r, h->m, h->have) < 0) {
-			h->have = 0;	/* the pool is short: next step */
-			return;
-		}
-	}
-	n = rte_eth_tx_burst(h->r.pid, 0, h->m, h->have);
-	if (n > 0) {
-		memmove(h->m, h->m + n, (h->have - n) * sizeof(h->m[0]));
-		h->have = (uint16_t)(h->have - n);
-		h->sent += n;
+	/* No mbufs (< 0): the pool is short, the next step tries again. */
+	if (raw_tx_some(&h->r, h->m, &h->have, &h->sent, h->iters) > 0)
 		h->last = now;
-	}
 }
 
 bool
