@@ -34,6 +34,17 @@ pair_init() {
 	case $mem in *--in-memory*) mem="--no-huge -m 256" ;; esac
 }
 
+# Wait (up to 10 s) for the uroce-perf server $spid to say it listens in
+# $tmp/server.out; returns at once if it died.
+pair_wait_server() {
+	for _ in $(seq 1 100); do
+		grep -q 'server on TCP port' "$tmp/server.out" && return 0
+		kill -0 "$spid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # The memif pair's two configs, $tmp/a.conf (server, 192.168.77.1) and
 # $tmp/b.conf (client, .2), on a socket in $tmp. $1, $2: extra [port] lines
 # for a and b (e.g. a fault). No bsize on purpose: pmd_glue gives memif

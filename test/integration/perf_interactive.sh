@@ -24,10 +24,7 @@ if [ -n "$verbs" ]; then
 	"$perf" -c "$tmp/a.conf" --server -p "$port" --core -1 \
 		>"$tmp/server.out" 2>&1 &
 	spid=$!
-	for _ in $(seq 1 100); do
-		grep -q 'server on TCP port' "$tmp/server.out" && break
-		sleep 0.1
-	done
+	pair_wait_server
 	set -- -c "$tmp/b.conf" --connect 127.0.0.1 -p "$port" --verbs
 else
 	pair_loop_conf "$tmp/loop.conf" pi 79

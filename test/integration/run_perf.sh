@@ -49,11 +49,7 @@ show() {
 ${PERF_SERVER_WRAP:-} "$perf" -c "$tmp/a.conf" --server -p "$port" --core -1 \
 	${PERF_SERVER_OPTS:-} >"$tmp/server.out" 2>&1 &
 spid=$!
-for _ in $(seq 1 100); do
-	grep -q 'server on TCP port' "$tmp/server.out" && break
-	kill -0 "$spid" 2>/dev/null || break
-	sleep 0.1
-done
+pair_wait_server
 ${PERF_CLIENT_WRAP:-} "$perf" -c "$tmp/b.conf" --connect 127.0.0.1 -p "$port" --core -1 \
 	--json "$tmp/out.json" "$@" >"$tmp/client.out" 2>&1 &
 cpid=$!
