@@ -711,6 +711,34 @@ hold_tap(struct ut_link *l, int from, const struct uroce_pkt *pkt, void *ctx)
 	return true;
 }
 
+/* The pair the timeout tests use (4.2 ms local ACK timeout, retry_cnt 3);
+ * NULL if it could not be made. */
+static struct env *
+hold_env(uint64_t seed, struct ut_qp_opts *o)
+{
+	ut_qp_opts_default(o, IBV_QPT_RC);
+	o->timeout = 10;
+	o->retry_cnt = 3;
+	return env_new(seed, o);
+}
+
+/* A WRITE of len random bytes from A to B's zeroed *dst, A sending three
+ * frames a call and held by h after h->after of them. */
+static int
+hold_write(struct env *e, struct hold *h, uint32_t len, uint8_t **src,
+	   uint8_t **dst)
+{
+	*src = rbuf_take(&e->la, len);
+	*dst = rbuf_take(&e->rb, len);
+	ut_fill_rand(*src, len);
+	memset(*dst, 0, len);
+	e->l.tap = hold_tap;
+	e->l.tap_ctx = h;
+	e->l.node[0].txb_cap = 3;
+	return post_one(e->qa, IBV_WR_RDMA_WRITE, 1, *src, len, e->la.mr->lkey,
+			(uintptr_t)*dst, e->rb.mr->rkey);
+}
+
 /*
  * A's engine falls behind in the middle of an 8-packet WRITE: three
  * packets out, none asking for an ACK, then only A's timers may send (3
@@ -729,22 +757,11 @@ test_timeout_nothing_owed(void)
 	unsigned int i;
 	struct env *e;
 
-	ut_qp_opts_default(&o, IBV_QPT_RC);
-	o.timeout = 10;
-	o.retry_cnt = 3;
-	e = env_new(14, &o);
+	e = hold_env(14, &o);
 	if (e == NULL)
 		return;
-	src = rbuf_take(&e->la, len);
-	dst = rbuf_take(&e->rb, len);
-	ut_fill_rand(src, len);
-	memset(dst, 0, len);
 	w.cq = e->qa->send_cq;
-	e->l.tap = hold_tap;
-	e->l.tap_ctx = &h;
-	e->l.node[0].txb_cap = 3;
-	UT_CHECK_EQ(post_one(e->qa, IBV_WR_RDMA_WRITE, 1, src, len, e->la.mr->lkey,
-			     (uintptr_t)dst, e->rb.mr->rkey), 0);
+	UT_CHECK_EQ(hold_write(e, &h, len, &src, &dst), 0);
 	UT_CHECK(ut_link_run(&e->l, got_n, &w, ut_link_us(1000000), 100000));
 	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
 	UT_CHECK_MEM(dst, src, len);
@@ -782,22 +799,13 @@ test_timeout_port_stalled(bool owed)
 	uint8_t *src, *dst;
 	struct env *e;
 
-	ut_qp_opts_default(&o, IBV_QPT_RC);
-	o.timeout = 10;
-	o.retry_cnt = 3;
-	e = env_new(15, &o);
+	e = hold_env(15, &o);
 	if (e == NULL)
 		return;
-	src = rbuf_take(&e->la, len);
-	dst = rbuf_take(&e->rb, len);
 	w.cq = e->qa->send_cq;
-	e->l.tap = hold_tap;
-	e->l.tap_ctx = &h;
-	e->l.node[0].txb_cap = 3;
 	e->l.node[1].rx_off = owed;
 	t0 = e->l.now;
-	UT_CHECK_EQ(post_one(e->qa, IBV_WR_RDMA_WRITE, 1, src, len, e->la.mr->lkey,
-			     (uintptr_t)dst, e->rb.mr->rkey), 0);
+	UT_CHECK_EQ(hold_write(e, &h, len, &src, &dst), 0);
 	UT_CHECK(ut_link_run(&e->l, got_n, &w, ut_link_us(1000000), 100000));
 	UT_CHECK_EQ(w.wc[0].status, IBV_WC_RETRY_EXC_ERR);
 	UT_CHECK_EQ(h.seen, 3);
