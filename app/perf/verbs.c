@@ -61,12 +61,6 @@ verbs_start(struct perf *p, const char *config)
 	return verbs_open(p);
 }
 
-static int
-verbs_open_twin(struct perf *tw)
-{
-	return verbs_open(tw);
-}
-
 static void
 verbs_close_twin(struct perf *tw)
 {
@@ -219,7 +213,7 @@ const struct perf_ops perf_verbs_ops = {
 	.name = "verbs",
 	.start = verbs_start,
 	.stop = verbs_stop,
-	.open_twin = verbs_open_twin,
+	.open_twin = verbs_open,	/* the stack is up: a device */
 	.close_twin = verbs_close_twin,
 	.pd_mr = verbs_pd_mr,
 	.cqs = verbs_cqs,
