@@ -727,34 +727,40 @@ eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 
 /*
  * The QPs of expired timers are likely out of the cache (10,000 slow paced
- * QPs each wake up every few ms): ask for their state ahead of the calls,
- * the eng_qp and the QP itself (its first line, the line of state and req,
- * its bucket) for all (the packed timer entry points at both, tmo.c), then
- * the requester of the QP two calls ahead once its QP has had time to
- * arrive.
+ * QPs each wake up every few ms). Their state is asked for in the three
+ * stages of uroce_qp_prefetch(), so that a call finds its lines there
+ * rather than missing on a dozen of them one after another: the eng_qp
+ * and the QP's own lines ENG_PF_QP calls ahead (the packed timer entry
+ * points at both, tmo.c), its requester ENG_PF_REQ calls ahead, once the
+ * QP's line that points at it has had time to arrive, and its send WQE
+ * the call before.
  */
+#define ENG_PF_QP	3
+#define ENG_PF_REQ	2
+#define ENG_PF_WQE	1
+
 static inline struct eng_tmo *
 eng_timer_tmo(struct uroce_wheel_entry *e)
 {
 	return container_of(e, struct eng_tmo, e);
 }
 
+/* The prefetches due before the call on entry i (which may be before the
+ * first: the lead-in). */
 static void
-eng_timers_prefetch(struct uroce_wheel_entry **ents, unsigned int n)
+eng_timers_prefetch(struct uroce_wheel_entry **ents, int n, int i)
 {
-	unsigned int i;
+	const struct eng_tmo *t;
 
-	for (i = 0; i < n; i++) {
-		const struct eng_tmo *t = eng_timer_tmo(ents[i]);
-		struct uroce_qp *qp = t->qp;
-
+	if (i + ENG_PF_QP >= 0 && i + ENG_PF_QP < n) {
+		t = eng_timer_tmo(ents[i + ENG_PF_QP]);
 		rte_prefetch0(t->eq);
-		rte_prefetch0(qp);
-		/* state, req, resp, the path, dest_qp_num (uroce_qp.h) */
-		rte_prefetch0(&qp->state);
-		rte_prefetch0(&qp->attr.dest_qp_num);
-		rte_prefetch0(&qp->pace_tb);	/* and the profile */
+		uroce_qp_prefetch(t->qp);
 	}
+	if (i + ENG_PF_REQ >= 0 && i + ENG_PF_REQ < n)
+		uroce_qp_prefetch_req(eng_timer_tmo(ents[i + ENG_PF_REQ])->qp);
+	if (i + ENG_PF_WQE >= 0 && i + ENG_PF_WQE < n)
+		uroce_qp_prefetch_wqe(eng_timer_tmo(ents[i + ENG_PF_WQE])->qp);
 }
 
 /* Call the QPs of n expired timers. A QP builds its frames here unless its
@@ -768,13 +774,13 @@ eng_timers_run(struct eng_lcore *lc, struct uroce_wheel_entry **ents,
 	struct uroce_txb *txb, none = { .n = 0, .cap = 0 };
 	struct eng_qp *eq;
 	uint64_t paced0;
-	unsigned int i;
+	int i;
 	uint16_t n0;
 
-	eng_timers_prefetch(ents, n);
-	for (i = 0; i < n; i++) {
-		if (i + 2 < n)
-			rte_prefetch0(eng_timer_tmo(ents[i + 2])->qp->req);
+	for (i = -ENG_PF_QP; i < 0; i++)
+		eng_timers_prefetch(ents, (int)n, i);
+	for (i = 0; i < (int)n; i++) {
+		eng_timers_prefetch(ents, (int)n, i);
 		eq = eng_timer_tmo(ents[i])->eq;
 		if (*built >= ENG_TX_BUDGET || eng_qp_stalled(lc, eq))
 			txb = &none;

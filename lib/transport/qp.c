@@ -152,13 +152,16 @@ static int
 alloc_transport(struct uroce_qp *qp)
 {
 	struct uroce_responder *resp;
+	void *mem;
 	uint32_t n;
 
 	/* UD and RAW_PACKET use the requester's wait timer and SQD drain
 	 * state, not its window. */
-	qp->req = calloc(1, sizeof(*qp->req));
-	if (qp->req == NULL)
+	/* Aligned: a cold QP's wake-up asks for its two lines
+	 * (uroce_qp_prefetch_req()); from calloc() it could span three. */
+	if (posix_memalign(&mem, RTE_CACHE_LINE_SIZE, sizeof(*qp->req)) != 0)
 		return -ENOMEM;
+	qp->req = memset(mem, 0, sizeof(*qp->req));
 	if (!qp_types[qp->type].responder)
 		return 0;
 	qp->resp = resp = calloc(1, sizeof(*resp));

@@ -474,6 +474,31 @@ uroce_req_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	}
 }
 
+void
+uroce_qp_prefetch_req(const struct uroce_qp *qp)
+{
+	const struct uroce_requester *req = qp->req;
+
+	if (req != NULL) {
+		rte_prefetch0(req);
+		rte_prefetch0((const char *)req + sizeof(*req) - 1);
+	}
+	if (qp->zc != NULL)
+		rte_prefetch0(qp->zc);	/* its count, per zero-copy frame */
+}
+
+void
+uroce_qp_prefetch_wqe(const struct uroce_qp *qp)
+{
+	const uint8_t *w;
+
+	if (qp->req == NULL)
+		return;
+	w = (const uint8_t *)uroce_sq_wqe(qp, qp->req->tx_idx);
+	rte_prefetch0(w);	/* opcode, length, the remote address */
+	rte_prefetch0(w + sizeof(struct uroce_send_wqe));	/* PSNs, SGEs */
+}
+
 /* ---------------------------------------------------------------------------
  * Timers.
  */

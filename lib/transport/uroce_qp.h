@@ -46,6 +46,7 @@
 
 #include <infiniband/verbs.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 #include <rte_spinlock.h>
 
 #include "uroce_cq.h"
@@ -441,6 +442,39 @@ bool uroce_qp_tx_owed(struct uroce_qp *qp, uint64_t now,
 
 /** Run expired timers (retransmit, RNR, pacing). */
 void uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
+
+/*
+ * Asking for a cold QP's state ahead of a call on it. The engine wakes
+ * paced QPs from its timing wheel a few at a time, and with 10,000 of them
+ * each is out of the cache: a call that finds its lines one miss at a time
+ * waits for a dozen misses in a row. Three stages, each reading what the
+ * one before asked for, which the caller issues a call or more apart
+ * (lib/engine/lcore.c):
+ *  1. uroce_qp_prefetch(): the QP's own lines that a transmit call reads;
+ *  2. uroce_qp_prefetch_req(): the requester, which the state line points
+ *     at, and the zero-copy frames' owner;
+ *  3. uroce_qp_prefetch_wqe(): the send WQE at the requester's cursor.
+ */
+static inline void
+uroce_qp_prefetch(const struct uroce_qp *qp)
+{
+	rte_prefetch0(qp);			/* env, type, CQs */
+	rte_prefetch0(&qp->sq);			/* slots, mask */
+	rte_prefetch0(&qp->sq.head);		/* the posters' index */
+	rte_prefetch0(&qp->sq.tail);
+	rte_prefetch0(&qp->state);		/* state, req, path */
+	rte_prefetch0(&qp->attr.dest_qp_num);
+	rte_prefetch0(&qp->stats.tx_pkts);
+	rte_prefetch0(&qp->stats.pace_wait_cycles);
+	rte_prefetch0(&qp->zc);
+	rte_prefetch0(&qp->pace_tb);		/* and the profile */
+}
+
+/** Stage 2 (above). */
+void uroce_qp_prefetch_req(const struct uroce_qp *qp);
+
+/** Stage 3 (above). */
+void uroce_qp_prefetch_wqe(const struct uroce_qp *qp);
 
 /** Segments of zero-copy frames of qp that are still attached to
  *  application memory (built and not yet freed); 0 without zero-copy. */
