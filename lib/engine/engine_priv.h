@@ -163,16 +163,18 @@ struct eng_ah {
 
 /* The engine's per-QP state (qp->engine). */
 struct eng_qp {
+	/* What every call on the QP reads (eng_timers_run(), eng_tx(),
+	 * eng_qp_rearm()): the first line, which a wake-up prefetches. */
 	struct uroce_qp *qp;
 	struct uroce_dev *dev;
+	struct eng_tmo *tmo;		/* its timer (tmo.c) */
+	struct uroce_sched_entry ready;	/* on the owner's ready lists */
+	uint32_t db_pending;		/* on the owner's doorbell ring (atomic) */
+	uint32_t n_flow;		/* flow rules steering to it (engine lock) */
 	struct uroce_pd *pd;
 	struct eng_cq *scq, *rcq;	/* NULL where the type has none */
 	struct eng_srq *srq;		/* receives come from it, or NULL */
 	struct uroce_xrcd *xrcd;	/* XRC_RECV */
-	struct eng_tmo *tmo;		/* its timer (tmo.c) */
-	uint32_t db_pending;		/* on the owner's doorbell ring (atomic) */
-	uint32_t n_flow;		/* flow rules steering to it (engine lock) */
-	struct uroce_sched_entry ready;	/* on the owner's ready lists */
 	TAILQ_ENTRY(eng_qp) owned_link;		/* owner */
 	TAILQ_ENTRY(eng_qp) dev_link;		/* engine lock */
 };

@@ -241,6 +241,9 @@ wheel_refile(struct uroce_wheel *w, uint32_t l)
 
 	for (pos = head->next; pos != head; pos = next) {
 		next = pos->next;
+		/* A list is a chain of loads: start the next one now, while
+		 * this entry is filed (which reads its new list's tail). */
+		__builtin_prefetch(next);
 		e = container_of(pos, struct uroce_wheel_entry, link);
 		slot = wheel_slot(w, e->deadline);
 		to = wheel_list_of(w, slot);
