@@ -10,12 +10,14 @@
 
 A run's "pace" object (uroce-perf --window, app/perf/pace.c) holds the frame
 bytes per window against the target, the worst window and QP, and the
-engine's cycles per frame. The ceiling is the median of the unpaced runs
-(ceiling, ceiling-2, ...). A scenario run more than once (NAME, NAME-2,
-...) is reported by its median run (by aggregate error; the cycles per
-frame are the median of the runs'), with every run's error beside it.
+engine's cycles per frame. A run near the ceiling (NAME) has its own
+ceiling: the unpaced run ceiling-NAME just before it, which set its target.
+A scenario run more than once (NAME, NAME-2, ...) is reported by its
+median run (by aggregate error; the cycles per frame are the median of the
+runs'), with every run's error beside it, and the ceiling of that run.
 Verdicts (issue 6): aggregate within 1%, each QP within 5% (multi), targets
-above the ceiling reported as such.
+above the ceiling (the run's own, else the median of all) reported as
+such.
 """
 import json
 import os
@@ -54,7 +56,7 @@ def base(name):
 
 
 def median_runs(runs):
-    """{scenario: (median run, [runs])} for the scenarios but the ceiling."""
+    """{scenario: (median run, [runs])} for the scenarios but the ceilings."""
     by = {}
     for n in sorted(runs):
         if group(n) != "ceiling":
@@ -67,8 +69,6 @@ def median_runs(runs):
 
 
 def verdict(r):
-    if r["group"] == "ceiling":
-        return "-"
     if r["above_ceiling"]:
         return "above ceiling"
     if abs(r["error"]) > 0.01 or \
@@ -89,23 +89,24 @@ def main():
         if "pace" not in run:       # a run that failed: said by run.sh
             print(f"summary.py: {p}: no pace figures", file=sys.stderr)
             continue
-        runs[os.path.basename(p)[:-5]] = run
-    if "ceiling" not in runs:
+        run["name"] = os.path.basename(p)[:-5]
+        runs[run["name"]] = run
+    ceil_of = {n[len("ceiling-"):]: r["pace"]["achieved_bps"]
+               for n, r in runs.items() if group(n) == "ceiling"}
+    if not ceil_of:
         print("summary.py: no ceiling run", file=sys.stderr)
         return 1
-    ceilings = [runs[n]["pace"]["achieved_bps"] for n in sorted(runs)
-                if group(n) == "ceiling"]
+    ceilings = [ceil_of[n] for n in sorted(ceil_of)]
     ceiling = statistics.median(ceilings)
-    scen = {n: (runs[n], [runs[n]]) for n in runs if group(n) == "ceiling"}
-    scen.update(median_runs(runs))
-    order = sorted(scen, key=lambda n: (group(n) != "ceiling",
-                                        group(n) == "multi",
+    scen = median_runs(runs)
+    order = sorted(scen, key=lambda n: (group(n) == "multi",
                                         scen[n][0]["qps"],
                                         scen[n][0]["pace"]["target_bps"]))
     rows = []
     for name in order:
         run, all_runs = scen[name]
         p = run["pace"]
+        own = ceil_of.get(run["name"], 0)
         row = {"group": group(name), "name": name, "qps": run["qps"],
                "target_bps": p["target_bps"],
                "achieved_bps": p["achieved_bps"], "error": p["error"],
@@ -116,14 +117,15 @@ def main():
                "frames": p["frames"],
                "preempted_loops": p["preempted_loops"],
                "retransmits": run["results"][0].get("retransmits", 0),
-               "above_ceiling": p["target_bps"] > ceiling,
+               "ceiling_bps": own,
+               "above_ceiling": p["target_bps"] > (own or ceiling),
                "runs_error": [r["pace"]["error"] for r in all_runs]}
         row["verdict"] = verdict(row)
         rows.append(row)
     cyc = {r["qps"]: r["cycles_per_frame"] for r in rows
            if r["group"] == "multi"}
     ratio = cyc[10000] / cyc[1] if cyc.get(1) and cyc.get(10000) else 0
-    first = runs["ceiling"]["pace"]
+    first = scen[order[0]][0]["pace"]
     res = {"window_s": first["window_s"],
            "windows_measured": first["windows_measured"], "msg": 65536,
            "ceiling_bps": ceiling, "ceiling_runs_bps": ceilings,
@@ -131,21 +133,24 @@ def main():
            "results": rows}
     with open(sys.argv[1], "w") as f:
         json.dump(res, f, indent=1)
-    print(f"{'scenario':<12} {'QPs':>6} {'target Mb/s':>12} {'got Mb/s':>12}"
-          f" {'error':>9} {'worst 1s':>9} {'worst QP':>9} {'cyc/frm':>8}"
-          f" {'resent':>7}  {'verdict':<13} runs")
+    print(f"{'scenario':<12} {'QPs':>6} {'ceiling':>9} {'target Mb/s':>12}"
+          f" {'got Mb/s':>12} {'error':>9} {'worst 1s':>9} {'worst QP':>9}"
+          f" {'cyc/frm':>8} {'resent':>7}  {'verdict':<13} runs")
     for r in rows:
-        many = r["group"] != "ceiling" and len(r["runs_error"]) > 1
+        many = len(r["runs_error"]) > 1
         runs_col = " ".join(f"{e * 100:+.2f}%" for e in r["runs_error"]) \
             if many else ""
-        print(f"{r['name']:<12} {r['qps']:>6} {r['target_bps'] / 1e6:>12.3f}"
+        own = f"{r['ceiling_bps'] / 1e6:.0f}" if r["ceiling_bps"] else "-"
+        print(f"{r['name']:<12} {r['qps']:>6} {own:>9}"
+              f" {r['target_bps'] / 1e6:>12.3f}"
               f" {r['achieved_bps'] / 1e6:>12.3f} {r['error'] * 100:>+8.3f}%"
               f" {r['worst_window_error'] * 100:>+8.3f}%"
               f" {r['worst_qp_error'] * 100:>+8.3f}%"
               f" {r['cycles_per_frame']:>8.0f} {r['retransmits']:>7}"
               f"  {r['verdict']:<13} {runs_col}".rstrip())
-    print(f"ceiling: median {ceiling / 1e6:.3f} Mb/s of "
-          f"{', '.join(f'{c / 1e6:.3f}' for c in ceilings)}")
+    print(f"ceilings (Mb/s, each run's own, the unpaced run before it):"
+          f" median {ceiling / 1e6:.0f}, {min(ceilings) / 1e6:.0f} to"
+          f" {max(ceilings) / 1e6:.0f} over {len(ceilings)} runs")
     if ratio:
         print(f"engine cycles per frame, 10000 QPs vs 1: {ratio:.2f}x")
     return 0
