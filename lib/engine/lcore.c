@@ -727,16 +727,14 @@ eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 
 /*
  * The QPs of expired timers are likely out of the cache (10,000 slow paced
- * QPs each wake up every few ms). Their state is asked for in the three
+ * QPs each wake up every few ms). Their state is asked for in the two
  * stages of uroce_qp_prefetch(), so that a call finds its lines there
  * rather than missing on a dozen of them one after another: the eng_qp
- * and the QP's own lines ENG_PF_QP calls ahead (the packed timer entry
- * points at both, tmo.c), its requester ENG_PF_REQ calls ahead, once the
- * QP's line that points at it has had time to arrive, and its send WQE
- * the call before.
+ * and the QP's own lines, its requester's among them, ENG_PF_QP calls
+ * ahead (the packed timer entry points at both, tmo.c), and its send WQE,
+ * which the requester's line says where to find, the call before.
  */
-#define ENG_PF_QP	3
-#define ENG_PF_REQ	2
+#define ENG_PF_QP	2
 #define ENG_PF_WQE	1
 
 static inline struct eng_tmo *
@@ -757,8 +755,6 @@ eng_timers_prefetch(struct uroce_wheel_entry **ents, int n, int i)
 		rte_prefetch0(t->eq);
 		uroce_qp_prefetch(t->qp);
 	}
-	if (i + ENG_PF_REQ >= 0 && i + ENG_PF_REQ < n)
-		uroce_qp_prefetch_req(eng_timer_tmo(ents[i + ENG_PF_REQ])->qp);
 	if (i + ENG_PF_WQE >= 0 && i + ENG_PF_WQE < n)
 		uroce_qp_prefetch_wqe(eng_timer_tmo(ents[i + ENG_PF_WQE])->qp);
 }

@@ -30,6 +30,7 @@
 /* NAK codes as IBTA Table 44 numbers them (the index of naks_*[]). */
 const struct uroce_stat_field uroce_qp_stat_fields[] = {
 	QP_FIELD(tx_pkts), QP_FIELD(tx_bytes),
+	/* pace_wait_cycles: shown as pace_wait_us */
 	QP_FIELD(rx_pkts), QP_FIELD(rx_bytes),
 	QP_FIELD(retransmits), QP_FIELD(timeouts),
 	QP_FIELD(acks_tx), QP_FIELD(acks_rx),
@@ -39,7 +40,6 @@ const struct uroce_stat_field uroce_qp_stat_fields[] = {
 	QP_FIELD_I(naks_rx, 2, "rem_access"), QP_FIELD_I(naks_rx, 3, "rem_op"),
 	QP_FIELD(rnr_naks_tx), QP_FIELD(rnr_naks_rx),
 	QP_FIELD(dup_reqs), QP_FIELD(out_of_seq), QP_FIELD(drops),
-	/* pace_wait_cycles: shown as pace_wait_us */
 	QP_FIELD(rnr_retries), QP_FIELD(dup_resps),
 	QP_FIELD(drop_state), QP_FIELD(drop_opcode), QP_FIELD(drop_pkey),
 	QP_FIELD(drop_qkey), QP_FIELD(drop_no_rwqe),

@@ -36,8 +36,8 @@ progress(struct uroce_qp *qp, uint32_t una, uint64_t now)
 	struct uroce_requester *req = qp->req;
 
 	req->una = una;
-	req->retry_left = qp->attr.retry_cnt;
-	req->rnr_left = qp->attr.rnr_retry;
+	req->retry_left = req->retry_cnt;
+	req->rnr_left = req->rnr_retry;
 	req->gap_rewound = false;
 	uroce_req_retire(qp);
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
@@ -124,7 +124,7 @@ rx_rnr(struct uroce_qp *qp, uint32_t psn, uint8_t code, uint64_t now)
 		uroce_req_fail(qp, idx, IBV_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
-	if (qp->attr.rnr_retry != UROCE_RNR_RETRY_INF)
+	if (req->rnr_retry != UROCE_RNR_RETRY_INF)
 		req->rnr_left--;
 	uroce_req_rewind(qp, psn);
 	qp->stats.rnr_retries++;

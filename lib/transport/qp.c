@@ -93,16 +93,23 @@ check_caps(const struct uroce_qp_env *env, const struct ibv_qp_cap *cap,
 	return 0;
 }
 
+/* Zeroed memory aligned to align bytes, a power of two of at least a
+ * cache line. */
 static void *
-alloc_aligned(size_t size)
+alloc_aligned_to(size_t size, size_t align)
 {
 	void *p = NULL;
 
-	if (posix_memalign(&p, RTE_CACHE_LINE_SIZE,
-			   RTE_ALIGN_CEIL(size, RTE_CACHE_LINE_SIZE)) != 0)
+	if (posix_memalign(&p, align, RTE_ALIGN_CEIL(size, align)) != 0)
 		return NULL;
 	memset(p, 0, size);
 	return p;
+}
+
+static void *
+alloc_aligned(size_t size)
+{
+	return alloc_aligned_to(size, RTE_CACHE_LINE_SIZE);
 }
 
 static int
@@ -152,16 +159,12 @@ static int
 alloc_transport(struct uroce_qp *qp)
 {
 	struct uroce_responder *resp;
-	void *mem;
 	uint32_t n;
 
 	/* UD and RAW_PACKET use the requester's wait timer and SQD drain
-	 * state, not its window. */
-	/* Aligned: a cold QP's wake-up asks for its two lines
-	 * (uroce_qp_prefetch_req()); from calloc() it could span three. */
-	if (posix_memalign(&mem, RTE_CACHE_LINE_SIZE, sizeof(*qp->req)) != 0)
-		return -ENOMEM;
-	qp->req = memset(mem, 0, sizeof(*qp->req));
+	 * state, not its window. It is held in the QP, in the lines a cold
+	 * QP's wake-up asks for (uroce_qp_prefetch()). */
+	qp->req = &qp->req_s;
 	if (!qp_types[qp->type].responder)
 		return 0;
 	qp->resp = resp = calloc(1, sizeof(*resp));
@@ -215,7 +218,8 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	ret = create_check(env, init, send_cq, recv_cq);
 	if (ret < 0)
 		return ret;
-	qp = alloc_aligned(sizeof(*qp));
+	/* Aligned as the type asks: the owner lines in 128-byte pairs. */
+	qp = alloc_aligned_to(sizeof(*qp), _Alignof(struct uroce_qp));
 	if (qp == NULL)
 		return -ENOMEM;
 	qp->env = env;
@@ -273,7 +277,6 @@ uroce_qp_destroy(struct uroce_qp *qp)
 		free(qp->resp->replay);
 	}
 	free(qp->resp);
-	free(qp->req);
 	free(qp->sq_mem);
 	free(qp->rq_mem);
 	free(qp->srq_wqe);

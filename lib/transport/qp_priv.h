@@ -77,34 +77,9 @@ psn_diff(uint32_t a, uint32_t b)
 }
 
 /* ------------------------------------------------------------------------
- * Requester (requester.c) and completer (completer.c). SQ indexes are the
- * ring's free-running counters: WQEs in [sq.tail, start_idx) have PSNs and
- * wait for completion; [start_idx, sq.head) are not started yet.
+ * Requester (requester.c) and completer (completer.c): their state, struct
+ * uroce_requester, is in uroce_qp.h, where the QP holds it.
  */
-struct uroce_requester {
-	uint32_t start_idx;	/**< next WQE to start */
-	uint32_t tx_idx;	/**< WQE of the next packet to send */
-	uint32_t tx_psn;	/**< its PSN (== next_psn when tx_idx == start_idx) */
-	uint32_t next_psn;	/**< first PSN not given to any WQE */
-	uint32_t una;		/**< oldest PSN not yet acknowledged */
-	uint32_t sent_psn;	/**< first PSN never transmitted */
-	uint32_t ack_due;	/**< PSN after the last packet sent that
-				 *   asks for a response (AckReq, a message's
-				 *   end): one is owed while una is before it */
-	uint32_t rd_started;	/**< READ/atomic WQEs started, not retired */
-	uint32_t retry_left;	/**< transport retries left (retry_cnt) */
-	uint32_t rnr_left;	/**< RNR retries left (rnr_retry) */
-	uint32_t mtu;		/**< path MTU in bytes */
-	uint64_t rto_cycles;	/**< retransmit timeout; 0 = infinite */
-	uint64_t rto_at;	/**< retransmit deadline or UROCE_TIME_OFF */
-	uint64_t last_tx;	/**< TSC of the last request packet sent */
-	uint64_t rnr_at;	/**< end of an RNR wait or UROCE_TIME_OFF */
-	uint64_t wait_at;	/**< retry resolve/mbuf/pacing then */
-	uint32_t gap_una;	/**< una a response gap already rewound to */
-	bool gap_rewound;
-	bool ackreq_next;	/**< the next packet asks for an ACK */
-	bool sqd_notified;	/**< IBV_EVENT_SQ_DRAINED raised for this SQD */
-};
 
 /* The requester's and completer's entry points (qp.c calls them). */
 void uroce_req_reset(struct uroce_qp *qp);

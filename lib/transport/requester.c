@@ -52,7 +52,7 @@ uroce_req_reset(struct uroce_qp *qp)
 	req->rto_at = UROCE_TIME_OFF;
 	req->rnr_at = UROCE_TIME_OFF;
 	req->wait_at = UROCE_TIME_OFF;
-	req->mtu = uroce_mtu_bytes(qp->attr.path_mtu);
+	uroce_req_attrs(qp);
 }
 
 void
@@ -62,6 +62,9 @@ uroce_req_attrs(struct uroce_qp *qp)
 	uint64_t us;
 
 	req->mtu = uroce_mtu_bytes(qp->attr.path_mtu);
+	req->dqpn = qp->attr.dest_qp_num;
+	req->retry_cnt = qp->attr.retry_cnt;
+	req->rnr_retry = qp->attr.rnr_retry;
 	/* Local ACK timeout 4.096 us * 2^timeout, 0 = infinite (IBTA
 	 * ch. 9.7), kept to a microsecond (rounded up). */
 	if (qp->attr.timeout == 0) {
@@ -83,9 +86,9 @@ uroce_req_start(struct uroce_qp *qp)
 	req->una = psn;
 	req->sent_psn = psn;
 	req->ack_due = psn;
-	req->retry_left = qp->attr.retry_cnt;
-	req->rnr_left = qp->attr.rnr_retry;
 	uroce_req_attrs(qp);
+	req->retry_left = req->retry_cnt;
+	req->rnr_left = req->rnr_retry;
 }
 
 /* Packets a WQE takes: one per path MTU, at least one; a READ takes the
@@ -333,7 +336,7 @@ fill_pkt(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	p->ext.xrc_srqn = w->xrc_srqn;
 	p->bth.opcode = p->opcode;
 	p->bth.pkey = 0xffff;
-	p->bth.dqpn = qp->attr.dest_qp_num;
+	p->bth.dqpn = req->dqpn;
 	p->bth.psn = req->tx_psn;
 }
 
@@ -475,28 +478,18 @@ uroce_req_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 }
 
 void
-uroce_qp_prefetch_req(const struct uroce_qp *qp)
-{
-	const struct uroce_requester *req = qp->req;
-
-	if (req != NULL) {
-		rte_prefetch0(req);
-		rte_prefetch0((const char *)req + sizeof(*req) - 1);
-	}
-	if (qp->zc != NULL)
-		rte_prefetch0(qp->zc);	/* its count, per zero-copy frame */
-}
-
-void
 uroce_qp_prefetch_wqe(const struct uroce_qp *qp)
 {
+	const struct uroce_requester *req = qp->req;
 	const uint8_t *w;
 
-	if (qp->req == NULL)
-		return;
-	w = (const uint8_t *)uroce_sq_wqe(qp, qp->req->tx_idx);
+	w = (const uint8_t *)uroce_sq_wqe(qp, req->tx_idx);
 	rte_prefetch0(w);	/* opcode, length, the remote address */
 	rte_prefetch0(w + sizeof(struct uroce_send_wqe));	/* PSNs, SGEs */
+	/* Its count, which a zero-copy frame moves; none goes zero-copy
+	 * below tx_zc_min bytes of payload (uroce_zc_wanted()). */
+	if (qp->zc != NULL && req->mtu >= qp->env->tx_zc_min)
+		rte_prefetch0(qp->zc);
 }
 
 /* ---------------------------------------------------------------------------

@@ -228,6 +228,9 @@ struct uroce_ah {
  */
 struct uroce_qp_stats {
 	uint64_t tx_pkts, tx_bytes;	/**< frames built, frame bytes */
+	uint64_t pace_wait_cycles;	/**< time spent waiting for tokens (beside
+					 *   tx_*: a paced frame moves all three,
+					 *   in one line) */
 	uint64_t rx_pkts, rx_bytes;	/**< frames delivered to the QP */
 	uint64_t retransmits;		/**< request packets sent again */
 	uint64_t timeouts;		/**< retransmit timer expiries */
@@ -239,7 +242,6 @@ struct uroce_qp_stats {
 	uint64_t out_of_seq;		/**< requests ahead of the expected PSN */
 	uint64_t drops;			/**< packets the QP dropped (bad P_Key/Q_Key,
 					 *   wrong state, UC gap ...) */
-	uint64_t pace_wait_cycles;	/**< time spent waiting for tokens */
 	/* Breakdowns (telemetry; issue 8). drops stays the total. */
 	uint64_t rnr_retries;		/**< RNR NAKs answered by a resend after the wait */
 	uint64_t dup_resps;		/**< responses for no outstanding PSN (dropped) */
@@ -261,7 +263,43 @@ struct uroce_qp_cap {
 	uint32_t max_inline_data;
 };
 
-struct uroce_requester;		/* requester.c / completer.c private */
+/*
+ * The requester's and completer's state (requester.c, completer.c; no
+ * other file touches it). It is here rather than in qp_priv.h because the
+ * QP holds it (struct uroce_qp, req_s). SQ indexes are the ring's
+ * free-running counters: WQEs in [sq.tail, start_idx) have PSNs and wait
+ * for completion; [start_idx, sq.head) are not started yet.
+ */
+struct uroce_requester {
+	uint32_t start_idx;	/**< next WQE to start */
+	uint32_t tx_idx;	/**< WQE of the next packet to send */
+	uint32_t tx_psn;	/**< its PSN (== next_psn when tx_idx == start_idx) */
+	uint32_t next_psn;	/**< first PSN not given to any WQE */
+	uint32_t una;		/**< oldest PSN not yet acknowledged */
+	uint32_t sent_psn;	/**< first PSN never transmitted */
+	uint32_t ack_due;	/**< PSN after the last packet sent that
+				 *   asks for a response (AckReq, a message's
+				 *   end): one is owed while una is before it */
+	uint32_t rd_started;	/**< READ/atomic WQEs started, not retired */
+	uint32_t retry_left;	/**< transport retries left (retry_cnt) */
+	uint32_t rnr_left;	/**< RNR retries left (rnr_retry) */
+	uint32_t mtu;		/**< path MTU in bytes */
+	/* Copies of attributes (uroce_req_attrs()), so that a transmit call
+	 * and an ACK read no line of qp->attr. */
+	uint32_t dqpn;		/**< dest_qp_num */
+	uint64_t rto_cycles;	/**< retransmit timeout; 0 = infinite */
+	uint64_t rto_at;	/**< retransmit deadline or UROCE_TIME_OFF */
+	uint64_t last_tx;	/**< TSC of the last request packet sent */
+	uint64_t rnr_at;	/**< end of an RNR wait or UROCE_TIME_OFF */
+	uint64_t wait_at;	/**< retry resolve/mbuf/pacing then */
+	uint32_t gap_una;	/**< una a response gap already rewound to */
+	bool gap_rewound;
+	bool ackreq_next;	/**< the next packet asks for an ACK */
+	bool sqd_notified;	/**< IBV_EVENT_SQ_DRAINED raised for this SQD */
+	uint8_t retry_cnt;	/**< copies, as dqpn */
+	uint8_t rnr_retry;
+};
+
 struct uroce_zc;		/* zcopy.c private */
 struct uroce_responder;		/* responder.c private */
 
@@ -289,25 +327,32 @@ struct uroce_qp {
 	volatile enum ibv_qp_state post_state;
 
 	/* Owner side. A paced QP woken from the timing wheel is a cold QP
-	 * (10,000 of them take turns), so what a call reads is packed: this
-	 * line and the next hold what every call (uroce_qp_tx()) reads first,
-	 * the path's headers and the attributes the BTH takes (dest_qp_num),
-	 * and the pacing block below is one line of its own (the engine
-	 * prefetches the three). */
-	enum ibv_qp_state state __rte_cache_aligned;
+	 * (10,000 of them take turns), so what a transmit call reads is
+	 * packed into six lines from a 128-byte boundary, pairs that an
+	 * adjacent-line prefetcher fetches together: the state line, the
+	 * path's headers, the requester (two lines), the bucket with its
+	 * profile, and the counters a frame moves (the engine prefetches the
+	 * six, uroce_qp_prefetch()). */
+	enum ibv_qp_state state __rte_aligned(2 * RTE_CACHE_LINE_SIZE);
 	/** The responder may owe an ACK, NAK or response (responder.c keeps
 	 *  it: never false while something is owed). */
 	bool resp_owed;
 	bool path_resolved;
 	/* Pacing (issue 6): the requester consults it when pace_on. */
 	bool pace_on;
-	struct uroce_requester *req;	/**< NULL for RAW_PACKET/UD as they see fit */
+	struct uroce_requester *req;	/**< &req_s (every type has one) */
 	struct uroce_responder *resp;
-	uint64_t pace_bytes;	/**< bytes the pacer let go (charged) */
-	struct uroce_l2l3 path;		/**< RC/UC: the primary path's headers */
-	struct ibv_qp_attr attr;	/**< what ibv_query_qp() returns */
-	struct uroce_qp_stats stats;
 	struct uroce_zc *zc;		/**< zero-copy frames' buffer owner, or NULL */
+	uint64_t pace_bytes;	/**< bytes the pacer let go (charged) */
+	struct uroce_l2l3 path __rte_cache_aligned; /**< RC/UC: the primary path's headers */
+	struct uroce_requester req_s __rte_cache_aligned;
+	/* The bucket and its profile: 16 + 48 bytes, one line. */
+	struct uroce_tb pace_tb __rte_cache_aligned;
+	struct uroce_tb_profile pace_prof;
+	/** Its first line holds the counters a transmitted frame moves. */
+	struct uroce_qp_stats stats __rte_cache_aligned;
+
+	struct ibv_qp_attr attr;	/**< what ibv_query_qp() returns */
 	/* With an SRQ: the WQE the message in progress (or the next one) goes
 	 * to, taken from the SRQ and held until it completes (srq.c). */
 	struct uroce_recv_wqe *srq_wqe;	/**< srq->slot_size bytes */
@@ -317,10 +362,6 @@ struct uroce_qp {
 	 * at create). A target has no PD, SRQ or CQ of its own: pd, srq and
 	 * recv_cq are those of the XRC SRQ the request in progress names. */
 	const void *xrcd;
-
-	/* The bucket and its profile: 16 + 48 bytes, one line. */
-	struct uroce_tb pace_tb __rte_cache_aligned;
-	struct uroce_tb_profile pace_prof;
 };
 
 /**
@@ -447,13 +488,14 @@ void uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
  * Asking for a cold QP's state ahead of a call on it. The engine wakes
  * paced QPs from its timing wheel a few at a time, and with 10,000 of them
  * each is out of the cache: a call that finds its lines one miss at a time
- * waits for a dozen misses in a row. Three stages, each reading what the
- * one before asked for, which the caller issues a call or more apart
+ * waits for a dozen misses in a row. Two stages, the second reading what
+ * the first asked for, which the caller issues a call or more apart
  * (lib/engine/lcore.c):
- *  1. uroce_qp_prefetch(): the QP's own lines that a transmit call reads;
- *  2. uroce_qp_prefetch_req(): the requester, which the state line points
- *     at, and the zero-copy frames' owner;
- *  3. uroce_qp_prefetch_wqe(): the send WQE at the requester's cursor.
+ *  1. uroce_qp_prefetch(): the QP's own lines that a transmit call reads,
+ *     the requester's among them;
+ *  2. uroce_qp_prefetch_wqe(): the send WQE at the requester's cursor, and
+ *     the zero-copy frames' owner where the path MTU lets frames go
+ *     zero-copy.
  */
 static inline void
 uroce_qp_prefetch(const struct uroce_qp *qp)
@@ -462,18 +504,15 @@ uroce_qp_prefetch(const struct uroce_qp *qp)
 	rte_prefetch0(&qp->sq);			/* slots, mask */
 	rte_prefetch0(&qp->sq.head);		/* the posters' index */
 	rte_prefetch0(&qp->sq.tail);
-	rte_prefetch0(&qp->state);		/* state, req, path */
-	rte_prefetch0(&qp->attr.dest_qp_num);
-	rte_prefetch0(&qp->stats.tx_pkts);
-	rte_prefetch0(&qp->stats.pace_wait_cycles);
-	rte_prefetch0(&qp->zc);
+	rte_prefetch0(&qp->state);		/* state, req, zc */
+	rte_prefetch0(&qp->path);
+	rte_prefetch0(&qp->req_s);
+	rte_prefetch0((const char *)(&qp->req_s + 1) - 1);
 	rte_prefetch0(&qp->pace_tb);		/* and the profile */
+	rte_prefetch0(&qp->stats);		/* tx_*, pace_wait_cycles */
 }
 
 /** Stage 2 (above). */
-void uroce_qp_prefetch_req(const struct uroce_qp *qp);
-
-/** Stage 3 (above). */
 void uroce_qp_prefetch_wqe(const struct uroce_qp *qp);
 
 /** Segments of zero-copy frames of qp that are still attached to
