@@ -33,7 +33,7 @@ static const enum ibv_wc_status nak_wc_status[] = {
 static void
 progress(struct uroce_qp *qp, uint32_t una, uint64_t now)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 
 	req->una = una;
 	req->retry_left = req->retry_cnt;
@@ -57,7 +57,7 @@ progress(struct uroce_qp *qp, uint32_t una, uint64_t now)
 static void
 rewind_once(struct uroce_qp *qp)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 
 	if (req->gap_rewound && req->gap_una == req->una)
 		return;
@@ -75,7 +75,7 @@ rewind_once(struct uroce_qp *qp)
 static void
 ack_upto(struct uroce_qp *qp, uint32_t psn, uint64_t now)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 	uint32_t target = psn_add(psn, 1);
 	bool implicit = false;
 	uint32_t i;
@@ -112,7 +112,7 @@ psn_outstanding(const struct uroce_requester *req, uint32_t psn)
 static void
 rx_rnr(struct uroce_qp *qp, uint32_t psn, uint8_t code, uint64_t now)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 	uint32_t idx;
 
 	qp->stats.rnr_naks_rx++;
@@ -135,7 +135,7 @@ rx_rnr(struct uroce_qp *qp, uint32_t psn, uint8_t code, uint64_t now)
 static void
 rx_nak(struct uroce_qp *qp, uint32_t psn, uint8_t code, uint64_t now)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 	uint32_t idx;
 
 	if (code < RTE_DIM(qp->stats.naks_rx))
@@ -185,7 +185,7 @@ rx_ack(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 static bool
 response_wqe(struct uroce_qp *qp, uint32_t psn, uint64_t now, uint32_t *idx)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 
 	if (!psn_outstanding(req, psn)) {
 		qp->stats.drops++;	/* duplicate or never asked for */
@@ -209,7 +209,7 @@ read_resp_ok(const struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	     const struct uroce_send_wqe *w, uint32_t off)
 {
 	bool last = pkt->bth.psn == w->last_psn;
-	uint32_t want = last ? w->length - off : qp->req->mtu;
+	uint32_t want = last ? w->length - off : qp->req.mtu;
 
 	if (w->opcode != IBV_WR_RDMA_READ)
 		return false;
@@ -228,7 +228,7 @@ rx_read_resp(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 	if (!response_wqe(qp, psn, now, &idx))
 		return;
 	w = uroce_sq_wqe(qp, idx);
-	off = psn_diff(psn, w->first_psn) * qp->req->mtu;
+	off = psn_diff(psn, w->first_psn) * qp->req.mtu;
 	if (!read_resp_ok(qp, pkt, w, off)) {
 		qp->stats.drops++;
 		return;

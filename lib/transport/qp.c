@@ -161,10 +161,6 @@ alloc_transport(struct uroce_qp *qp)
 	struct uroce_responder *resp;
 	uint32_t n;
 
-	/* UD and RAW_PACKET use the requester's wait timer and SQD drain
-	 * state, not its window. It is held in the QP, in the lines a cold
-	 * QP's wake-up asks for (uroce_qp_prefetch()). */
-	qp->req = &qp->req_s;
 	if (!qp_types[qp->type].responder)
 		return 0;
 	qp->resp = resp = calloc(1, sizeof(*resp));
@@ -256,8 +252,7 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	qp->attr.cap.max_send_sge = qp->cap.max_send_sge;
 	qp->attr.cap.max_recv_sge = qp->cap.max_recv_sge;
 	qp->attr.cap.max_inline_data = qp->cap.max_inline_data;
-	if (qp->req != NULL)
-		uroce_req_reset(qp);
+	uroce_req_reset(qp);
 	if (qp->resp != NULL)
 		uroce_resp_reset(qp);
 	*out = qp;
@@ -517,15 +512,13 @@ uroce_qp_path_ready(struct uroce_qp *qp, uint64_t now)
 {
 	if (qp->path_resolved)
 		return true;
-	if (qp->req != NULL && qp->req->wait_at != UROCE_TIME_OFF &&
-	    now < qp->req->wait_at)
+	if (qp->req.wait_at != UROCE_TIME_OFF && now < qp->req.wait_at)
 		return false;
 	if (resolve(qp, &qp->path) == 0) {
 		qp->path_resolved = true;
 		return true;
 	}
-	if (qp->req != NULL)
-		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+	qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
 	return false;
 }
 
@@ -592,8 +585,7 @@ qp_reset(struct uroce_qp *qp)
 	 * (flushed) rather than vanish with the QP's own queues. */
 	if (qp->srq != NULL && qp->srq_held)
 		uroce_qp_flush_rq(qp);
-	if (qp->req != NULL)
-		uroce_req_reset(qp);
+	uroce_req_reset(qp);
 	if (qp->resp != NULL)
 		uroce_resp_reset(qp);
 	qp->path_resolved = false;
@@ -603,8 +595,7 @@ static void
 modify_effects(struct uroce_qp *qp, enum ibv_qp_state cur,
 	       enum ibv_qp_state next)
 {
-	if (qp->req != NULL)
-		uroce_req_attrs(qp);
+	uroce_req_attrs(qp);
 	if (qp->resp != NULL)
 		qp->resp->mtu = uroce_mtu_bytes(qp->attr.path_mtu);
 	if (next == IBV_QPS_RESET) {
@@ -618,10 +609,10 @@ modify_effects(struct uroce_qp *qp, enum ibv_qp_state cur,
 	}
 	if (qp->resp != NULL && cur == IBV_QPS_INIT && next == IBV_QPS_RTR)
 		uroce_resp_start(qp);
-	if (qp->req != NULL && cur == IBV_QPS_RTR && next == IBV_QPS_RTS)
+	if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS)
 		uroce_req_start(qp);
-	if (qp->req != NULL && next == IBV_QPS_SQD && cur != IBV_QPS_SQD) {
-		qp->req->sqd_notified = false;
+	if (next == IBV_QPS_SQD && cur != IBV_QPS_SQD) {
+		qp->req.sqd_notified = false;
 		uroce_req_check_drained(qp);
 	}
 	qp->post_state = next;
@@ -696,8 +687,8 @@ uroce_qp_query(const struct uroce_qp *qp, struct ibv_qp_attr *attr,
 		*attr = qp->attr;
 		attr->qp_state = qp->state;
 		attr->cur_qp_state = qp->state;
-		attr->sq_draining = qp->state == IBV_QPS_SQD && qp->req != NULL &&
-				    qp->req->start_idx != qp->sq.tail;
+		attr->sq_draining = qp->state == IBV_QPS_SQD &&
+				    qp->req.start_idx != qp->sq.tail;
 	}
 	if (init != NULL) {
 		memset(init, 0, sizeof(*init));
@@ -826,7 +817,7 @@ uroce_qp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		return uroce_ud_tx(qp, now, txb);
 	if (qp->type == IBV_QPT_RAW_PACKET)
 		return uroce_raw_tx(qp, now, txb);
-	if (qp->req != NULL && (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD))
+	if (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD)
 		return uroce_req_tx(qp, now, txb);
 	return false;
 }
@@ -834,8 +825,7 @@ uroce_qp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 void
 uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 {
-	if (qp->req != NULL)
-		uroce_req_timer(qp, now);
+	uroce_req_timer(qp, now);
 	if (uroce_qp_tx(qp, now, txb))
 		uroce_qp_kick(qp);
 }
@@ -844,5 +834,5 @@ uint64_t
 uroce_qp_deadline(const struct uroce_qp *qp)
 {
 	/* The responder has no timer: it ACKs as requests arrive. */
-	return qp->req != NULL ? uroce_req_deadline(qp) : UROCE_TIME_OFF;
+	return uroce_req_deadline(qp);
 }

@@ -247,8 +247,7 @@ uroce_qp_rate_limit_apply(struct uroce_qp *qp, uint32_t rate_kbps,
 	/* A wait computed at the old rate may be too long (a higher rate, or
 	 * none): try again now; a pacing wait that still holds is recomputed
 	 * at the new rate by the next uroce_qp_pace(). */
-	if (qp->req != NULL)
-		qp->req->wait_at = UROCE_TIME_OFF;
+	qp->req.wait_at = UROCE_TIME_OFF;
 	uroce_qp_kick(qp);
 }
 

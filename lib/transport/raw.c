@@ -60,12 +60,12 @@ raw_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	if (!uroce_qp_pace(qp, now, len)) {
 		uroce_qp_pace_wait(qp, now, len,
 				   uroce_qp_pace_behind(qp, qp->sq.tail, 0),
-				   &qp->req->wait_at);
+				   &qp->req.wait_at);
 		return 0;
 	}
 	m = rte_pktmbuf_alloc(qp->env->pool);
 	if (m == NULL) {
-		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
 		return 0;
 	}
 	/* len <= 9000 + 18 here: it fits the 16-bit mbuf length. */

@@ -44,7 +44,7 @@ static const uint8_t req_opcode[IBV_WR_ATOMIC_FETCH_AND_ADD + 1][POS_COUNT] = {
 void
 uroce_req_reset(struct uroce_qp *qp)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 
 	memset(req, 0, sizeof(*req));
 	req->start_idx = qp->sq.tail;
@@ -58,7 +58,7 @@ uroce_req_reset(struct uroce_qp *qp)
 void
 uroce_req_attrs(struct uroce_qp *qp)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 	uint64_t us;
 
 	req->mtu = uroce_mtu_bytes(qp->attr.path_mtu);
@@ -78,7 +78,7 @@ uroce_req_attrs(struct uroce_qp *qp)
 void
 uroce_req_start(struct uroce_qp *qp)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 	uint32_t psn = qp->attr.sq_psn & UROCE_PSN_MASK;
 
 	req->next_psn = psn;
@@ -106,7 +106,7 @@ uroce_req_find(struct uroce_qp *qp, uint32_t psn, uint32_t *idx)
 {
 	uint32_t i;
 
-	for (i = qp->sq.tail; i != qp->req->start_idx; i++) {
+	for (i = qp->sq.tail; i != qp->req.start_idx; i++) {
 		const struct uroce_send_wqe *w = uroce_sq_wqe(qp, i);
 
 		if (psn_diff(psn, w->first_psn) >= 0 &&
@@ -121,7 +121,7 @@ uroce_req_find(struct uroce_qp *qp, uint32_t psn, uint32_t *idx)
 void
 uroce_req_rewind(struct uroce_qp *qp, uint32_t psn)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 	uint32_t idx;
 
 	if (uroce_req_find(qp, psn, &idx)) {
@@ -138,7 +138,7 @@ uroce_req_rewind(struct uroce_qp *qp, uint32_t psn)
 void
 uroce_req_check_drained(struct uroce_qp *qp)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 	const struct uroce_qp_env_ops *ops = qp->env->ops;
 
 	if (qp->state != IBV_QPS_SQD || req->sqd_notified ||
@@ -155,7 +155,7 @@ uroce_req_check_drained(struct uroce_qp *qp)
 void
 uroce_req_retire(struct uroce_qp *qp)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 
 	while (qp->sq.tail != req->start_idx) {
 		const struct uroce_send_wqe *w = uroce_sq_wqe(qp, qp->sq.tail);
@@ -176,7 +176,7 @@ uroce_req_retire(struct uroce_qp *qp)
 void
 uroce_req_fail(struct uroce_qp *qp, uint32_t idx, enum ibv_wc_status status)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 
 	QP_LOG(INFO, qp, "wr_id %" PRIu64 " failed: status %d",
 	       uroce_sq_wqe(qp, idx)->wr_id, (int)status);
@@ -203,7 +203,7 @@ uroce_req_fail(struct uroce_qp *qp, uint32_t idx, enum ibv_wc_status status)
 static bool
 start_allowed(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
 {
-	const struct uroce_requester *req = qp->req;
+	const struct uroce_requester *req = &qp->req;
 
 	if (qp->state != IBV_QPS_RTS)
 		return false;	/* SQD: started WQEs finish, no new one */
@@ -220,7 +220,7 @@ start_allowed(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
 static bool
 start_wqe(struct uroce_qp *qp)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 	uint32_t started = req->start_idx - qp->sq.tail;
 	struct uroce_send_wqe *w;
 	uint32_t idx = req->start_idx;
@@ -292,7 +292,7 @@ static void
 fill_send_write(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 		uint32_t k, struct req_pkt *p)
 {
-	const struct uroce_requester *req = qp->req;
+	const struct uroce_requester *req = &qp->req;
 	uint32_t npk = psn_diff(w->last_psn, w->first_psn) + 1;
 	bool last;
 
@@ -322,7 +322,7 @@ static void
 fill_pkt(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	 struct req_pkt *p)
 {
-	const struct uroce_requester *req = qp->req;
+	const struct uroce_requester *req = &qp->req;
 	uint32_t k = psn_diff(req->tx_psn, w->first_psn);
 
 	memset(p, 0, sizeof(*p));
@@ -345,7 +345,7 @@ static void
 advance(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	const struct req_pkt *p)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 
 	if (p->pos == POS_ONLY || p->pos == POS_LAST) {
 		req->tx_idx++;
@@ -386,7 +386,7 @@ build_copy(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 static int
 send_pkt(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 	struct uroce_send_wqe *w = uroce_sq_wqe(qp, req->tx_idx);
 	struct req_pkt p;
 	uint32_t len, rest;
@@ -442,7 +442,7 @@ send_pkt(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 static bool
 can_send(struct uroce_qp *qp, uint64_t now)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 
 	if (req->rnr_at != UROCE_TIME_OFF) {
 		if (now < req->rnr_at)
@@ -480,7 +480,7 @@ uroce_req_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 void
 uroce_qp_prefetch_wqe(const struct uroce_qp *qp)
 {
-	const struct uroce_requester *req = qp->req;
+	const struct uroce_requester *req = &qp->req;
 	const uint8_t *w;
 
 	w = (const uint8_t *)uroce_sq_wqe(qp, req->tx_idx);
@@ -511,7 +511,7 @@ uroce_qp_prefetch_wqe(const struct uroce_qp *qp)
 static void
 timeout(struct uroce_qp *qp, uint64_t now)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 	bool owed = psn_diff(req->ack_due, req->una) > 0;
 
 	req->rto_at = UROCE_TIME_OFF;
@@ -553,7 +553,7 @@ timeout(struct uroce_qp *qp, uint64_t now)
 void
 uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 
 	if (req->rto_at == UROCE_TIME_OFF || now < req->rto_at ||
 	    (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD))
@@ -580,7 +580,7 @@ uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 uint64_t
 uroce_req_deadline(const struct uroce_qp *qp)
 {
-	const struct uroce_requester *req = qp->req;
+	const struct uroce_requester *req = &qp->req;
 
 	if (req->wait_at != UROCE_TIME_OFF)
 		return RTE_MIN(req->wait_at, req->rnr_at);

@@ -208,7 +208,7 @@ send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn, uint64_t now,
 	aeth_fill(qp, &ext, syn);
 	m = uroce_frame_alloc(qp, &qp->path, bth.opcode, 0, &payload);
 	if (m == NULL) {
-		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
 		return false;
 	}
 	uroce_frame_finish(qp, m, &qp->path, &bth, &ext, 0, txb);
@@ -266,12 +266,12 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		/* The rest of this response gathers; later ones are not
 		 * looked at. */
 		uroce_qp_pace_wait(qp, now, flen, e->atomic ? 0 : e->left - plen,
-				   &qp->req->wait_at);
+				   &qp->req.wait_at);
 		return false;
 	}
 	m = uroce_frame_alloc(qp, &qp->path, bth.opcode, plen, &payload);
 	if (m == NULL) {
-		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
 		return false;
 	}
 	if (plen > 0)

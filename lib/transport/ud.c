@@ -35,8 +35,8 @@ uroce_dgram_complete(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	} else {
 		uroce_ring_cons_release(&qp->sq, 1);
 	}
-	qp->req->start_idx = qp->sq.tail;
-	qp->req->tx_idx = qp->sq.tail;
+	qp->req.start_idx = qp->sq.tail;
+	qp->req.tx_idx = qp->sq.tail;
 	if (status != IBV_WC_SUCCESS) {
 		QP_LOG(INFO, qp, "send wr_id %" PRIu64 " failed: status %d",
 		       w->wr_id, (int)status);
@@ -80,7 +80,7 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	}
 	ret = ud_path(qp, w, &l2l3);
 	if (ret == -EAGAIN) {
-		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
 		return 0;
 	}
 	if (ret < 0) {
@@ -93,12 +93,12 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	if (!uroce_qp_pace(qp, now, len)) {
 		uroce_qp_pace_wait(qp, now, len,
 				   uroce_qp_pace_behind(qp, qp->sq.tail, 0),
-				   &qp->req->wait_at);
+				   &qp->req.wait_at);
 		return 0;
 	}
 	m = uroce_frame_alloc(qp, &l2l3, bth.opcode, w->length, &payload);
 	if (m == NULL) {
-		qp->req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
 		return 0;
 	}
 	if (uroce_wqe_gather(qp, w, 0, payload, w->length) < 0) {
@@ -112,8 +112,8 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	ext.imm = w->imm;
 	bth.se = (w->send_flags & IBV_SEND_SOLICITED) != 0;
 	bth.dqpn = w->remote_qpn & UROCE_QPN_MASK;
-	bth.psn = qp->req->next_psn;
-	qp->req->next_psn = psn_add(qp->req->next_psn, 1);
+	bth.psn = qp->req.next_psn;
+	qp->req.next_psn = psn_add(qp->req.next_psn, 1);
 	uroce_frame_finish(qp, m, &l2l3, &bth, &ext, w->length, txb);
 	/* UD completes when the datagram is built (IBTA ch. 9.8). */
 	uroce_dgram_complete(qp, w, IBV_WC_SUCCESS);
@@ -124,7 +124,7 @@ bool
 uroce_dgram_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb,
 	       uroce_dgram_send_fn send_one)
 {
-	struct uroce_requester *req = qp->req;
+	struct uroce_requester *req = &qp->req;
 
 	if (req->wait_at != UROCE_TIME_OFF) {
 		if (now < req->wait_at)

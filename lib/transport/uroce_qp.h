@@ -266,7 +266,7 @@ struct uroce_qp_cap {
 /*
  * The requester's and completer's state (requester.c, completer.c; no
  * other file touches it). It is here rather than in qp_priv.h because the
- * QP holds it (struct uroce_qp, req_s). SQ indexes are the ring's
+ * QP holds it (struct uroce_qp, req). SQ indexes are the ring's
  * free-running counters: WQEs in [sq.tail, start_idx) have PSNs and wait
  * for completion; [start_idx, sq.head) are not started yet.
  */
@@ -340,12 +340,13 @@ struct uroce_qp {
 	bool path_resolved;
 	/* Pacing (issue 6): the requester consults it when pace_on. */
 	bool pace_on;
-	struct uroce_requester *req;	/**< &req_s (every type has one) */
 	struct uroce_responder *resp;
 	struct uroce_zc *zc;		/**< zero-copy frames' buffer owner, or NULL */
 	uint64_t pace_bytes;	/**< bytes the pacer let go (charged) */
 	struct uroce_l2l3 path __rte_cache_aligned; /**< RC/UC: the primary path's headers */
-	struct uroce_requester req_s __rte_cache_aligned;
+	/** Every type has one: UD and RAW_PACKET use its wait timer and SQD
+	 *  drain state, not its window. */
+	struct uroce_requester req __rte_cache_aligned;
 	/* The bucket and its profile: 16 + 48 bytes, one line. */
 	struct uroce_tb pace_tb __rte_cache_aligned;
 	struct uroce_tb_profile pace_prof;
@@ -504,10 +505,10 @@ uroce_qp_prefetch(const struct uroce_qp *qp)
 	rte_prefetch0(&qp->sq);			/* slots, mask */
 	rte_prefetch0(&qp->sq.head);		/* the posters' index */
 	rte_prefetch0(&qp->sq.tail);
-	rte_prefetch0(&qp->state);		/* state, req, zc */
+	rte_prefetch0(&qp->state);		/* state, resp, zc */
 	rte_prefetch0(&qp->path);
-	rte_prefetch0(&qp->req_s);
-	rte_prefetch0((const char *)(&qp->req_s + 1) - 1);
+	rte_prefetch0(&qp->req);
+	rte_prefetch0((const char *)(&qp->req + 1) - 1);
 	rte_prefetch0(&qp->pace_tb);		/* and the profile */
 	rte_prefetch0(&qp->stats);		/* tx_*, pace_wait_cycles */
 }

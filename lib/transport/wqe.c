@@ -267,15 +267,13 @@ uroce_qp_flush_sq(struct uroce_qp *qp)
 	 * are always generated (IBTA ch. 10.8, ibv_post_send(3)). */
 	for (i = 0; i < n; i++)
 		uroce_sq_complete_tail(qp, IBV_WC_WR_FLUSH_ERR);
-	if (qp->req != NULL) {
-		qp->req->start_idx = qp->sq.tail;
-		qp->req->tx_idx = qp->sq.tail;
-		qp->req->tx_psn = qp->req->next_psn;
-		qp->req->una = qp->req->next_psn;
-		qp->req->rd_started = 0;
-		qp->req->rto_at = UROCE_TIME_OFF;
-		qp->req->rnr_at = UROCE_TIME_OFF;
-	}
+	qp->req.start_idx = qp->sq.tail;
+	qp->req.tx_idx = qp->sq.tail;
+	qp->req.tx_psn = qp->req.next_psn;
+	qp->req.una = qp->req.next_psn;
+	qp->req.rd_started = 0;
+	qp->req.rto_at = UROCE_TIME_OFF;
+	qp->req.rnr_at = UROCE_TIME_OFF;
 }
 
 static void
