@@ -9,7 +9,12 @@
  *
  * Slot numbers are absolute (deadline >> slot_shift, rounded up); a block is
  * slot >> order and a lap is slot >> 2 * order. Lists are numbered
- * [0, n) level 1 by slot, [n, 2n) level 2 by block, 2n overflow.
+ * [0, n) level 1 by slot, [n, 2n) level 2 by block, [2n, 3n) the heads of
+ * the lap's blocks, 3n overflow. A block's head list holds the entries due
+ * at its first slot, from the time they are filed until they leave: it is
+ * level 1's first slot while the cursor is in that block (level 1's own
+ * list 0 stays empty), so entries due at a block's start never move down,
+ * and uroce_wheel_add_range() files what it can there.
  */
 
 #include <errno.h>
@@ -33,10 +38,23 @@ wheel_mask(const struct uroce_wheel *w)
 	return wheel_n(w) - 1;
 }
 
+static inline uint32_t
+wheel_ovf(const struct uroce_wheel *w)
+{
+	return 3 * wheel_n(w);
+}
+
 static inline struct uroce_wheel_link *
 wheel_overflow(const struct uroce_wheel *w)
 {
-	return &w->lists[2 * wheel_n(w)];
+	return &w->lists[wheel_ovf(w)];
+}
+
+/* The head list of the block holding slot (in the cursor's lap). */
+static inline uint32_t
+wheel_head(const struct uroce_wheel *w, uint64_t slot)
+{
+	return 2 * wheel_n(w) + (uint32_t)((slot >> w->order) & wheel_mask(w));
 }
 
 /* ---------------------------------------------------------------------------
@@ -100,7 +118,9 @@ list_first(const struct uroce_wheel_link *head)
 	return container_of(head->next, struct uroce_wheel_entry, link);
 }
 
-/* Append e to list l, keeping the bitmap in step. */
+/* Append e to list l, keeping the bitmap in step: level 1's bit i for its
+ * list i; level 2's bit b while block b's list or head list holds entries
+ * (the cursor's own block's bit is not looked at). */
 static void
 wheel_link(struct uroce_wheel *w, struct uroce_wheel_entry *e, uint32_t l)
 {
@@ -112,8 +132,8 @@ wheel_link(struct uroce_wheel *w, struct uroce_wheel_entry *e, uint32_t l)
 	head->prev->next = &e->link;
 	head->prev = &e->link;
 	e->list = l;
-	if (l < 2 * n)
-		bm_set(w, l / n, l % n);
+	if (l < 3 * n)
+		bm_set(w, l >= n, l % n);
 }
 
 static void
@@ -124,8 +144,13 @@ wheel_unlink(struct uroce_wheel *w, struct uroce_wheel_entry *e)
 	e->link.prev->next = e->link.next;
 	e->link.next->prev = e->link.prev;
 	e->list = UROCE_WHEEL_UNARMED;
-	if (l < 2 * n && list_empty(&w->lists[l]))
-		bm_clear(w, l / n, l % n);
+	if (l >= 3 * n || !list_empty(&w->lists[l]))
+		return;
+	if (l < n)
+		bm_clear(w, 0, l);
+	else if (list_empty(&w->lists[n + l % n]) &&
+		 list_empty(&w->lists[2 * n + l % n]))
+		bm_clear(w, 1, l % n);
 }
 
 /* The slot of a deadline: rounded up, so that a slot is due at its start. */
@@ -143,11 +168,34 @@ wheel_list_of(const struct uroce_wheel *w, uint64_t slot)
 {
 	unsigned int o = w->order;
 
+	if (slot >> 2 * o != w->cur >> 2 * o)
+		return wheel_ovf(w);
+	if ((slot & wheel_mask(w)) == 0)
+		return wheel_head(w, slot);
 	if (slot >> o == w->cur >> o)
 		return (uint32_t)(slot & wheel_mask(w));
-	if (slot >> 2 * o == w->cur >> 2 * o)
-		return wheel_n(w) + (uint32_t)((slot >> o) & wheel_mask(w));
-	return 2 * wheel_n(w);
+	return wheel_n(w) + (uint32_t)((slot >> o) & wheel_mask(w));
+}
+
+/* The list of the cursor's slot: its block's head list at the first. */
+static inline struct uroce_wheel_link *
+wheel_cur_list(struct uroce_wheel *w)
+{
+	uint32_t i = (uint32_t)(w->cur & wheel_mask(w));
+
+	return &w->lists[i == 0 ? wheel_head(w, w->cur) : i];
+}
+
+/* The first occupied slot of the cursor's block at or after the cursor's,
+ * as an index in the block, or n if none. */
+static uint32_t
+wheel_block_next(const struct uroce_wheel *w)
+{
+	uint32_t i = (uint32_t)(w->cur & wheel_mask(w));
+
+	if (i == 0 && !list_empty(&w->lists[wheel_head(w, w->cur)]))
+		return 0;
+	return bm_next(w, 0, RTE_MAX(i, 1u));
 }
 
 /* ---------------------------------------------------------------------------
@@ -164,7 +212,7 @@ uroce_wheel_init(struct uroce_wheel *w, unsigned int slot_shift,
 	    nslots_pow2 > UROCE_WHEEL_SLOTS_MAX ||
 	    !rte_is_power_of_2(nslots_pow2))
 		return -EINVAL;
-	nlists = 2 * nslots_pow2 + 1;
+	nlists = 3 * nslots_pow2 + 1;
 	w->lists = malloc(nlists * sizeof(*w->lists));
 	w->bits = calloc(2 * nslots_pow2 / WORD_BITS, sizeof(*w->bits));
 	if (w->lists == NULL || w->bits == NULL) {
@@ -207,10 +255,24 @@ uroce_wheel_add(struct uroce_wheel *w, struct uroce_wheel_entry *e,
 		uroce_wheel_del(w, e);
 	e->deadline = deadline;
 	l = wheel_list_of(w, slot);
-	if (l == 2 * wheel_n(w))
+	if (l == wheel_ovf(w))
 		w->ovf_min = RTE_MIN(w->ovf_min, slot);
 	wheel_link(w, e, l);
 	w->count++;
+}
+
+void
+uroce_wheel_add_range(struct uroce_wheel *w, struct uroce_wheel_entry *e,
+		      uint64_t deadline, uint64_t latest)
+{
+	uint64_t slot = wheel_slot(w, deadline);
+	uint64_t start = (slot | wheel_mask(w)) + 1;	/* the next block's */
+
+	/* Not when due already: that goes into the current slot. */
+	if (slot > w->cur && (slot & wheel_mask(w)) != 0 && start != 0 &&
+	    start <= latest >> w->slot_shift)
+		deadline = start << w->slot_shift;
+	uroce_wheel_add(w, e, deadline);
 }
 
 int
@@ -254,7 +316,7 @@ wheel_refile(struct uroce_wheel *w, uint32_t l)
 		wheel_unlink(w, e);
 		wheel_link(w, e, to);
 	}
-	if (l == 2 * wheel_n(w))
+	if (l == wheel_ovf(w))
 		w->ovf_min = ovf_min;
 }
 
@@ -272,7 +334,7 @@ wheel_next_lap(struct uroce_wheel *w, uint64_t target)
 	if (first > target)
 		goto idle;
 	w->cur = first;
-	wheel_refile(w, 2 * wheel_n(w));
+	wheel_refile(w, wheel_ovf(w));
 	return true;
 idle:
 	w->cur = target;
@@ -299,6 +361,7 @@ wheel_next_block(struct uroce_wheel *w, uint64_t target)
 		return false;
 	}
 	w->cur = first;
+	/* The block's head list stays where it is (its first slot). */
 	wheel_refile(w, wheel_n(w) + nb);
 	return true;
 }
@@ -318,7 +381,7 @@ wheel_seek(struct uroce_wheel *w, uint64_t target)
 		w->visits++;
 		if (w->cur > target)
 			return false;
-		i = bm_next(w, 0, (uint32_t)(w->cur & wheel_mask(w)));
+		i = wheel_block_next(w);
 		if (i < wheel_n(w)) {
 			slot = (w->cur & ~wheel_mask(w)) | i;
 			w->cur = RTE_MIN(slot, target);
@@ -345,7 +408,7 @@ uroce_wheel_expire(struct uroce_wheel *w, uint64_t now,
 		return 0;
 	}
 	while (n < max && wheel_seek(w, target)) {
-		head = &w->lists[w->cur & wheel_mask(w)];
+		head = wheel_cur_list(w);
 		do {
 			e = list_first(head);
 			wheel_unlink(w, e);
@@ -366,7 +429,7 @@ uroce_wheel_next_due(const struct uroce_wheel *w)
 		return UINT64_MAX;
 	/* Level-1 slots before the cursor are empty; later levels hold
 	 * only later blocks. */
-	i = bm_next(w, 0, (uint32_t)(w->cur & wheel_mask(w)));
+	i = wheel_block_next(w);
 	if (i < wheel_n(w))
 		slot = (w->cur & ~wheel_mask(w)) | i;
 	else

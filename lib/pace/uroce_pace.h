@@ -153,14 +153,23 @@ int64_t uroce_tb_tokens(const struct uroce_tb *tb,
  *
  * Three levels, each aligned to its own span (n = nslots):
  *   level 1  n slots: the block of n slots that holds the cursor;
- *   level 2  n lists, one per block of the lap of n*n slots holding the cursor;
+ *   level 2  n lists, one per block of the lap of n*n slots holding the cursor,
+ *            and n head lists: the entries due at each block's first slot;
  *   overflow one list for later laps.
  * When the cursor enters a block, that block's level-2 list moves down to
- * level 1; when it enters a lap, the overflow list is sorted into levels 1
+ * level 1 and its head list serves as level 1's first slot, where it is;
+ * when the cursor enters a lap, the overflow list is sorted into levels 1
  * and 2. Since an entry is filed at the lowest level its deadline allows and
  * lists move down whole, before anything else can be filed next to them,
  * every list stays in arrival order: entries that share a slot leave in the
  * order they were added (FIFO), and slots leave in time order.
+ *
+ * Entries due at a block's first slot are never moved: filing one and
+ * taking it out are all it costs. uroce_wheel_add_range() files there what
+ * may leave at any time in a range that holds a block's start: with
+ * 10,000 slow paced QPs, whose wake-ups 20 ms ahead land in level 2, each
+ * moving down a level was a cache miss on a cold entry (bench/pace), and
+ * the QPs that wake up together share the engine's transmit batches.
  *
  * Cost: add and del are O(1). An entry moves down at most twice; while it
  * waits in the overflow list it is looked at once per lap. expire() finds the next occupied
@@ -187,7 +196,8 @@ struct uroce_wheel_link {
 /** Embed one in each object that waits; init it once before first use. */
 struct uroce_wheel_entry {
 	struct uroce_wheel_link link;
-	uint64_t deadline;	/**< as given to uroce_wheel_add() */
+	uint64_t deadline;	/**< as given to uroce_wheel_add(), or the time
+				 *   uroce_wheel_add_range() chose */
 	uint32_t list;		/**< list holding it, or UROCE_WHEEL_UNARMED */
 };
 
@@ -232,6 +242,15 @@ uroce_wheel_armed(const struct uroce_wheel_entry *e)
 /** Arm e for deadline; an armed entry is moved (re-armed). O(1). */
 void uroce_wheel_add(struct uroce_wheel *w, struct uroce_wheel_entry *e,
 		     uint64_t deadline);
+
+/**
+ * Arm e for any time from deadline to latest: the first start of a block
+ * (2^slot_shift * nslots cycles, aligned) in that range if there is one,
+ * else deadline (as uroce_wheel_add(); also when deadline's slot is due
+ * already). e->deadline is the time chosen. O(1).
+ */
+void uroce_wheel_add_range(struct uroce_wheel *w, struct uroce_wheel_entry *e,
+			   uint64_t deadline, uint64_t latest);
 
 /** Disarm e. O(1). @return 0, or -ENOENT if e was not armed. */
 int uroce_wheel_del(struct uroce_wheel *w, struct uroce_wheel_entry *e);

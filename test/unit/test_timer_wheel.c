@@ -425,6 +425,82 @@ test_cost(void)
 	free(it);
 }
 
+/*
+ * uroce_wheel_add_range(): the time chosen is the first block start from
+ * deadline to latest, else deadline (also when it is due already), and the
+ * entries leave in the order of the times chosen, FIFO within a slot, with
+ * exact ones (plain adds and deletes) mixed in. Then the head lists: 1,000
+ * entries filed for a block's start 20 blocks ahead stay in the list they
+ * were filed in until they leave, in order, when the cursor enters it.
+ */
+static void
+test_range(void)
+{
+	enum { N = 4000, HEADS = 1000 };
+	const unsigned int shift = 2, nslots = 64;
+	const uint64_t block = (uint64_t)nslots << shift;
+	struct item *it = calloc(N, sizeof(*it));
+	struct uroce_wheel_entry *out[64];
+	struct uroce_wheel w;
+	uint64_t now = 777, d, late, start, want;
+	uint32_t list0[HEADS];
+	unsigned int i, j, k, got = 0, bad = 0, moved = 0, ranged = 0;
+
+	UT_CHECK_EQ(uroce_wheel_init(&w, shift, nslots, now), 0);
+	for (i = 0; i < N; i++) {
+		uroce_wheel_entry_init(&it[i].e);
+		d = now - 100 + rnd_bits(22);
+		late = d + rnd_bits(12);
+		if (ut_rand() % 4 == 0) {
+			arm(&w, &it[i], d);
+			/* A passed deadline leaves with the current slot. */
+			it[i].key = RTE_MAX(it[i].key, w.cur);
+			continue;
+		}
+		uroce_wheel_add_range(&w, &it[i].e, d, late);
+		it[i].key = RTE_MAX(key_of(&w, it[i].e.deadline), w.cur);
+		it[i].seq = next_seq++;
+		it[i].armed = true;
+		start = RTE_ALIGN_CEIL(d, block);
+		want = key_of(&w, d) > w.cur && start <= late &&
+		       key_of(&w, d) % nslots != 0 ? start : d;
+		bad += it[i].e.deadline != want;
+		ranged += want != d;
+		if (ut_rand() % 8 == 0) {	/* some leave before their time */
+			bad += uroce_wheel_del(&w, &it[i].e) != 0;
+			it[i].armed = false;
+		}
+	}
+	UT_CHECK_EQ(bad, 0);
+	UT_CHECK(ranged > N / 10);
+	UT_NOTE("range: %u of %u entries moved to a block's start", ranged, N);
+	drain_and_compare(&w, it, N, now, 10, 64);
+	uroce_wheel_fini(&w);
+
+	/* Head lists: filed once, never moved. */
+	now = 5 * block + 3;
+	UT_CHECK_EQ(uroce_wheel_init(&w, shift, nslots, now), 0);
+	d = 25 * block;
+	for (i = 0; i < HEADS; i++) {
+		uroce_wheel_entry_init(&it[i].e);
+		uroce_wheel_add_range(&w, &it[i].e, d - 1 - i % 50, d + 10);
+		bad += key_of(&w, it[i].e.deadline) != d >> shift;
+		list0[i] = it[i].e.list;
+	}
+	UT_CHECK_EQ(uroce_wheel_expire(&w, d - 1, out, 64), 0);
+	for (i = 0; i < HEADS; i++)
+		moved += it[i].e.list != list0[i];
+	while ((k = uroce_wheel_expire(&w, d, out, 64)) > 0)
+		for (j = 0; j < k; j++, got++)
+			bad += got >= HEADS || out[j] != &it[got].e;
+	UT_CHECK_EQ(got, HEADS);
+	UT_CHECK_EQ(bad, 0);
+	UT_CHECK_EQ(moved, 0);
+	UT_CHECK_EQ(uroce_wheel_count(&w), 0);
+	uroce_wheel_fini(&w);
+	free(it);
+}
+
 int
 main(void)
 {
@@ -442,5 +518,6 @@ main(void)
 	test_far();
 	test_max();
 	test_cost();
+	test_range();
 	return ut_summary();
 }
