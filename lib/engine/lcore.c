@@ -184,28 +184,33 @@ eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq)
 }
 
 /*
- * After every call into a QP: its timer follows uroce_qp_deadline(). A QP
- * on a ready list whose deadline has passed needs no timer: eng_tx() calls
- * it and re-arms it after. Else, when the iteration's budget is spent, a
- * timer that fired and put its QP on the ready list (eng_timers()) would
- * come back due at once and fire again every iteration until eng_tx()
- * reaches the QP: an engine behind its work would spend itself on expiries.
+ * After every call into a QP: its timer follows uroce_qp_deadline(), at
+ * the time the wheel picks up to uroce_qp_deadline_latest() (a slow paced
+ * QP's wake-up: the start of a wheel block, see qp_pace.c, Wake-up); an
+ * armed time still in that range stands. A QP on a ready list whose
+ * deadline has passed needs no timer: eng_tx() calls it and re-arms it
+ * after. Else, when the iteration's budget is spent, a timer that fired
+ * and put its QP on the ready list (eng_timers()) would come back due at
+ * once and fire again every iteration until eng_tx() reaches the QP: an
+ * engine behind its work would spend itself on expiries.
  */
 void
 eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq)
 {
-	uint64_t dl = uroce_qp_deadline(eq->qp);
+	struct uroce_wheel_entry *e = &eq->tmo->e;
+	uint64_t dl = uroce_qp_deadline(eq->qp), latest;
 
 	if (dl == UINT64_MAX || (eq->ready.queued && dl <= eng_now(lc))) {
-		if (uroce_wheel_armed(&eq->tmo->e))
-			uroce_wheel_del(&lc->wheel, &eq->tmo->e);
+		if (uroce_wheel_armed(e))
+			uroce_wheel_del(&lc->wheel, e);
 		return;
 	}
-	if (uroce_wheel_armed(&eq->tmo->e) && eq->tmo->e.deadline == dl)
+	latest = uroce_qp_deadline_latest(eq->qp, dl);
+	if (uroce_wheel_armed(e) && e->deadline >= dl && e->deadline <= latest)
 		return;
 	if (uroce_wheel_count(&lc->wheel) == 0)
 		eng_now(lc);	/* the empty wheel's cursor to the present */
-	uroce_wheel_add(&lc->wheel, &eq->tmo->e, dl);
+	uroce_wheel_add_range(&lc->wheel, e, dl, latest);
 }
 
 static void eng_tx_now(struct eng_lcore *lc, struct eng_qp *eq);

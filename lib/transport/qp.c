@@ -518,7 +518,7 @@ uroce_qp_path_ready(struct uroce_qp *qp, uint64_t now)
 		qp->path_resolved = true;
 		return true;
 	}
-	qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+	uroce_req_retry_wait(qp, now);
 	return false;
 }
 
@@ -835,4 +835,19 @@ uroce_qp_deadline(const struct uroce_qp *qp)
 {
 	/* The responder has no timer: it ACKs as requests arrive. */
 	return uroce_req_deadline(qp);
+}
+
+uint64_t
+uroce_qp_deadline_latest(const struct uroce_qp *qp, uint64_t dl)
+{
+	const struct uroce_requester *req = &qp->req;
+	uint64_t late;
+
+	/* Only the wait for tokens has room; retries, RNR and ACK timeouts
+	 * do not. */
+	if (dl == UROCE_TIME_OFF || dl != req->wait_at || !req->wait_tokens ||
+	    dl >= req->rnr_at)
+		return dl;
+	late = RTE_MIN(req->pace_late, req->rnr_at - dl);
+	return dl + RTE_MIN(late, UINT64_MAX - dl);
 }

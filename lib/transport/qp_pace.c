@@ -112,6 +112,34 @@ pace_batch_bytes(uint32_t rate_kbps, uint32_t burst, uint32_t typical)
 	return slack < burst ? (uint32_t)(burst - slack) : 0;
 }
 
+/*
+ * Wake-up. A QP out of tokens asks to be called when its bucket holds the
+ * batch, and may be called later at no cost while the slack (the burst
+ * beyond the batch) takes what comes in meanwhile. UROCE_PACE_SLACK_US of
+ * it is kept for what a wake-up is late by anyway (the host's stalls,
+ * building the batch); half the rest (the requester's copy: pace_late) is
+ * offered to the engine, which files the wake-up at the start of a block of its timing
+ * wheel if one comes within it (uroce_wheel_add_range()): there it is
+ * never moved between the wheel's levels, and the QPs that wake up at one
+ * block's start fill the engine's transmit batches together. The other
+ * half is for the time the engine takes to serve them all. With the
+ * default burst that is a few ms at a few Mbit/s (10,000 QPs sharing a
+ * link) and nothing at 500 Mbit/s and more (a block is 256 us).
+ */
+uint64_t
+uroce_qp_pace_late(const struct uroce_qp *qp)
+{
+	const struct uroce_tb_profile *p = &qp->pace_prof;
+	uint64_t slack, reserve = p->tsc_hz * UROCE_PACE_SLACK_US / 1000000;
+
+	if (!qp->pace_on || p->batch_bytes == 0)
+		return 0;
+	/* Bytes < 2^24 and tsc_hz <= 2^36 (uroce_pace.h): no overflow. */
+	slack = (uint64_t)(p->burst_bytes - p->batch_bytes) * p->tsc_hz /
+		p->refill;
+	return slack > reserve ? (slack - reserve) / 2 : 0;
+}
+
 int
 uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
 			    const struct ibv_qp_rate_limit_attr *a,
@@ -225,6 +253,7 @@ uroce_qp_pace_wait(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
 	if (*wait_at == UROCE_TIME_OFF || *wait_at <= now)
 		qp->stats.pace_wait_cycles += ready - now;
 	*wait_at = ready;
+	qp->req.wait_tokens = true;
 }
 
 void
@@ -244,6 +273,7 @@ uroce_qp_rate_limit_apply(struct uroce_qp *qp, uint32_t rate_kbps,
 		uroce_tb_set_profile(&qp->pace_tb, &qp->pace_prof, prof, now);
 		qp->pace_prof = *prof;
 	}
+	qp->req.pace_late = uroce_qp_pace_late(qp);
 	/* A wait computed at the old rate may be too long (a higher rate, or
 	 * none): try again now; a pacing wait that still holds is recomputed
 	 * at the new rate by the next uroce_qp_pace(). */

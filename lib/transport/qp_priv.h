@@ -263,10 +263,20 @@ void uroce_qp_to_sqe(struct uroce_qp *qp);
 bool uroce_qp_path_ready(struct uroce_qp *qp, uint64_t now);
 /* Cycles of a duration in microseconds. */
 uint64_t uroce_qp_us_to_cycles(const struct uroce_qp *qp, uint64_t us);
+
+/* Try the send side again a little later (no mbuf, path unresolved). */
+static inline void
+uroce_req_retry_wait(struct uroce_qp *qp, uint64_t now)
+{
+	qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+	qp->req.wait_tokens = false;
+}
 /* Pacing (qp_pace.c): true if a frame of bytes may go now (charged);
  * else uroce_qp_pace_wait() sets the time to try again, given the bytes
  * queued behind the frame (for the batch; UINT32_MAX: plenty). */
 bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes);
+/* How late a wake-up for a batch may be (qp_pace.c, Wake-up); 0 unpaced. */
+uint64_t uroce_qp_pace_late(const struct uroce_qp *qp);
 void uroce_qp_pace_wait(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
 			uint32_t more, uint64_t *wait_at);
 /* from + the payload bytes of the send WQEs posted behind SQ index idx,

@@ -65,7 +65,7 @@ raw_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	}
 	m = rte_pktmbuf_alloc(qp->env->pool);
 	if (m == NULL) {
-		qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		uroce_req_retry_wait(qp, now);
 		return 0;
 	}
 	/* len <= 9000 + 18 here: it fits the 16-bit mbuf length. */

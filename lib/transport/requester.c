@@ -65,6 +65,7 @@ uroce_req_attrs(struct uroce_qp *qp)
 	req->dqpn = qp->attr.dest_qp_num;
 	req->retry_cnt = qp->attr.retry_cnt;
 	req->rnr_retry = qp->attr.rnr_retry;
+	req->pace_late = uroce_qp_pace_late(qp);
 	/* Local ACK timeout 4.096 us * 2^timeout, 0 = infinite (IBTA
 	 * ch. 9.7), kept to a microsecond (rounded up). */
 	if (qp->attr.timeout == 0) {
@@ -406,7 +407,7 @@ send_pkt(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		uroce_zc_send(qp, w, &p.bth, &p.ext, p.off, p.plen, txb) :
 		build_copy(qp, w, &p, txb);
 	if (ret == -ENOMEM) {
-		req->wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		uroce_req_retry_wait(qp, now);
 		return 0;
 	}
 	if (ret < 0) {

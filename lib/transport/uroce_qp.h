@@ -35,8 +35,9 @@
  *  - kick(qp): the QP has something to transmit now; the engine calls
  *    uroce_qp_tx() soon, and again while it returns true;
  *  - uroce_qp_deadline(qp): the earliest TSC at which uroce_qp_timer()
- *    must run (retransmit, RNR wait, pacing); the engine
- *    reads it after every call into the QP and (re)arms its timer.
+ *    must run (retransmit, RNR wait, pacing), and
+ *    uroce_qp_deadline_latest() how late it may run; the engine
+ *    reads them after every call into the QP and (re)arms its timer.
  *
  * Errors are negative errno.
  */
@@ -292,10 +293,12 @@ struct uroce_requester {
 	uint64_t last_tx;	/**< TSC of the last request packet sent */
 	uint64_t rnr_at;	/**< end of an RNR wait or UROCE_TIME_OFF */
 	uint64_t wait_at;	/**< retry resolve/mbuf/pacing then */
+	uint64_t pace_late;	/**< uroce_qp_pace_late(), kept in step */
 	uint32_t gap_una;	/**< una a response gap already rewound to */
 	bool gap_rewound;
 	bool ackreq_next;	/**< the next packet asks for an ACK */
 	bool sqd_notified;	/**< IBV_EVENT_SQ_DRAINED raised for this SQD */
+	bool wait_tokens;	/**< wait_at is a pacing wait for a batch */
 	uint8_t retry_cnt;	/**< copies, as dqpn */
 	uint8_t rnr_retry;
 };
@@ -522,6 +525,11 @@ uint32_t uroce_qp_zc_inflight(const struct uroce_qp *qp);
 
 /** Earliest TSC at which uroce_qp_timer() must run; UINT64_MAX for none. */
 uint64_t uroce_qp_deadline(const struct uroce_qp *qp);
+
+/** The latest TSC at which uroce_qp_timer() may run for the deadline dl
+ * that uroce_qp_deadline() returned, at no cost to the QP: dl itself,
+ * unless dl is a paced QP's wake-up for its batch (qp_pace.c, Wake-up). */
+uint64_t uroce_qp_deadline_latest(const struct uroce_qp *qp, uint64_t dl);
 
 /* ------------------------------------------------------------------------
  * Packet pacing (qp_pace.c; what counts and the default burst are

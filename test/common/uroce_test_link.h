@@ -99,6 +99,10 @@ struct ut_link {
 	ut_tap_fn tap;
 	void *tap_ctx;
 	uint64_t steps, timer_runs;
+	/* Run each QP's timer as late as uroce_qp_deadline_latest() lets it
+	 * (the engine's wheel may); late_runs counts those past the deadline. */
+	bool timers_late;
+	uint64_t late_runs;
 };
 
 /* --------------------------------------------------------------------------
@@ -663,6 +667,15 @@ ut_link_step(struct ut_link *l)
 	return moved;
 }
 
+/* When the link runs qp's timer. */
+static inline uint64_t
+ut_link_qp_due(const struct ut_link *l, const struct uroce_qp *qp)
+{
+	uint64_t dl = uroce_qp_deadline(qp);
+
+	return l->timers_late ? uroce_qp_deadline_latest(qp, dl) : dl;
+}
+
 static inline uint64_t
 ut_link_deadline(const struct ut_link *l)
 {
@@ -671,7 +684,7 @@ ut_link_deadline(const struct ut_link *l)
 
 	for (s = 0; s < 2; s++)
 		for (i = 0; i < l->node[s].nqp; i++)
-			t = RTE_MIN(t, uroce_qp_deadline(l->node[s].qps[i]));
+			t = RTE_MIN(t, ut_link_qp_due(l, l->node[s].qps[i]));
 	return t;
 }
 
@@ -692,8 +705,9 @@ ut_link_advance(struct ut_link *l, uint64_t limit)
 		for (i = 0; i < l->node[s].nqp; i++) {
 			struct uroce_qp *qp = l->node[s].qps[i];
 
-			if (uroce_qp_deadline(qp) > l->now)
+			if (ut_link_qp_due(l, qp) > l->now)
 				continue;
+			l->late_runs += uroce_qp_deadline(qp) < l->now;
 			ut_node_txb_init(&l->node[s], &txb);
 			uroce_qp_timer(qp, l->now, &txb);
 			ut_txb_send(l, s, &txb);

@@ -289,27 +289,33 @@ test_verb_invalid(void)
  * burst less the slack. Default bursts: 7 typical packets and one of slack
  * at a low rate, 25 us and 100 us of slack at a high one. An explicit
  * burst: the 7 packets or 25 us first, then up to 100 us of slack, at
- * least one packet of it, nothing when the burst is one packet. */
+ * least one packet of it, nothing when the burst is one packet. And how
+ * late its wake-up may be (qp_pace.c, Wake-up): half of what the slack
+ * lasts beyond 100 us, in cycles of the 2 GHz fake clock. */
 static void
 test_batch_size(void)
 {
 	static const struct {
 		struct ibv_qp_rate_limit_attr a;
 		uint32_t burst, batch;
+		uint64_t late;
 	} cases[] = {
-		{ { 10000, 0, 2048, 0 }, 8 * 2048, 7 * 2048 },
-		{ { 100000000, 0, 2048, 0 }, 1562500, 312500 },
+		/* A slack of 2,048 B at 1.25 MB/s: 1,638.4 us. */
+		{ { 10000, 0, 2048, 0 }, 8 * 2048, 7 * 2048, 1538400 },
+		{ { 100000000, 0, 2048, 0 }, 1562500, 312500, 0 },
 		/* 100 us at 1 Gbit/s (12,500 B) above 7 packets. */
-		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 12500, 7 * 1024 },
+		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 12500, 7 * 1024, 0 },
+		/* 1,024 B at 6.25 MB/s: 163.84 us. */
+		{ { 50000, 0, 1024, 0 }, 8 * 1024, 7 * 1024, 63840 },
 		/* Room for the batch and one packet of slack. */
-		{ { 10000, 16384, 2048, 0 }, 16384, 14336 },
-		{ { 10000, 2048, 2048, 0 }, 2048, 0 },
+		{ { 10000, 16384, 2048, 0 }, 16384, 14336, 1538400 },
+		{ { 10000, 2048, 2048, 0 }, 2048, 0, 0 },
 		/* 25 us at 10 Gbit/s (31,250 B) first, the rest slack. */
-		{ { 10000000, 65536, 2048, 0 }, 65536, 31250 },
+		{ { 10000000, 65536, 2048, 0 }, 65536, 31250, 0 },
 		/* 100 us at 1 Gbit/s kept, the batch the rest. */
-		{ { 1000000, 32768, 1024, 0 }, 32768, 32768 - 12500 },
+		{ { 1000000, 32768, 1024, 0 }, 32768, 32768 - 12500, 0 },
 		/* Too small for the batch: one packet of slack. */
-		{ { 1000000, 4096, 1024, 0 }, 4096, 3072 },
+		{ { 1000000, 4096, 1024, 0 }, 4096, 3072, 0 },
 	};
 	struct ut_link l;
 	struct uroce_qp *qp;
@@ -322,6 +328,7 @@ test_batch_size(void)
 		UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &cases[i].a, l.now), 0);
 		UT_CHECK_EQ(qp->pace_prof.burst_bytes, cases[i].burst);
 		UT_CHECK_EQ(uroce_qp_pace_batch(qp), cases[i].batch);
+		UT_CHECK_EQ(qp->req.pace_late, cases[i].late);
 	}
 	ut_link_fini(&l);
 }
@@ -634,9 +641,11 @@ check_batches(const struct frame_log *fl, uint32_t batch)
 	UT_NOTE("%u frames in %u groups, batch %u B", fl->n, groups, batch);
 }
 
-/* One RC WRITE stream, paced at rate_kbps; frames dropped if drop_every. */
+/* One RC WRITE stream, paced at rate_kbps; frames dropped if drop_every;
+ * with late, each wake-up as late as uroce_qp_deadline_latest() allows. */
 static void
-test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
+test_write_stream_late(uint32_t rate_kbps, uint32_t burst,
+		       uint32_t drop_every, bool late)
 {
 	struct ibv_qp_rate_limit_attr rl = { rate_kbps, burst, 0, 0 };
 	struct stream *s = calloc(1, sizeof(*s));
@@ -652,6 +661,7 @@ test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
 	s->l.tap = tap_log;
 	s->l.tap_ctx = s->fl;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
+	s->l.timers_late = late;
 	t0 = s->l.now;
 	/* 64 x 16 KiB = 1 MiB, 1024 frames of 1 KiB payload. */
 	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 64, 16384, 0), 0);
@@ -662,7 +672,15 @@ test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
 	UT_CHECK(s->fl->n >= 1024 && s->fl->n < MAX_FRAMES);
 	left = check_conform(s->fl, 0, t0, s->qa->pace_prof.burst_bytes,
 			     &s->qa->pace_prof);
-	if (drop_every == 0) {
+	if (drop_every == 0 && late) {
+		/* Woken late every time, but never later than the slack
+		 * covers: no token lost, only the last wake-up's lateness
+		 * left over. */
+		UT_CHECK(s->l.late_runs > 100);
+		UT_CHECK(left < (int64_t)((s->qa->req.pace_late + 1) *
+					  s->qa->pace_prof.refill));
+		UT_CHECK_EQ(s->fl->n, 1024);
+	} else if (drop_every == 0) {
 		/* Backlogged all along: the last frame left in the very cycle
 		 * its tokens were there - the rate is exact. */
 		UT_CHECK(left < (int64_t)s->qa->pace_prof.refill);
@@ -673,12 +691,18 @@ test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
 		UT_CHECK(s->fl->n > 1024);
 	}
 	UT_CHECK(s->qa->stats.pace_wait_cycles > 0);
-	UT_NOTE("write stream %u kbit/s burst %u drop 1/%u", rate_kbps, burst,
-		drop_every);
+	UT_NOTE("write stream %u kbit/s burst %u drop 1/%u%s", rate_kbps,
+		burst, drop_every, late ? ", woken late" : "");
 out:
 	if (s != NULL)
 		stream_fini(s);
 	free(s);
+}
+
+static void
+test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
+{
+	test_write_stream_late(rate_kbps, burst, drop_every, false);
 }
 
 /* A rate so low that one frame's tokens take longer than the ACK timeout
@@ -1006,6 +1030,8 @@ main(int argc, char **argv)
 	test_write_stream(40000000, 0, 0);	/* 40 Gbit/s */
 	test_write_stream(300000, 4096, 0);	/* explicit burst */
 	test_write_stream(300000, 0, 50);	/* loss: retransmissions */
+	test_write_stream_late(10000, 0, 0, true);
+	test_write_stream_late(50000, 0, 0, true);
 	test_slow_no_timeout(false);
 	test_slow_no_timeout(true);
 	test_read_stream();
