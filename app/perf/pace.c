@@ -31,6 +31,7 @@
 
 struct pace_mark {
 	uint64_t tsc, bytes, pkts, work, long_loops, timers;
+	uint64_t work_loops;		/* iterations that found work */
 };
 
 struct perf_pace {
@@ -44,6 +45,7 @@ struct perf_pace {
 	/* Results. */
 	double achieved_bps, err, worst_win_err, worst_qp_err, cyc_per_frame;
 	double timers_per_frame;	/* wheel expiries: wake-ups per frame */
+	double frames_per_loop;		/* per iteration that found work */
 	double *qp_bps;
 	uint64_t *qp_wait_cycles;
 };
@@ -153,6 +155,7 @@ pace_mark(const struct perf *p, struct pace_mark *m)
 	m->work = ls.work_cycles;
 	m->long_loops = ls.long_loops;
 	m->timers = ls.timers;
+	m->work_loops = ls.loops - ls.idle_loops;
 }
 
 /* Each QP's tx_bytes and pace wait into tx[] and wait[]. */
@@ -213,6 +216,9 @@ pace_results(struct perf *p, struct perf_pace *pc)
 		(double)(b->work - a->work) / (double)(b->pkts - a->pkts) : 0;
 	pc->timers_per_frame = b->pkts > a->pkts ?
 		(double)(b->timers - a->timers) / (double)(b->pkts - a->pkts) : 0;
+	pc->frames_per_loop = b->work_loops > a->work_loops ?
+		(double)(b->pkts - a->pkts) /
+		(double)(b->work_loops - a->work_loops) : 0;
 	for (w = 2; w <= pc->nwin + 1; w++) {
 		got = (double)(pc->mk[w].bytes - pc->mk[w - 1].bytes) * 8.0 /
 			((double)(pc->mk[w].tsc - pc->mk[w - 1].tsc) /
@@ -272,9 +278,10 @@ perf_pace_report(const struct perf *p, FILE *f)
 			"worst QP %+.3f%%)", (double)pc->target_kbps / 1e3,
 			pc->err * 100, pc->worst_win_err * 100,
 			pc->worst_qp_err * 100);
-	fprintf(f, "; %.0f engine cycles and %.2f timer expiries per frame, %"
-		PRIu64 " preempted iterations\n", pc->cyc_per_frame,
-		pc->timers_per_frame,
+	fprintf(f, "; %.0f engine cycles and %.2f timer expiries per frame, "
+		"%.1f frames per busy iteration, %" PRIu64
+		" preempted iterations\n", pc->cyc_per_frame,
+		pc->timers_per_frame, pc->frames_per_loop,
 		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops);
 }
 
@@ -290,12 +297,12 @@ perf_pace_json(const struct perf *p, FILE *f)
 		"\"burst\": %u, \"target_bps\": %.0f, \"achieved_bps\": %.0f, "
 		"\"error\": %.6f, \"worst_window_error\": %.6f, "
 		"\"worst_qp_error\": %.6f, \"cycles_per_frame\": %.1f, "
-		"\"timers_per_frame\": %.3f, "
+		"\"timers_per_frame\": %.3f, \"frames_per_loop\": %.2f, "
 		"\"frames\": %" PRIu64 ", \"preempted_loops\": %" PRIu64
 		",\n    \"qps\": [", p->o->window_s, pc->nwin, p->o->burst,
 		(double)pc->target_kbps * 1e3, pc->achieved_bps, pc->err,
 		pc->worst_win_err, pc->worst_qp_err, pc->cyc_per_frame,
-		pc->timers_per_frame,
+		pc->timers_per_frame, pc->frames_per_loop,
 		pc->mk[pc->nwin + 1].pkts - pc->mk[1].pkts,
 		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops);
 	for (i = 0; i < p->nqp; i++)

@@ -115,6 +115,8 @@ def main():
                "cycles_per_frame": statistics.median(
                    r["pace"]["cycles_per_frame"] for r in all_runs),
                "frames": p["frames"],
+               "timers_per_frame": p.get("timers_per_frame"),
+               "frames_per_loop": p.get("frames_per_loop"),
                "preempted_loops": p["preempted_loops"],
                "retransmits": run["results"][0].get("retransmits", 0),
                "ceiling_bps": own,
