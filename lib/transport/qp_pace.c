@@ -124,7 +124,8 @@ pace_batch_bytes(uint32_t rate_kbps, uint32_t burst, uint32_t typical)
  * block's start fill the engine's transmit batches together. The other
  * half is for the time the engine takes to serve them all. With the
  * default burst that is a few ms at a few Mbit/s (10,000 QPs sharing a
- * link) and nothing at 500 Mbit/s and more (a block is 256 us).
+ * link), and nothing once a typical packet takes no more than 100 us at
+ * the rate (the slack is then 100 us); a block is about 250 us.
  */
 uint64_t
 uroce_qp_pace_late(const struct uroce_qp *qp)
