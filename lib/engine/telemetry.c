@@ -307,6 +307,47 @@ tel_qp(const char *params, struct rte_tel_data *d)
 }
 
 /* ------------------------------------------------------------------------
+ * /uroce/lcores: each engine lcore's loop counters (uroce_lcore_stats),
+ * by index ("0": native progress when no engine lcore runs).
+ */
+#define LCORE_FIELD(n)	{ #n, offsetof(struct uroce_lcore_stats, n) }
+static const struct tel_field lcore_fields[] = {
+	LCORE_FIELD(loops), LCORE_FIELD(idle_loops), LCORE_FIELD(sleeps),
+	LCORE_FIELD(ctrl_msgs), LCORE_FIELD(doorbells), LCORE_FIELD(direct_tx),
+	LCORE_FIELD(timers), LCORE_FIELD(work_cycles), LCORE_FIELD(long_loops),
+};
+
+static int
+tel_lcores(const char *params, struct rte_tel_data *d)
+{
+	struct uroce_lcore_stats st;
+	struct rte_tel_data *ld;
+	char name[16];
+	unsigned int i, n = RTE_MAX(uroce_engine_lcores(), 1u);
+
+	RTE_BUILD_BUG_ON(RTE_DIM(lcore_fields) * sizeof(uint64_t) !=
+			 sizeof(struct uroce_lcore_stats));
+	if (params != NULL && *params != '\0')
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < n; i++) {
+		if (uroce_engine_lcore_stats(i, &st) != 0)
+			return -ENOENT;
+		ld = rte_tel_data_alloc();
+		if (ld == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(ld);
+		add_fields(ld, "", &st, lcore_fields, RTE_DIM(lcore_fields));
+		snprintf(name, sizeof(name), "%u", i);
+		if (rte_tel_data_add_dict_container(d, name, ld, 0) != 0) {
+			rte_tel_data_free(ld);
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
  * /uroce/info
  */
 static int
@@ -359,6 +400,7 @@ TEL_CB(tel_info)
 TEL_CB(tel_ports)
 TEL_CB(tel_qps)
 TEL_CB(tel_qp)
+TEL_CB(tel_lcores)
 
 /* Help texts stay under DPDK's 64 characters. */
 static const struct {
@@ -370,6 +412,8 @@ static const struct {
 	{ "/uroce/ports", tel_ports_cb, "uroce counters per device. No params" },
 	{ "/uroce/qps", tel_qps_cb, "QPNs of each uroce device. No params" },
 	{ "/uroce/qp", tel_qp_cb, "One QP. Params: [dev,]qpn" },
+	{ "/uroce/lcores", tel_lcores_cb,
+	  "uroce engine loop counters per lcore. No params" },
 };
 
 static void

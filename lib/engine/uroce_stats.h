@@ -20,6 +20,8 @@
  *   /uroce/qps            the QPNs of every device (at most 512 each)
  *   /uroce/qp,<qpn>       one QP: type, state, owner lcore, counters;
  *   /uroce/qp,<dev>,<qpn> the same, checking the device (qpn decimal or 0x)
+ *   /uroce/lcores         each engine lcore's loop counters (struct
+ *                         uroce_lcore_stats), by index
  *
  * EAL's --no-telemetry turns the socket off; the commands then just stay
  * unanswered.

@@ -591,6 +591,35 @@ check_js_port(int fd, struct uroce_dev *dev)
 	UT_NOTE("telemetry port %s", uroce_dev_name(dev));
 }
 
+/* The engine lcore's loop counters, read through the API just before and
+ * after: the socket's values lie between (the loop runs meanwhile). */
+static void
+check_js_lcores(int fd)
+{
+	static char js[JS_MAX], obj[JS_MAX];
+	struct uroce_lcore_stats s0, s1;
+	uint64_t loops = 0, idle = 0, work = 0, timers = UINT64_MAX;
+
+	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &s0), 0);
+	if (!UT_CHECK(tel_query(fd, "/uroce/lcores", js)))
+		return;
+	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &s1), 0);
+	if (!UT_CHECK(js_obj(js, "0", obj, sizeof(obj))))
+		return;
+	UT_CHECK(js_u64(obj, "loops", &loops));
+	UT_CHECK(js_u64(obj, "idle_loops", &idle));
+	UT_CHECK(js_u64(obj, "work_cycles", &work));
+	UT_CHECK(js_u64(obj, "timers", &timers));
+	UT_CHECK(s0.loops > 0 && loops >= s0.loops && loops <= s1.loops);
+	UT_CHECK(idle >= s0.idle_loops && idle <= s1.idle_loops);
+	UT_CHECK(work > 0 && work >= s0.work_cycles && work <= s1.work_cycles);
+	UT_CHECK(timers >= s0.timers && timers <= s1.timers);
+	/* One engine lcore: no second entry. */
+	UT_CHECK(!js_obj(js, "1", obj, sizeof(obj)));
+	UT_NOTE("telemetry lcores: %" PRIu64 " loops, %" PRIu64 " idle",
+		loops, idle);
+}
+
 static void
 check_js_misc(int fd, struct side *a, struct side *b)
 {
@@ -617,6 +646,8 @@ check_js_misc(int fd, struct side *a, struct side *b)
 	if (UT_CHECK(tel_query(fd, "/uroce/info", js)) &&
 	    UT_CHECK(js_obj(js, "/uroce/info", obj, sizeof(obj))))
 		UT_CHECK(strstr(obj, "\"devices\":[\"uroce0\",\"uroce1\"]"));
+	UT_CHECK(tel_query(fd, "/uroce/lcores,x", js) && strstr(js, ":null"));
+	check_js_lcores(fd);
 	UT_NOTE("telemetry misc");
 }
 
