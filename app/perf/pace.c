@@ -32,6 +32,7 @@
 struct pace_mark {
 	uint64_t tsc, bytes, pkts, work, long_loops, timers;
 	uint64_t work_loops;		/* iterations that found work */
+	uint64_t long_cycles;		/* of the preempted ones */
 };
 
 struct perf_pace {
@@ -46,6 +47,7 @@ struct perf_pace {
 	double achieved_bps, err, worst_win_err, worst_qp_err, cyc_per_frame;
 	double timers_per_frame;	/* wheel expiries: wake-ups per frame */
 	double frames_per_loop;		/* per iteration that found work */
+	double preempted_share;		/* of the time, in preempted iterations */
 	double *qp_bps;
 	uint64_t *qp_wait_cycles;
 };
@@ -156,6 +158,7 @@ pace_mark(const struct perf *p, struct pace_mark *m)
 	m->long_loops = ls.long_loops;
 	m->timers = ls.timers;
 	m->work_loops = ls.loops - ls.idle_loops;
+	m->long_cycles = ls.long_cycles;
 }
 
 /* Each QP's tx_bytes and pace wait into tx[] and wait[]. */
@@ -216,6 +219,8 @@ pace_results(struct perf *p, struct perf_pace *pc)
 		(double)(b->work - a->work) / (double)(b->pkts - a->pkts) : 0;
 	pc->timers_per_frame = b->pkts > a->pkts ?
 		(double)(b->timers - a->timers) / (double)(b->pkts - a->pkts) : 0;
+	pc->preempted_share = (double)(b->long_cycles - a->long_cycles) /
+		(double)(b->tsc - a->tsc);
 	pc->frames_per_loop = b->work_loops > a->work_loops ?
 		(double)(b->pkts - a->pkts) /
 		(double)(b->work_loops - a->work_loops) : 0;
@@ -280,9 +285,10 @@ perf_pace_report(const struct perf *p, FILE *f)
 			pc->worst_qp_err * 100);
 	fprintf(f, "; %.0f engine cycles and %.2f timer expiries per frame, "
 		"%.1f frames per busy iteration, %" PRIu64
-		" preempted iterations\n", pc->cyc_per_frame,
-		pc->timers_per_frame, pc->frames_per_loop,
-		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops);
+		" preempted iterations (%.2f%% of the time)\n",
+		pc->cyc_per_frame, pc->timers_per_frame, pc->frames_per_loop,
+		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops,
+		pc->preempted_share * 100);
 }
 
 void
@@ -299,12 +305,13 @@ perf_pace_json(const struct perf *p, FILE *f)
 		"\"worst_qp_error\": %.6f, \"cycles_per_frame\": %.1f, "
 		"\"timers_per_frame\": %.3f, \"frames_per_loop\": %.2f, "
 		"\"frames\": %" PRIu64 ", \"preempted_loops\": %" PRIu64
-		",\n    \"qps\": [", p->o->window_s, pc->nwin, p->o->burst,
+		", \"preempted_share\": %.6f,\n    \"qps\": [", p->o->window_s, pc->nwin, p->o->burst,
 		(double)pc->target_kbps * 1e3, pc->achieved_bps, pc->err,
 		pc->worst_win_err, pc->worst_qp_err, pc->cyc_per_frame,
 		pc->timers_per_frame, pc->frames_per_loop,
 		pc->mk[pc->nwin + 1].pkts - pc->mk[1].pkts,
-		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops);
+		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops,
+		pc->preempted_share);
 	for (i = 0; i < p->nqp; i++)
 		fprintf(f, "%s\n      {\"qpn\": %u, \"target_bps\": %.0f, "
 			"\"achieved_bps\": %.0f, \"error\": %.6f, "

@@ -35,7 +35,9 @@ def check(path):
     run = load(path)
     pace = run.get("pace")
     ok = pace is not None and pace["windows_measured"] >= 1 and \
-        len(pace["qps"]) == run["qps"]
+        len(pace["qps"]) == run["qps"] and \
+        pace["cycles_per_frame"] > 0 and pace["frames_per_loop"] > 0 and \
+        0 <= pace["preempted_share"] < 1
     for q in pace["qps"] if pace else []:
         ok &= q["achieved_bps"] > 0 and q["pace_wait_us"] > 0
     for r in run["results"]:
@@ -118,6 +120,7 @@ def main():
                "timers_per_frame": p.get("timers_per_frame"),
                "frames_per_loop": p.get("frames_per_loop"),
                "preempted_loops": p["preempted_loops"],
+               "preempted_share": p.get("preempted_share"),
                "retransmits": run["results"][0].get("retransmits", 0),
                "ceiling_bps": own,
                "above_ceiling": p["target_bps"] > (own or ceiling),

@@ -841,10 +841,12 @@ eng_count_work(struct eng_lcore *lc)
 	if (!lc->now_read)
 		return;
 	d = rte_get_tsc_cycles() - lc->now;
-	if (d > eng_g->tsc_hz / 1000)
+	if (d > eng_g->tsc_hz / 1000) {
 		lc->st.long_loops++;
-	else
+		lc->st.long_cycles += d;
+	} else {
 		lc->st.work_cycles += d;
+	}
 }
 
 unsigned int

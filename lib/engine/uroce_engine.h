@@ -142,6 +142,9 @@ struct uroce_lcore_stats {
 	 * thread was preempted: other load would count as ours). */
 	uint64_t work_cycles;
 	uint64_t long_loops;		/**< iterations left out of work_cycles */
+	/** their TSC cycles: on a VM, mostly time the host took the vCPU
+	 * away (a paced QP loses the tokens of a stall beyond its burst) */
+	uint64_t long_cycles;
 };
 
 /** @return 0, or -EINVAL for an index >= max(1, uroce_engine_lcores()). */
