@@ -37,7 +37,7 @@ struct pace_mark {
 
 struct perf_pace {
 	uint32_t *rate;			/* kbit/s per QP, 0: unpaced */
-	uint64_t *tx0, *wait0;		/* per QP at the end of window 0 */
+	uint64_t *tx0, *wait0, *lost0;	/* per QP at the end of window 0 */
 	uint64_t win;			/* window, cycles */
 	uint64_t start, target_kbps;
 	unsigned int nwin, w;		/* windows measured, marks taken */
@@ -50,6 +50,8 @@ struct perf_pace {
 	double preempted_share;		/* of the time, in preempted iterations */
 	double *qp_bps;
 	uint64_t *qp_wait_cycles;
+	uint64_t *qp_lost;		/* pace_lost_bytes in the windows */
+	double lost_share;		/* their sum against the target */
 };
 
 static uint32_t
@@ -118,8 +120,11 @@ perf_pace_setup(struct perf *p)
 	pc->wait0 = calloc(n, sizeof(*pc->wait0));
 	pc->qp_bps = calloc(n, sizeof(*pc->qp_bps));
 	pc->qp_wait_cycles = calloc(n, sizeof(*pc->qp_wait_cycles));
+	pc->lost0 = calloc(n, sizeof(*pc->lost0));
+	pc->qp_lost = calloc(n, sizeof(*pc->qp_lost));
 	if (pc->rate == NULL || pc->tx0 == NULL || pc->wait0 == NULL ||
-	    pc->qp_bps == NULL || pc->qp_wait_cycles == NULL)
+	    pc->qp_bps == NULL || pc->qp_wait_cycles == NULL ||
+	    pc->lost0 == NULL || pc->qp_lost == NULL)
 		return -ENOMEM;
 	pace_rates(p, pc);
 	return pace_apply(p, pc);
@@ -137,6 +142,8 @@ perf_pace_free(struct perf *p)
 	free(pc->wait0);
 	free(pc->qp_bps);
 	free(pc->qp_wait_cycles);
+	free(pc->lost0);
+	free(pc->qp_lost);
 	free(pc->mk);
 	free(pc);
 	p->pace = NULL;
@@ -161,9 +168,10 @@ pace_mark(const struct perf *p, struct pace_mark *m)
 	m->long_cycles = ls.long_cycles;
 }
 
-/* Each QP's tx_bytes and pace wait into tx[] and wait[]. */
+/* Each QP's tx_bytes, pace wait and lost tokens into tx[], wait[], lost[]. */
 static void
-pace_qp_snap(const struct perf *p, uint64_t *tx, uint64_t *wait)
+pace_qp_snap(const struct perf *p, uint64_t *tx, uint64_t *wait,
+	     uint64_t *lost)
 {
 	struct uroce_qp_stats st;
 	uint32_t i;
@@ -173,6 +181,7 @@ pace_qp_snap(const struct perf *p, uint64_t *tx, uint64_t *wait)
 		uroce_dev_qp_stats(p->qps[i].qp, &st);
 		tx[i] = st.tx_bytes;
 		wait[i] = st.pace_wait_cycles;
+		lost[i] = st.pace_lost_bytes;
 	}
 }
 
@@ -234,14 +243,17 @@ pace_results(struct perf *p, struct perf_pace *pc)
 	}
 	if (tx == NULL)
 		return;
-	pace_qp_snap(p, tx, pc->qp_wait_cycles);
+	pace_qp_snap(p, tx, pc->qp_wait_cycles, pc->qp_lost);
 	for (i = 0; i < p->nqp; i++) {
 		pc->qp_bps[i] = (double)(tx[i] - pc->tx0[i]) * 8.0 / secs;
 		pc->qp_wait_cycles[i] -= pc->wait0[i];
+		pc->qp_lost[i] -= pc->lost0[i];
+		pc->lost_share += (double)pc->qp_lost[i] * 8.0 / secs;
 		e = rel_err(pc->qp_bps[i], (double)pc->rate[i] * 1e3);
 		if (fabs(e) > fabs(pc->worst_qp_err))
 			pc->worst_qp_err = e;
 	}
+	pc->lost_share = target > 0 ? pc->lost_share / target : 0;
 	free(tx);
 }
 
@@ -255,7 +267,7 @@ perf_pace_tick(struct perf *p, uint64_t now)
 		return;
 	pace_mark(p, &pc->mk[pc->w]);
 	if (pc->w == 1)		/* the measured windows start here */
-		pace_qp_snap(p, pc->tx0, pc->wait0);
+		pace_qp_snap(p, pc->tx0, pc->wait0, pc->lost0);
 	if (pc->w++ == pc->nwin + 1) {
 		pc->done = true;
 		pace_results(p, pc);
@@ -285,10 +297,11 @@ perf_pace_report(const struct perf *p, FILE *f)
 			pc->worst_qp_err * 100);
 	fprintf(f, "; %.0f engine cycles and %.2f timer expiries per frame, "
 		"%.1f frames per busy iteration, %" PRIu64
-		" preempted iterations (%.2f%% of the time)\n",
+		" preempted iterations (%.2f%% of the time); tokens lost to "
+		"late service %.2f%% of the target\n",
 		pc->cyc_per_frame, pc->timers_per_frame, pc->frames_per_loop,
 		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops,
-		pc->preempted_share * 100);
+		pc->preempted_share * 100, pc->lost_share * 100);
 }
 
 void
@@ -305,20 +318,23 @@ perf_pace_json(const struct perf *p, FILE *f)
 		"\"worst_qp_error\": %.6f, \"cycles_per_frame\": %.1f, "
 		"\"timers_per_frame\": %.3f, \"frames_per_loop\": %.2f, "
 		"\"frames\": %" PRIu64 ", \"preempted_loops\": %" PRIu64
-		", \"preempted_share\": %.6f,\n    \"qps\": [", p->o->window_s, pc->nwin, p->o->burst,
+		", \"preempted_share\": %.6f, \"lost_share\": %.6f,"
+		"\n    \"qps\": [", p->o->window_s, pc->nwin, p->o->burst,
 		(double)pc->target_kbps * 1e3, pc->achieved_bps, pc->err,
 		pc->worst_win_err, pc->worst_qp_err, pc->cyc_per_frame,
 		pc->timers_per_frame, pc->frames_per_loop,
 		pc->mk[pc->nwin + 1].pkts - pc->mk[1].pkts,
 		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops,
-		pc->preempted_share);
+		pc->preempted_share, pc->lost_share);
 	for (i = 0; i < p->nqp; i++)
 		fprintf(f, "%s\n      {\"qpn\": %u, \"target_bps\": %.0f, "
 			"\"achieved_bps\": %.0f, \"error\": %.6f, "
-			"\"pace_wait_us\": %.1f}", i ? "," : "",
+			"\"pace_wait_us\": %.1f, \"pace_lost_bytes\": %" PRIu64
+			"}", i ? "," : "",
 			p->qps[i].qpn, (double)pc->rate[i] * 1e3,
 			pc->qp_bps[i], rel_err(pc->qp_bps[i],
 					       (double)pc->rate[i] * 1e3),
-			(double)pc->qp_wait_cycles[i] * 1e6 / (double)p->hz);
+			(double)pc->qp_wait_cycles[i] * 1e6 / (double)p->hz,
+			pc->qp_lost[i]);
 	fprintf(f, "]},\n");
 }

@@ -37,7 +37,7 @@ def check(path):
     ok = pace is not None and pace["windows_measured"] >= 1 and \
         len(pace["qps"]) == run["qps"] and \
         pace["cycles_per_frame"] > 0 and pace["frames_per_loop"] > 0 and \
-        0 <= pace["preempted_share"] < 1
+        0 <= pace["preempted_share"] < 1 and 0 <= pace["lost_share"] < 1
     for q in pace["qps"] if pace else []:
         ok &= q["achieved_bps"] > 0 and q["pace_wait_us"] > 0
     for r in run["results"]:
@@ -121,6 +121,7 @@ def main():
                "frames_per_loop": p.get("frames_per_loop"),
                "preempted_loops": p["preempted_loops"],
                "preempted_share": p.get("preempted_share"),
+               "lost_share": p.get("lost_share"),
                "retransmits": run["results"][0].get("retransmits", 0),
                "ceiling_bps": own,
                "above_ceiling": p["target_bps"] > (own or ceiling),

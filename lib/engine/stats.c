@@ -31,6 +31,7 @@
 const struct uroce_stat_field uroce_qp_stat_fields[] = {
 	QP_FIELD(tx_pkts), QP_FIELD(tx_bytes),
 	/* pace_wait_cycles: shown as pace_wait_us */
+	QP_FIELD(pace_lost_bytes),
 	QP_FIELD(rx_pkts), QP_FIELD(rx_bytes),
 	QP_FIELD(retransmits), QP_FIELD(timeouts),
 	QP_FIELD(acks_tx), QP_FIELD(acks_rx),

@@ -156,7 +156,7 @@ uroce_tb_set_profile(struct uroce_tb *tb, const struct uroce_tb_profile *old_p,
 	tb->tokens = RTE_MIN(tokens, new_p->cap);
 }
 
-void
+uint64_t
 uroce_tb_handoff(struct uroce_tb *tb, const struct uroce_tb_profile *p,
 		 uint64_t now, uint64_t bytes)
 {
@@ -167,6 +167,31 @@ uroce_tb_handoff(struct uroce_tb *tb, const struct uroce_tb_profile *p,
 	bytes = RTE_MIN(bytes, (uint64_t)p->burst_bytes);
 	most = p->cap - (int64_t)bytes * (int64_t)p->tsc_hz;
 	tb->tokens = RTE_MIN(tokens, most);
+	/* Both within [-2^60, 2^61]: the difference fits. */
+	return tokens > most ? (uint64_t)(tokens - most) / p->tsc_hz : 0;
+}
+
+uint64_t
+uroce_tb_excess(const struct uroce_tb *tb, const struct uroce_tb_profile *p,
+		uint64_t now)
+{
+	unsigned __int128 level;
+
+	if (!tb_later(tb, now))
+		return 0;
+	/* elapsed * refill can pass 2^64 (a long gap): in 128 bits, with
+	 * the tokens (>= -2^60) added after. */
+	level = (unsigned __int128)(now - tb->time) * p->refill;
+	if (tb->tokens >= 0)
+		level += (uint64_t)tb->tokens;
+	else if (level > (uint64_t)-tb->tokens)
+		level -= (uint64_t)-tb->tokens;
+	else
+		return 0;
+	if (level <= (uint64_t)p->cap)
+		return 0;
+	level = (level - (uint64_t)p->cap) / p->tsc_hz;
+	return level > UINT64_MAX ? UINT64_MAX : (uint64_t)level;
 }
 
 int64_t

@@ -134,13 +134,24 @@ void uroce_tb_set_profile(struct uroce_tb *tb,
  * burst, would let a full burst follow them at once and the wire would
  * show bytes more than the burst. In steady state the bucket is far below
  * that and nothing changes; the rate is never raised.
+ * @return the tokens it drops, in whole bytes (rounded down).
  */
-void uroce_tb_handoff(struct uroce_tb *tb, const struct uroce_tb_profile *p,
-		      uint64_t now, uint64_t bytes);
+uint64_t uroce_tb_handoff(struct uroce_tb *tb,
+			  const struct uroce_tb_profile *p, uint64_t now,
+			  uint64_t bytes);
 
 /** Whole bytes in the bucket at now (rounded down; negative = debt). */
 int64_t uroce_tb_tokens(const struct uroce_tb *tb,
 			const struct uroce_tb_profile *p, uint64_t now);
+
+/**
+ * Whole bytes (rounded down) of tokens that a refill up to now drops at
+ * the burst: what came in beyond a full bucket. Does not change the bucket.
+ * For a user that had packets waiting all the while, they are rate lost to
+ * serving it late. Saturates at UINT64_MAX.
+ */
+uint64_t uroce_tb_excess(const struct uroce_tb *tb,
+			 const struct uroce_tb_profile *p, uint64_t now);
 
 /* ---------------------------------------------------------------------------
  * Timing wheel.

@@ -225,13 +225,26 @@ uroce_qp_pace_behind(struct uroce_qp *qp, uint32_t idx, uint32_t from)
 	return (uint32_t)RTE_MIN(sum, (uint64_t)UINT32_MAX);
 }
 
+/*
+ * Lost rate. Tokens the bucket drops at the burst are rate the QP never
+ * gets back; while a frame waits for tokens (wait_tokens, from
+ * uroce_qp_pace_wait() until the next frame goes) they mean it was served
+ * later than its slack covers - the engine behind its work, or the thread
+ * stalled - and pace_lost_bytes counts them: at the first try after the
+ * wait, and what the hand-off of a batch drops after it. A QP with nothing
+ * queued fills its bucket at no loss, so that is not counted.
+ */
 bool
 uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes)
 {
 	if (!qp->pace_on)
 		return true;
+	if (qp->req.wait_tokens)
+		qp->stats.pace_lost_bytes +=
+			uroce_tb_excess(&qp->pace_tb, &qp->pace_prof, now);
 	if (!uroce_tb_consume(&qp->pace_tb, &qp->pace_prof, now, bytes))
 		return false;
+	qp->req.wait_tokens = false;
 	qp->pace_bytes += bytes;
 	return true;
 }
@@ -239,8 +252,13 @@ uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes)
 void
 uroce_qp_pace_handoff(struct uroce_qp *qp, uint64_t now, uint64_t bytes)
 {
-	if (qp->pace_on)
-		uroce_tb_handoff(&qp->pace_tb, &qp->pace_prof, now, bytes);
+	uint64_t lost;
+
+	if (!qp->pace_on)
+		return;
+	lost = uroce_tb_handoff(&qp->pace_tb, &qp->pace_prof, now, bytes);
+	if (qp->req.wait_tokens)
+		qp->stats.pace_lost_bytes += lost;
 }
 
 void

@@ -232,6 +232,9 @@ struct uroce_qp_stats {
 	uint64_t pace_wait_cycles;	/**< time spent waiting for tokens (beside
 					 *   tx_*: a paced frame moves all three,
 					 *   in one line) */
+	uint64_t pace_lost_bytes;	/**< tokens dropped at the burst while a
+					 *   frame waited: rate lost to being
+					 *   served late (qp_pace.c) */
 	uint64_t rx_pkts, rx_bytes;	/**< frames delivered to the QP */
 	uint64_t retransmits;		/**< request packets sent again */
 	uint64_t timeouts;		/**< retransmit timer expiries */

@@ -100,8 +100,10 @@ struct ut_link {
 	void *tap_ctx;
 	uint64_t steps, timer_runs;
 	/* Run each QP's timer as late as uroce_qp_deadline_latest() lets it
-	 * (the engine's wheel may); late_runs counts those past the deadline. */
+	 * (the engine's wheel may), and timer_delay cycles later still (an
+	 * engine behind its work); late_runs counts those past the deadline. */
 	bool timers_late;
+	uint64_t timer_delay;
 	uint64_t late_runs;
 };
 
@@ -673,7 +675,10 @@ ut_link_qp_due(const struct ut_link *l, const struct uroce_qp *qp)
 {
 	uint64_t dl = uroce_qp_deadline(qp);
 
-	return l->timers_late ? uroce_qp_deadline_latest(qp, dl) : dl;
+	if (l->timers_late)
+		dl = uroce_qp_deadline_latest(qp, dl);
+	return dl > UINT64_MAX - l->timer_delay ? UINT64_MAX :
+	       dl + l->timer_delay;
 }
 
 static inline uint64_t

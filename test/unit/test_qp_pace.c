@@ -642,16 +642,17 @@ check_batches(const struct frame_log *fl, uint32_t batch)
 }
 
 /* One RC WRITE stream, paced at rate_kbps; frames dropped if drop_every;
- * with late, each wake-up as late as uroce_qp_deadline_latest() allows. */
+ * with late, each wake-up as late as uroce_qp_deadline_latest() allows,
+ * and delay cycles later still. */
 static void
-test_write_stream_late(uint32_t rate_kbps, uint32_t burst,
-		       uint32_t drop_every, bool late)
+test_write_stream_delay(uint32_t rate_kbps, uint32_t burst,
+			uint32_t drop_every, bool late, uint64_t delay)
 {
 	struct ibv_qp_rate_limit_attr rl = { rate_kbps, burst, 0, 0 };
 	struct stream *s = calloc(1, sizeof(*s));
 	struct want w = { 0 };
 	uint64_t t0;
-	int64_t left;
+	int64_t left, lost, hz;
 
 	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 11, 0x10, 0x20), 0))
 		goto out;
@@ -662,6 +663,7 @@ test_write_stream_late(uint32_t rate_kbps, uint32_t burst,
 	s->l.tap_ctx = s->fl;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
 	s->l.timers_late = late;
+	s->l.timer_delay = delay;
 	t0 = s->l.now;
 	/* 64 x 16 KiB = 1 MiB, 1024 frames of 1 KiB payload. */
 	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 64, 16384, 0), 0);
@@ -672,13 +674,28 @@ test_write_stream_late(uint32_t rate_kbps, uint32_t burst,
 	UT_CHECK(s->fl->n >= 1024 && s->fl->n < MAX_FRAMES);
 	left = check_conform(s->fl, 0, t0, s->qa->pace_prof.burst_bytes,
 			     &s->qa->pace_prof);
-	if (drop_every == 0 && late) {
+	if (drop_every == 0 && delay != 0) {
+		/* Woken later than the slack covers: the tokens dropped at
+		 * the burst are counted, and they are what the stream is
+		 * behind the rate, to within the last wake-up's bucket. */
+		lost = (int64_t)s->qa->stats.pace_lost_bytes;
+		hz = (int64_t)s->qa->pace_prof.tsc_hz;
+		UT_CHECK(s->l.late_runs > 20);
+		UT_CHECK(lost > 0);
+		UT_CHECK(left >= lost * hz);
+		UT_CHECK(left - lost * hz <=
+			 (int64_t)s->qa->pace_prof.burst_bytes * hz);
+		UT_CHECK_EQ(s->fl->n, 1024);
+		UT_NOTE("lost %" PRId64 " B, behind %" PRId64 " B", lost,
+			left / hz);
+	} else if (drop_every == 0 && late) {
 		/* Woken late every time, but never later than the slack
 		 * covers: no token lost, only the last wake-up's lateness
 		 * left over. */
 		UT_CHECK(s->l.late_runs > 100);
 		UT_CHECK(left < (int64_t)((s->qa->req.pace_late + 1) *
 					  s->qa->pace_prof.refill));
+		UT_CHECK_EQ(s->qa->stats.pace_lost_bytes, 0);
 		UT_CHECK_EQ(s->fl->n, 1024);
 	} else if (drop_every == 0) {
 		/* Backlogged all along: the last frame left in the very cycle
@@ -691,8 +708,9 @@ test_write_stream_late(uint32_t rate_kbps, uint32_t burst,
 		UT_CHECK(s->fl->n > 1024);
 	}
 	UT_CHECK(s->qa->stats.pace_wait_cycles > 0);
-	UT_NOTE("write stream %u kbit/s burst %u drop 1/%u%s", rate_kbps,
-		burst, drop_every, late ? ", woken late" : "");
+	UT_NOTE("write stream %u kbit/s burst %u drop 1/%u%s, delay %" PRIu64,
+		rate_kbps, burst, drop_every, late ? ", woken late" : "",
+		delay);
 out:
 	if (s != NULL)
 		stream_fini(s);
@@ -702,7 +720,7 @@ out:
 static void
 test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
 {
-	test_write_stream_late(rate_kbps, burst, drop_every, false);
+	test_write_stream_delay(rate_kbps, burst, drop_every, false, 0);
 }
 
 /* A rate so low that one frame's tokens take longer than the ACK timeout
@@ -1030,8 +1048,12 @@ main(int argc, char **argv)
 	test_write_stream(40000000, 0, 0);	/* 40 Gbit/s */
 	test_write_stream(300000, 4096, 0);	/* explicit burst */
 	test_write_stream(300000, 0, 50);	/* loss: retransmissions */
-	test_write_stream_late(10000, 0, 0, true);
-	test_write_stream_late(50000, 0, 0, true);
+	test_write_stream_delay(10000, 0, 0, true, 0);
+	test_write_stream_delay(50000, 0, 0, true, 0);
+	/* 2 ms late beyond that: the slack (819 us) does not cover it. */
+	test_write_stream_delay(10000, 0, 0, true, ut_link_us(2000));
+	/* 300 us at 1 Gbit/s, whose slack is 100 us. */
+	test_write_stream_delay(1000000, 0, 0, false, ut_link_us(300));
 	test_slow_no_timeout(false);
 	test_slow_no_timeout(true);
 	test_read_stream();

@@ -460,7 +460,8 @@ test_idle_gap(void)
  * 10,000 - 3,000 B, not the 10,000 the refill (capped) gives, so what
  * follows at once is 7 packets and the wire never shows more than the
  * burst. Low in the bucket (steady state) nothing changes, and debt and a
- * hand-off larger than the burst are kept exact.
+ * hand-off larger than the burst are kept exact. What the hand-off drops,
+ * and what a refill would drop at the burst (uroce_tb_excess()), exactly.
  */
 static void
 test_handoff(void)
@@ -475,7 +476,9 @@ test_handoff(void)
 	for (i = 0; i < 3; i++)
 		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
 	now += 5000000;			/* 5 ms: 5,000 B of refill, capped */
-	uroce_tb_handoff(&tb, &p, now, 3000);
+	/* 2,000 B beyond the burst come in; the hand-off drops 3,000. */
+	UT_CHECK_EQ(uroce_tb_excess(&tb, &p, now), 2000);
+	UT_CHECK_EQ(uroce_tb_handoff(&tb, &p, now, 3000), 3000);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 7000);
 	for (i = 0; i < 7; i++)
 		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
@@ -484,17 +487,31 @@ test_handoff(void)
 	 * the 100 B of refill stay (1,100 < 10,000 - 2,000). */
 	now += 1000000;			/* the bucket refills to 1,000 B */
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 1000);
-	uroce_tb_handoff(&tb, &p, now + 100000, 2000);
+	UT_CHECK_EQ(uroce_tb_excess(&tb, &p, now + 100000), 0);
+	UT_CHECK_EQ(uroce_tb_handoff(&tb, &p, now + 100000, 2000), 0);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now + 100000), 1100);
 	/* More than the burst handed over: the bucket keeps no tokens. */
 	now += 20000000;
-	uroce_tb_handoff(&tb, &p, now, 50000);
+	UT_CHECK_EQ(uroce_tb_excess(&tb, &p, now), 1100 + 19900 - 10000);
+	UT_CHECK_EQ(uroce_tb_handoff(&tb, &p, now, 50000), 10000);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 0);
 	/* Debt (a packet larger than the burst) is kept as it is. */
 	now += 20000000;
 	UT_CHECK(uroce_tb_consume(&tb, &p, now, 15000));
-	uroce_tb_handoff(&tb, &p, now, 15000);
+	UT_CHECK_EQ(uroce_tb_handoff(&tb, &p, now, 15000), 0);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), -5000);
+	/* From debt: 20 ms bring 20,000 B, 5,000 of them beyond the burst;
+	 * 14 ms bring none beyond it. */
+	UT_CHECK_EQ(uroce_tb_excess(&tb, &p, now + 14000000), 0);
+	UT_CHECK_EQ(uroce_tb_excess(&tb, &p, now + 20000000), 5000);
+	/* Rounded down: 1 cycle more is a thousandth of a byte. */
+	UT_CHECK_EQ(uroce_tb_excess(&tb, &p, now + 20000999), 5000);
+	UT_CHECK_EQ(uroce_tb_excess(&tb, &p, now + 20001000), 5001);
+	/* A clock behind the bucket: nothing. A gap of 2^62 cycles (its
+	 * refill passes 2^64 tokens): 2^62 / 1000 B less debt and burst. */
+	UT_CHECK_EQ(uroce_tb_excess(&tb, &p, now - 5), 0);
+	UT_CHECK_EQ(uroce_tb_excess(&tb, &p, now + (UINT64_C(1) << 62)),
+		    (UINT64_C(1) << 62) / 1000 - 15000);
 }
 
 int
