@@ -290,6 +290,13 @@ uroce_wheel_count(const struct uroce_wheel *w)
 	return w->count;
 }
 
+/** Cycles of a block: what uroce_wheel_add_range() may round up by. */
+static inline uint64_t
+uroce_wheel_block_cycles(const struct uroce_wheel *w)
+{
+	return UINT64_C(1) << (w->slot_shift + w->order);
+}
+
 /* ---------------------------------------------------------------------------
  * Ready lists: the QPs that have frames to build, served round robin.
  *
