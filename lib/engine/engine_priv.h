@@ -44,6 +44,7 @@ extern int uroce_engine_logtype;
 #define ENG_PACE_HO_MAX		UROCE_TXB_MAX	/* pending hand-offs */
 #define ENG_WHEEL_SLOTS		256
 #define ENG_RANGE_BLOCKS	2	/* shortest wake-up range used (lcore.c) */
+#define ENG_RANGE_MIN_TIMERS	2048	/* armed, for ranges to be used */
 /* The ready list of QPs that put nothing on a port (lcore.c). */
 #define ENG_SCHED_NOWIRE	UROCE_CONFIG_MAX_PORTS
 #define ENG_MAX_QP		(1u << 16)
