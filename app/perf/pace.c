@@ -46,8 +46,8 @@ struct perf_pace {
 	/* Results. */
 	double achieved_bps, err, worst_win_err, worst_qp_err, cyc_per_frame;
 	double timers_per_frame;	/* wheel expiries: wake-ups per frame */
-	double frames_per_loop;		/* per iteration that found work */
-	double preempted_share;		/* of the time, in preempted iterations */
+	double frames_per_loop;		/* per busy iteration */
+	double preempted_share;		/* time in preempted iterations */
 	double *qp_bps;
 	uint64_t *qp_wait_cycles;
 	uint64_t *qp_lost;		/* pace_lost_bytes in the windows */
@@ -218,7 +218,7 @@ pace_results(struct perf *p, struct perf_pace *pc)
 	const struct pace_mark *a = &pc->mk[1], *b = &pc->mk[pc->nwin + 1];
 	double secs = (double)(b->tsc - a->tsc) / (double)p->hz, got, e;
 	double target = (double)pc->target_kbps * 1e3;
-	uint64_t *tx = calloc(p->nqp, sizeof(*tx));
+	uint64_t *tx = calloc(p->nqp, sizeof(*tx)), lost = 0;
 	unsigned int w;
 	uint32_t i;
 
@@ -248,12 +248,12 @@ pace_results(struct perf *p, struct perf_pace *pc)
 		pc->qp_bps[i] = (double)(tx[i] - pc->tx0[i]) * 8.0 / secs;
 		pc->qp_wait_cycles[i] -= pc->wait0[i];
 		pc->qp_lost[i] -= pc->lost0[i];
-		pc->lost_share += (double)pc->qp_lost[i] * 8.0 / secs;
+		lost += pc->qp_lost[i];
 		e = rel_err(pc->qp_bps[i], (double)pc->rate[i] * 1e3);
 		if (fabs(e) > fabs(pc->worst_qp_err))
 			pc->worst_qp_err = e;
 	}
-	pc->lost_share = target > 0 ? pc->lost_share / target : 0;
+	pc->lost_share = target > 0 ? (double)lost * 8.0 / secs / target : 0;
 	free(tx);
 }
 

@@ -43,8 +43,10 @@ extern int uroce_engine_logtype;
 #define ENG_TIMER_MAX		64	/* expired per iteration */
 #define ENG_PACE_HO_MAX		UROCE_TXB_MAX	/* pending hand-offs */
 #define ENG_WHEEL_SLOTS		256
-#define ENG_RANGE_BLOCKS	2	/* shortest wake-up range used (lcore.c) */
-#define ENG_RANGE_MIN_TIMERS	2048	/* armed, for ranges to be used */
+/* Wake-up ranges (lcore.c): the shortest one used, in wheel blocks, and
+ * the timers armed for any to be used. */
+#define ENG_RANGE_BLOCKS	2
+#define ENG_RANGE_MIN_TIMERS	2048
 /* The ready list of QPs that put nothing on a port (lcore.c). */
 #define ENG_SCHED_NOWIRE	UROCE_CONFIG_MAX_PORTS
 #define ENG_MAX_QP		(1u << 16)

@@ -195,27 +195,30 @@ eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq)
  * and for a range of at least ENG_RANGE_BLOCKS blocks: the QPs due at a
  * block's start are served one after another, over up to a block when
  * the engine is busy (150 frames per busy iteration at 10,000 QPs), and
- * the other half of the QP's spare slack must cover that as well. A QP on a ready list whose
- * deadline has passed needs no timer: eng_tx() calls it and re-arms it
- * after. Else, when the iteration's budget is spent, a timer that fired
- * and put its QP on the ready list (eng_timers()) would come back due at
- * once and fire again every iteration until eng_tx() reaches the QP: an
- * engine behind its work would spend itself on expiries.
+ * the other half of the QP's spare slack must cover that as well.
+ *
+ * A QP on a ready list whose deadline has passed needs no timer: eng_tx()
+ * calls it and re-arms it after. Else, when the iteration's budget is
+ * spent, a timer that fired and put its QP on the ready list
+ * (eng_timers()) would come back due at once and fire again every
+ * iteration until eng_tx() reaches the QP: an engine behind its work
+ * would spend itself on expiries.
  */
 void
 eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq)
 {
 	struct uroce_wheel_entry *e = &eq->tmo->e;
 	uint64_t dl = uroce_qp_deadline(eq->qp), latest;
+	uint64_t block = uroce_wheel_block_cycles(&lc->wheel);
 
 	if (dl == UINT64_MAX || (eq->ready.queued && dl <= eng_now(lc))) {
 		if (uroce_wheel_armed(e))
 			uroce_wheel_del(&lc->wheel, e);
 		return;
 	}
-	latest = uroce_qp_deadline_latest(eq->qp, dl);
-	if (uroce_wheel_count(&lc->wheel) < ENG_RANGE_MIN_TIMERS ||
-	    latest - dl < ENG_RANGE_BLOCKS * uroce_wheel_block_cycles(&lc->wheel))
+	latest = uroce_wheel_count(&lc->wheel) < ENG_RANGE_MIN_TIMERS ? dl :
+		 uroce_qp_deadline_latest(eq->qp, dl);
+	if (latest - dl < ENG_RANGE_BLOCKS * block)
 		latest = dl;
 	if (uroce_wheel_armed(e) && e->deadline >= dl && e->deadline <= latest)
 		return;

@@ -841,13 +841,11 @@ uint64_t
 uroce_qp_deadline_latest(const struct uroce_qp *qp, uint64_t dl)
 {
 	const struct uroce_requester *req = &qp->req;
-	uint64_t late;
 
-	/* Only the wait for tokens has room; retries, RNR and ACK timeouts
-	 * do not. */
-	if (dl == UROCE_TIME_OFF || dl != req->wait_at || !req->wait_tokens ||
-	    dl >= req->rnr_at)
+	/* Only the wait for tokens has room, up to an RNR wait's end (an
+	 * unset one is UROCE_TIME_OFF, which bounds the sum); retries, RNR
+	 * and ACK timeouts have none. */
+	if (dl != req->wait_at || !req->wait_tokens || dl >= req->rnr_at)
 		return dl;
-	late = RTE_MIN(req->pace_late, req->rnr_at - dl);
-	return dl + RTE_MIN(late, UINT64_MAX - dl);
+	return dl + RTE_MIN(req->pace_late, req->rnr_at - dl);
 }

@@ -118,11 +118,11 @@ pace_batch_bytes(uint32_t rate_kbps, uint32_t burst, uint32_t typical)
  * beyond the batch) takes what comes in meanwhile. UROCE_PACE_SLACK_US of
  * it is kept for what a wake-up is late by anyway (the host's stalls,
  * building the batch); half the rest (the requester's copy: pace_late) is
- * offered to the engine, which files the wake-up at the start of a block of its timing
- * wheel if one comes within it (uroce_wheel_add_range()): there it is
- * never moved between the wheel's levels, and the QPs that wake up at one
- * block's start fill the engine's transmit batches together. The other
- * half is for the time the engine takes to serve them all. With the
+ * offered to the engine, which may file the wake-up at the start of a
+ * block of its timing wheel within it (uroce_wheel_add_range()): there it
+ * is never moved between the wheel's levels, and the QPs that wake up at
+ * one block's start fill the engine's transmit batches together. The
+ * other half is for the time the engine takes to serve them all. With the
  * default burst that is a few ms at a few Mbit/s (10,000 QPs sharing a
  * link), and nothing once a typical packet takes no more than 100 us at
  * the rate (the slack is then 100 us); a block is about 250 us.
@@ -263,16 +263,17 @@ uroce_qp_pace_handoff(struct uroce_qp *qp, uint64_t now, uint64_t bytes)
 
 void
 uroce_qp_pace_wait(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
-		   uint32_t more, uint64_t *wait_at)
+		   uint32_t more)
 {
+	struct uroce_requester *req = &qp->req;
 	uint64_t ready = uroce_tb_ready_at(&qp->pace_tb, &qp->pace_prof, now,
 					   pace_want(qp, bytes, more));
 
 	/* Count a wait once, not again when asked during it. */
-	if (*wait_at == UROCE_TIME_OFF || *wait_at <= now)
+	if (req->wait_at == UROCE_TIME_OFF || req->wait_at <= now)
 		qp->stats.pace_wait_cycles += ready - now;
-	*wait_at = ready;
-	qp->req.wait_tokens = true;
+	req->wait_at = ready;
+	req->wait_tokens = true;
 }
 
 void

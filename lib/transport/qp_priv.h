@@ -278,7 +278,7 @@ bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes);
 /* How late a wake-up for a batch may be (qp_pace.c, Wake-up); 0 unpaced. */
 uint64_t uroce_qp_pace_late(const struct uroce_qp *qp);
 void uroce_qp_pace_wait(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
-			uint32_t more, uint64_t *wait_at);
+			uint32_t more);
 /* from + the payload bytes of the send WQEs posted behind SQ index idx,
  * summed up to the pacing batch: what uroce_qp_pace_wait() may gather.
  * Reads the poster's head: call it only to wait. */

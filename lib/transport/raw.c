@@ -59,8 +59,7 @@ raw_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	}
 	if (!uroce_qp_pace(qp, now, len)) {
 		uroce_qp_pace_wait(qp, now, len,
-				   uroce_qp_pace_behind(qp, qp->sq.tail, 0),
-				   &qp->req.wait_at);
+				   uroce_qp_pace_behind(qp, qp->sq.tail, 0));
 		return 0;
 	}
 	m = rte_pktmbuf_alloc(qp->env->pool);

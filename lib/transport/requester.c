@@ -399,8 +399,7 @@ send_pkt(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		/* The rest of the message and the WQEs behind it. */
 		rest = uroce_wqe_is_rd_atomic(w) ? 0 : w->length - p.off - p.plen;
 		uroce_qp_pace_wait(qp, now, len,
-				   uroce_qp_pace_behind(qp, req->tx_idx, rest),
-				   &req->wait_at);
+				   uroce_qp_pace_behind(qp, req->tx_idx, rest));
 		return 0;
 	}
 	ret = uroce_zc_wanted(qp, w, p.plen) ?

@@ -208,7 +208,7 @@ send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn, uint64_t now,
 	aeth_fill(qp, &ext, syn);
 	m = uroce_frame_alloc(qp, &qp->path, bth.opcode, 0, &payload);
 	if (m == NULL) {
-		qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		uroce_req_retry_wait(qp, now);
 		return false;
 	}
 	uroce_frame_finish(qp, m, &qp->path, &bth, &ext, 0, txb);
@@ -265,13 +265,13 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	if (!uroce_qp_pace(qp, now, flen)) {
 		/* The rest of this response gathers; later ones are not
 		 * looked at. */
-		uroce_qp_pace_wait(qp, now, flen, e->atomic ? 0 : e->left - plen,
-				   &qp->req.wait_at);
+		uroce_qp_pace_wait(qp, now, flen,
+				   e->atomic ? 0 : e->left - plen);
 		return false;
 	}
 	m = uroce_frame_alloc(qp, &qp->path, bth.opcode, plen, &payload);
 	if (m == NULL) {
-		qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		uroce_req_retry_wait(qp, now);
 		return false;
 	}
 	if (plen > 0)

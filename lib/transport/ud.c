@@ -80,7 +80,7 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	}
 	ret = ud_path(qp, w, &l2l3);
 	if (ret == -EAGAIN) {
-		qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		uroce_req_retry_wait(qp, now);
 		return 0;
 	}
 	if (ret < 0) {
@@ -92,13 +92,12 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	len = uroce_frame_len(&l2l3, bth.opcode, w->length);
 	if (!uroce_qp_pace(qp, now, len)) {
 		uroce_qp_pace_wait(qp, now, len,
-				   uroce_qp_pace_behind(qp, qp->sq.tail, 0),
-				   &qp->req.wait_at);
+				   uroce_qp_pace_behind(qp, qp->sq.tail, 0));
 		return 0;
 	}
 	m = uroce_frame_alloc(qp, &l2l3, bth.opcode, w->length, &payload);
 	if (m == NULL) {
-		qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
+		uroce_req_retry_wait(qp, now);
 		return 0;
 	}
 	if (uroce_wqe_gather(qp, w, 0, payload, w->length) < 0) {
