@@ -160,6 +160,8 @@ uint64_t
 uroce_tb_handoff(struct uroce_tb *tb, const struct uroce_tb_profile *p,
 		 uint64_t now, uint64_t bytes)
 {
+	/* What the refill drops at the burst is dropped too: counted first. */
+	uint64_t over = uroce_tb_excess(tb, p, now);
 	int64_t tokens = tb_refill(tb, p, now), most;
 
 	/* bytes < 2^61 / tsc_hz keeps the product in range; more than the
@@ -167,8 +169,10 @@ uroce_tb_handoff(struct uroce_tb *tb, const struct uroce_tb_profile *p,
 	bytes = RTE_MIN(bytes, (uint64_t)p->burst_bytes);
 	most = p->cap - (int64_t)bytes * (int64_t)p->tsc_hz;
 	tb->tokens = RTE_MIN(tokens, most);
-	/* Both within [-2^60, 2^61]: the difference fits. */
-	return tokens > most ? (uint64_t)(tokens - most) / p->tsc_hz : 0;
+	/* Both within [-2^60, 2^61]: the difference fits. The two parts are
+	 * rounded down apart, so the sum may be a byte short. */
+	return over + (tokens > most ? (uint64_t)(tokens - most) / p->tsc_hz :
+		       0);
 }
 
 uint64_t

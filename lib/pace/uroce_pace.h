@@ -134,7 +134,9 @@ void uroce_tb_set_profile(struct uroce_tb *tb,
  * burst, would let a full burst follow them at once and the wire would
  * show bytes more than the burst. In steady state the bucket is far below
  * that and nothing changes; the rate is never raised.
- * @return the tokens it drops, in whole bytes (rounded down).
+ * @return the tokens it drops, in whole bytes (rounded down): those the
+ * refill brings beyond the burst (uroce_tb_excess()) and those beyond
+ * cap - bytes.
  */
 uint64_t uroce_tb_handoff(struct uroce_tb *tb,
 			  const struct uroce_tb_profile *p, uint64_t now,

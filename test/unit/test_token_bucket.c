@@ -460,8 +460,9 @@ test_idle_gap(void)
  * 10,000 - 3,000 B, not the 10,000 the refill (capped) gives, so what
  * follows at once is 7 packets and the wire never shows more than the
  * burst. Low in the bucket (steady state) nothing changes, and debt and a
- * hand-off larger than the burst are kept exact. What the hand-off drops,
- * and what a refill would drop at the burst (uroce_tb_excess()), exactly.
+ * hand-off larger than the burst are kept exact. What a refill would drop
+ * at the burst (uroce_tb_excess()) and what the hand-off drops, that and
+ * the rest beyond cap - bytes, exactly.
  */
 static void
 test_handoff(void)
@@ -476,9 +477,10 @@ test_handoff(void)
 	for (i = 0; i < 3; i++)
 		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
 	now += 5000000;			/* 5 ms: 5,000 B of refill, capped */
-	/* 2,000 B beyond the burst come in; the hand-off drops 3,000. */
+	/* 2,000 B beyond the burst come in, and the hand-off drops 3,000
+	 * more. */
 	UT_CHECK_EQ(uroce_tb_excess(&tb, &p, now), 2000);
-	UT_CHECK_EQ(uroce_tb_handoff(&tb, &p, now, 3000), 3000);
+	UT_CHECK_EQ(uroce_tb_handoff(&tb, &p, now, 3000), 5000);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 7000);
 	for (i = 0; i < 7; i++)
 		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
@@ -493,7 +495,7 @@ test_handoff(void)
 	/* More than the burst handed over: the bucket keeps no tokens. */
 	now += 20000000;
 	UT_CHECK_EQ(uroce_tb_excess(&tb, &p, now), 1100 + 19900 - 10000);
-	UT_CHECK_EQ(uroce_tb_handoff(&tb, &p, now, 50000), 10000);
+	UT_CHECK_EQ(uroce_tb_handoff(&tb, &p, now, 50000), 11000 + 10000);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 0);
 	/* Debt (a packet larger than the burst) is kept as it is. */
 	now += 20000000;
