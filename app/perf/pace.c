@@ -29,6 +29,9 @@
 #include "perf_priv.h"
 #include "uroce_port.h"
 
+/* Reasons tokens are lost for (struct uroce_qp_stats, pace_lost_bytes). */
+#define PACE_LOST	RTE_DIM(((struct uroce_qp_stats *)NULL)->pace_lost_bytes)
+
 struct pace_mark {
 	uint64_t tsc, bytes, pkts, work, long_loops, timers;
 	uint64_t work_loops;		/* iterations that found work */
@@ -37,7 +40,8 @@ struct pace_mark {
 
 struct perf_pace {
 	uint32_t *rate;			/* kbit/s per QP, 0: unpaced */
-	uint64_t *tx0, *wait0, *lost0;	/* per QP at the end of window 0 */
+	uint64_t *tx0, *wait0;		/* per QP at the end of window 0 */
+	uint64_t *lost0;		/* PACE_LOST per QP, as tx0 */
 	uint64_t win;			/* window, cycles */
 	uint64_t start, target_kbps;
 	unsigned int nwin, w;		/* windows measured, marks taken */
@@ -50,8 +54,8 @@ struct perf_pace {
 	double preempted_share;		/* time in preempted iterations */
 	double *qp_bps;
 	uint64_t *qp_wait_cycles;
-	uint64_t *qp_lost;		/* pace_lost_bytes in the windows */
-	double lost_share;		/* their sum against the target */
+	uint64_t *qp_lost;		/* pace_lost_bytes[] in the windows */
+	double lost_share[PACE_LOST];	/* their sums against the target */
 };
 
 static uint32_t
@@ -120,8 +124,8 @@ perf_pace_setup(struct perf *p)
 	pc->wait0 = calloc(n, sizeof(*pc->wait0));
 	pc->qp_bps = calloc(n, sizeof(*pc->qp_bps));
 	pc->qp_wait_cycles = calloc(n, sizeof(*pc->qp_wait_cycles));
-	pc->lost0 = calloc(n, sizeof(*pc->lost0));
-	pc->qp_lost = calloc(n, sizeof(*pc->qp_lost));
+	pc->lost0 = calloc((size_t)n * PACE_LOST, sizeof(*pc->lost0));
+	pc->qp_lost = calloc((size_t)n * PACE_LOST, sizeof(*pc->qp_lost));
 	if (pc->rate == NULL || pc->tx0 == NULL || pc->wait0 == NULL ||
 	    pc->qp_bps == NULL || pc->qp_wait_cycles == NULL ||
 	    pc->lost0 == NULL || pc->qp_lost == NULL)
@@ -168,7 +172,8 @@ pace_mark(const struct perf *p, struct pace_mark *m)
 	m->long_cycles = ls.long_cycles;
 }
 
-/* Each QP's tx_bytes, pace wait and lost tokens into tx[], wait[], lost[]. */
+/* Each QP's tx_bytes, pace wait and lost tokens into tx[], wait[] and
+ * lost[] (PACE_LOST per QP). */
 static void
 pace_qp_snap(const struct perf *p, uint64_t *tx, uint64_t *wait,
 	     uint64_t *lost)
@@ -181,7 +186,8 @@ pace_qp_snap(const struct perf *p, uint64_t *tx, uint64_t *wait,
 		uroce_dev_qp_stats(p->qps[i].qp, &st);
 		tx[i] = st.tx_bytes;
 		wait[i] = st.pace_wait_cycles;
-		lost[i] = st.pace_lost_bytes;
+		memcpy(&lost[i * PACE_LOST], st.pace_lost_bytes,
+		       sizeof(st.pace_lost_bytes));
 	}
 }
 
@@ -218,8 +224,8 @@ pace_results(struct perf *p, struct perf_pace *pc)
 	const struct pace_mark *a = &pc->mk[1], *b = &pc->mk[pc->nwin + 1];
 	double secs = (double)(b->tsc - a->tsc) / (double)p->hz, got, e;
 	double target = (double)pc->target_kbps * 1e3;
-	uint64_t *tx = calloc(p->nqp, sizeof(*tx)), lost = 0;
-	unsigned int w;
+	uint64_t *tx = calloc(p->nqp, sizeof(*tx)), lost[PACE_LOST] = { 0 };
+	unsigned int w, r;
 	uint32_t i;
 
 	pc->achieved_bps = (double)(b->bytes - a->bytes) * 8.0 / secs;
@@ -247,13 +253,18 @@ pace_results(struct perf *p, struct perf_pace *pc)
 	for (i = 0; i < p->nqp; i++) {
 		pc->qp_bps[i] = (double)(tx[i] - pc->tx0[i]) * 8.0 / secs;
 		pc->qp_wait_cycles[i] -= pc->wait0[i];
-		pc->qp_lost[i] -= pc->lost0[i];
-		lost += pc->qp_lost[i];
+		for (r = 0; r < PACE_LOST; r++) {
+			pc->qp_lost[i * PACE_LOST + r] -=
+				pc->lost0[i * PACE_LOST + r];
+			lost[r] += pc->qp_lost[i * PACE_LOST + r];
+		}
 		e = rel_err(pc->qp_bps[i], (double)pc->rate[i] * 1e3);
 		if (fabs(e) > fabs(pc->worst_qp_err))
 			pc->worst_qp_err = e;
 	}
-	pc->lost_share = target > 0 ? (double)lost * 8.0 / secs / target : 0;
+	for (r = 0; r < PACE_LOST; r++)
+		pc->lost_share[r] = target > 0 ?
+			(double)lost[r] * 8.0 / secs / target : 0;
 	free(tx);
 }
 
@@ -298,10 +309,13 @@ perf_pace_report(const struct perf *p, FILE *f)
 	fprintf(f, "; %.0f engine cycles and %.2f timer expiries per frame, "
 		"%.1f frames per busy iteration, %" PRIu64
 		" preempted iterations (%.2f%% of the time); tokens lost to "
-		"late service %.2f%% of the target\n",
+		"late service %.2f%%, a full window %.2f%%, waiting for a "
+		"turn %.2f%%, nothing posted %.2f%% of the target\n",
 		pc->cyc_per_frame, pc->timers_per_frame, pc->frames_per_loop,
 		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops,
-		pc->preempted_share * 100, pc->lost_share * 100);
+		pc->preempted_share * 100, pc->lost_share[0] * 100,
+		pc->lost_share[1] * 100, pc->lost_share[2] * 100,
+		pc->lost_share[3] * 100);
 }
 
 void
@@ -318,23 +332,31 @@ perf_pace_json(const struct perf *p, FILE *f)
 		"\"worst_qp_error\": %.6f, \"cycles_per_frame\": %.1f, "
 		"\"timers_per_frame\": %.3f, \"frames_per_loop\": %.2f, "
 		"\"frames\": %" PRIu64 ", \"preempted_loops\": %" PRIu64
-		", \"preempted_share\": %.6f, \"lost_share\": %.6f,"
+		", \"preempted_share\": %.6f, \"lost_share\": %.6f, "
+		"\"lost_window_share\": %.6f, \"lost_turn_share\": %.6f, "
+		"\"idle_share\": %.6f,"
 		"\n    \"qps\": [", p->o->window_s, pc->nwin, p->o->burst,
 		(double)pc->target_kbps * 1e3, pc->achieved_bps, pc->err,
 		pc->worst_win_err, pc->worst_qp_err, pc->cyc_per_frame,
 		pc->timers_per_frame, pc->frames_per_loop,
 		pc->mk[pc->nwin + 1].pkts - pc->mk[1].pkts,
 		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops,
-		pc->preempted_share, pc->lost_share);
+		pc->preempted_share, pc->lost_share[0], pc->lost_share[1],
+		pc->lost_share[2], pc->lost_share[3]);
 	for (i = 0; i < p->nqp; i++)
 		fprintf(f, "%s\n      {\"qpn\": %u, \"target_bps\": %.0f, "
 			"\"achieved_bps\": %.0f, \"error\": %.6f, "
 			"\"pace_wait_us\": %.1f, \"pace_lost_bytes\": %" PRIu64
-			"}", i ? "," : "",
+			", \"pace_lost_window_bytes\": %" PRIu64
+			", \"pace_lost_turn_bytes\": %" PRIu64
+			", \"pace_idle_bytes\": %" PRIu64 "}", i ? "," : "",
 			p->qps[i].qpn, (double)pc->rate[i] * 1e3,
 			pc->qp_bps[i], rel_err(pc->qp_bps[i],
 					       (double)pc->rate[i] * 1e3),
 			(double)pc->qp_wait_cycles[i] * 1e6 / (double)p->hz,
-			pc->qp_lost[i]);
+			pc->qp_lost[i * PACE_LOST],
+			pc->qp_lost[i * PACE_LOST + 1],
+			pc->qp_lost[i * PACE_LOST + 2],
+			pc->qp_lost[i * PACE_LOST + 3]);
 	fprintf(f, "]},\n");
 }

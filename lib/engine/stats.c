@@ -31,7 +31,14 @@
 const struct uroce_stat_field uroce_qp_stat_fields[] = {
 	QP_FIELD(tx_pkts), QP_FIELD(tx_bytes),
 	/* pace_wait_cycles: shown as pace_wait_us */
-	QP_FIELD(pace_lost_bytes),
+	/* pace_lost_bytes[]: by why the QP had stopped (uroce_qp.h) */
+	{ "pace_lost_bytes", offsetof(struct uroce_qp_stats, pace_lost_bytes) },
+	{ "pace_lost_window_bytes",
+	  offsetof(struct uroce_qp_stats, pace_lost_bytes[1]) },
+	{ "pace_lost_turn_bytes",
+	  offsetof(struct uroce_qp_stats, pace_lost_bytes[2]) },
+	{ "pace_idle_bytes",
+	  offsetof(struct uroce_qp_stats, pace_lost_bytes[3]) },
 	QP_FIELD(rx_pkts), QP_FIELD(rx_bytes),
 	QP_FIELD(retransmits), QP_FIELD(timeouts),
 	QP_FIELD(acks_tx), QP_FIELD(acks_rx),

@@ -227,24 +227,41 @@ uroce_qp_pace_behind(struct uroce_qp *qp, uint32_t idx, uint32_t from)
 
 /*
  * Lost rate. Tokens the bucket drops at the burst are rate the QP never
- * gets back; while a frame waits for tokens (wait_tokens, from
- * uroce_qp_pace_wait() until the next frame goes) they mean it was served
- * later than its slack covers - the engine behind its work, or the thread
- * stalled - and pace_lost_bytes counts them: at the first try after the
- * wait, and what the hand-off of a batch drops after it. A QP with nothing
- * queued fills its bucket at no loss, so that is not counted.
+ * gets back. The QP's send side notes why it stopped (req.stop, until the
+ * next frame goes), and pace_lost_bytes counts them by that reason: at
+ * the first try after the stop, and what the hand-off of a batch drops
+ * after it.
+ *  - A frame waited for tokens (uroce_qp_pace_wait()): it was served later
+ *    than its slack covers - the engine behind its work, or the thread
+ *    stalled.
+ *  - The PSN window was full: the responder, or the link to it, is slower
+ *    than the rate.
+ *  - Its transmit batch was full: it waited for its next turn, behind the
+ *    other QPs' calls, the port's back-pressure or a stalled thread.
+ *  - Nothing was posted: the application paused, which is no loss of
+ *    ours (pace_idle_bytes), but shows a benchmark that does not keep
+ *    its QP busy.
  */
+static void
+pace_lost(struct uroce_qp *qp, uint64_t bytes)
+{
+	uint8_t stop = qp->req.stop;
+
+	if (stop != UROCE_REQ_STOP_NONE)
+		qp->stats.pace_lost_bytes[stop - 1] += bytes;
+}
+
 bool
 uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes)
 {
 	if (!qp->pace_on)
 		return true;
-	if (qp->req.wait_tokens)
-		qp->stats.pace_lost_bytes +=
-			uroce_tb_excess(&qp->pace_tb, &qp->pace_prof, now);
+	if (qp->req.stop != UROCE_REQ_STOP_NONE)
+		pace_lost(qp, uroce_tb_excess(&qp->pace_tb, &qp->pace_prof,
+					      now));
 	if (!uroce_tb_consume(&qp->pace_tb, &qp->pace_prof, now, bytes))
 		return false;
-	qp->req.wait_tokens = false;
+	qp->req.stop = UROCE_REQ_STOP_NONE;
 	qp->pace_bytes += bytes;
 	return true;
 }
@@ -252,13 +269,10 @@ uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes)
 void
 uroce_qp_pace_handoff(struct uroce_qp *qp, uint64_t now, uint64_t bytes)
 {
-	uint64_t lost;
-
 	if (!qp->pace_on)
 		return;
-	lost = uroce_tb_handoff(&qp->pace_tb, &qp->pace_prof, now, bytes);
-	if (qp->req.wait_tokens)
-		qp->stats.pace_lost_bytes += lost;
+	pace_lost(qp, uroce_tb_handoff(&qp->pace_tb, &qp->pace_prof, now,
+				       bytes));
 }
 
 void
@@ -273,7 +287,7 @@ uroce_qp_pace_wait(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
 	if (req->wait_at == UROCE_TIME_OFF || req->wait_at <= now)
 		qp->stats.pace_wait_cycles += ready - now;
 	req->wait_at = ready;
-	req->wait_tokens = true;
+	req->stop = UROCE_REQ_STOP_TOKENS;
 }
 
 void

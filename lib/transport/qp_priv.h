@@ -269,7 +269,7 @@ static inline void
 uroce_req_retry_wait(struct uroce_qp *qp, uint64_t now)
 {
 	qp->req.wait_at = now + uroce_qp_us_to_cycles(qp, UROCE_RETRY_WAIT_US);
-	qp->req.wait_tokens = false;
+	qp->req.stop = UROCE_REQ_STOP_NONE;
 }
 /* Pacing (qp_pace.c): true if a frame of bytes may go now (charged);
  * else uroce_qp_pace_wait() sets the time to try again, given the bytes

@@ -226,8 +226,10 @@ start_wqe(struct uroce_qp *qp)
 	struct uroce_send_wqe *w;
 	uint32_t idx = req->start_idx;
 
-	if (uroce_ring_cons_avail(&qp->sq, started + 1) <= started)
+	if (uroce_ring_cons_avail(&qp->sq, started + 1) <= started) {
+		req->stop = UROCE_REQ_STOP_IDLE;
 		return false;
+	}
 	w = uroce_sq_wqe(qp, idx);
 	if (!start_allowed(qp, w))
 		return false;
@@ -459,8 +461,10 @@ can_send(struct uroce_qp *qp, uint64_t now)
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return false;	/* start_wqe() failed it */
 	if (uroce_qp_initiator(qp) &&
-	    psn_diff(req->tx_psn, req->una) >= UROCE_REQ_WINDOW)
+	    psn_diff(req->tx_psn, req->una) >= UROCE_REQ_WINDOW) {
+		req->stop = UROCE_REQ_STOP_WINDOW;
 		return false;
+	}
 	return true;
 }
 
@@ -470,8 +474,10 @@ uroce_req_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	if (!uroce_qp_path_ready(qp, now))
 		return false;
 	for (;;) {
-		if (uroce_txb_full(txb))
+		if (uroce_txb_full(txb)) {
+			qp->req.stop = UROCE_REQ_STOP_TURN;
 			return true;
+		}
 		if (!can_send(qp, now) || send_pkt(qp, now, txb) == 0)
 			return false;
 	}

@@ -232,9 +232,14 @@ struct uroce_qp_stats {
 	uint64_t pace_wait_cycles;	/**< time spent waiting for tokens (beside
 					 *   tx_*: a paced frame moves all three,
 					 *   in one line) */
-	uint64_t pace_lost_bytes;	/**< tokens dropped at the burst while a
-					 *   frame waited: rate lost to being
-					 *   served late (qp_pace.c) */
+	/** Tokens dropped at the burst while frames were queued, that is
+	 *  rate lost for good (qp_pace.c, Lost rate), by why the QP's send
+	 *  side had stopped (enum uroce_req_stop less one): [0] a frame
+	 *  waited for tokens and was served late, [1] the PSN window was
+	 *  full, [2] a full transmit batch, waiting for its next turn; and
+	 *  [3] nothing was posted: the application's pause, not a loss of
+	 *  the stack (a benchmark that does not keep its QP busy). */
+	uint64_t pace_lost_bytes[4];
 	uint64_t rx_pkts, rx_bytes;	/**< frames delivered to the QP */
 	uint64_t retransmits;		/**< request packets sent again */
 	uint64_t timeouts;		/**< retransmit timer expiries */
@@ -274,6 +279,16 @@ struct uroce_qp_cap {
  * free-running counters: WQEs in [sq.tail, start_idx) have PSNs and wait
  * for completion; [start_idx, sq.head) are not started yet.
  */
+/* Why the requester last stopped with frames left to send (qp_pace.c,
+ * Lost rate): what the tokens its bucket drops meanwhile are lost to. */
+enum uroce_req_stop {
+	UROCE_REQ_STOP_NONE,	/* a retry or RNR wait, or not sending */
+	UROCE_REQ_STOP_TOKENS,	/* wait_at is a pacing wait for a batch */
+	UROCE_REQ_STOP_WINDOW,	/* UROCE_REQ_WINDOW PSNs unacknowledged */
+	UROCE_REQ_STOP_TURN,	/* its transmit batch full: the next call */
+	UROCE_REQ_STOP_IDLE,	/* nothing posted */
+};
+
 struct uroce_requester {
 	uint32_t start_idx;	/**< next WQE to start */
 	uint32_t tx_idx;	/**< WQE of the next packet to send */
@@ -301,7 +316,7 @@ struct uroce_requester {
 	bool gap_rewound;
 	bool ackreq_next;	/**< the next packet asks for an ACK */
 	bool sqd_notified;	/**< IBV_EVENT_SQ_DRAINED raised for this SQD */
-	bool wait_tokens;	/**< wait_at is a pacing wait for a batch */
+	uint8_t stop;		/**< enum uroce_req_stop */
 	uint8_t retry_cnt;	/**< copies, as dqpn */
 	uint8_t rnr_retry;
 };

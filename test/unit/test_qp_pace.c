@@ -678,8 +678,12 @@ test_write_stream_delay(uint32_t rate_kbps, uint32_t burst,
 		/* Woken later than the slack covers: the tokens dropped at
 		 * the burst are counted, and they are what the stream is
 		 * behind the rate, to within the last wake-up's bucket. */
-		lost = (int64_t)s->qa->stats.pace_lost_bytes;
+		lost = (int64_t)s->qa->stats.pace_lost_bytes[0];
 		hz = (int64_t)s->qa->pace_prof.tsc_hz;
+		/* All of it to the late wake-ups. */
+		UT_CHECK_EQ(s->qa->stats.pace_lost_bytes[1], 0);
+		UT_CHECK_EQ(s->qa->stats.pace_lost_bytes[2], 0);
+		UT_CHECK_EQ(s->qa->stats.pace_lost_bytes[3], 0);
 		UT_CHECK(s->l.late_runs > 20);
 		UT_CHECK(lost > 0);
 		UT_CHECK(left >= lost * hz);
@@ -695,7 +699,7 @@ test_write_stream_delay(uint32_t rate_kbps, uint32_t burst,
 		UT_CHECK(s->l.late_runs > 100);
 		UT_CHECK(left < (int64_t)((s->qa->req.pace_late + 1) *
 					  s->qa->pace_prof.refill));
-		UT_CHECK_EQ(s->qa->stats.pace_lost_bytes, 0);
+		UT_CHECK_EQ(s->qa->stats.pace_lost_bytes[0], 0);
 		UT_CHECK_EQ(s->fl->n, 1024);
 	} else if (drop_every == 0) {
 		/* Backlogged all along: the last frame left in the very cycle
@@ -721,6 +725,113 @@ static void
 test_write_stream(uint32_t rate_kbps, uint32_t burst, uint32_t drop_every)
 {
 	test_write_stream_delay(rate_kbps, burst, drop_every, false, 0);
+}
+
+static bool
+past(struct ut_link *l, void *ctx)
+{
+	return l->now >= *(const uint64_t *)ctx;
+}
+
+/*
+ * The window, not the pacer, holds the stream back: A receives nothing
+ * (no ACK) for the first 35 ms of a 100 Mbit/s stream of 1 MiB, so its
+ * 256 PSNs (256 KiB, 21 ms at the rate) stay unacknowledged until the
+ * ACK timeout (67 ms) resends the oldest (B's ACK of the duplicate
+ * acknowledges them all). The tokens of that wait beyond the
+ * burst are lost, all of them counted as lost to the window, none as
+ * late service or a missed turn, and they are what the stream is behind
+ * the rate at its end, to within the burst.
+ */
+static void
+test_lost_window(void)
+{
+	struct ibv_qp_rate_limit_attr rl = { 100000, 0, 0, 0 };
+	struct stream *s = calloc(1, sizeof(*s));
+	struct want w = { 0 };
+	const uint64_t *lost;
+	uint64_t t0, until;
+	int64_t left, hz;
+
+	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 13, 0x10, 0x20), 0))
+		goto out;
+	s->fl->side = 0;
+	s->fl->dqpn = 0x20;
+	s->l.tap = tap_log;
+	s->l.tap_ctx = s->fl;
+	lost = s->qa->stats.pace_lost_bytes;
+	hz = (int64_t)UT_LINK_HZ;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
+	t0 = s->l.now;
+	until = t0 + ut_link_us(35000);
+	s->l.node[0].rx_off = true;
+	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 64, 16384, 0), 0);
+	UT_CHECK(ut_link_run(&s->l, past, &until, ut_link_us(100000), 2000000));
+	UT_CHECK_EQ(s->qa->req.stop, UROCE_REQ_STOP_WINDOW);
+	s->l.node[0].rx_off = false;
+	w.cq = s->l.node[0].scq;
+	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 2000000));
+	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
+	UT_CHECK_MEM(s->la, s->rb, 64 * 16384);
+	UT_CHECK_EQ(s->qa->stats.timeouts, 1);
+	UT_CHECK(s->qa->stats.retransmits > 0);
+	left = check_conform(s->fl, 0, t0, s->qa->pace_prof.burst_bytes,
+			     &s->qa->pace_prof);
+	UT_CHECK(lost[1] > 0);
+	UT_CHECK_EQ(lost[0], 0);
+	UT_CHECK_EQ(lost[2], 0);
+	UT_CHECK_EQ(lost[3], 0);
+	UT_CHECK(left >= (int64_t)lost[1] * hz);
+	UT_CHECK(left - (int64_t)lost[1] * hz <=
+		 (int64_t)s->qa->pace_prof.burst_bytes * hz);
+	UT_NOTE("window: lost %" PRIu64 " B, behind %" PRId64 " B, %" PRIu64
+		" resent", lost[1], left / hz, s->qa->stats.retransmits);
+out:
+	if (s != NULL)
+		stream_fini(s);
+	free(s);
+}
+
+/*
+ * Nothing posted for 10 ms between two messages at 100 Mbit/s: the
+ * 125,000 B of tokens that come in meanwhile fill the bucket, and what
+ * it drops is counted as the application's pause (pace_idle_bytes), not
+ * as a loss: at least 125,000 B less the burst, at most 125,000 B.
+ */
+static void
+test_idle(void)
+{
+	struct ibv_qp_rate_limit_attr rl = { 100000, 0, 0, 0 };
+	struct stream *s = calloc(1, sizeof(*s));
+	struct want w = { 0 };
+	const uint64_t *lost;
+	uint64_t burst;
+
+	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 14, 0x10, 0x20), 0))
+		goto out;
+	lost = s->qa->stats.pace_lost_bytes;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
+	burst = s->qa->pace_prof.burst_bytes;
+	w.cq = s->l.node[0].scq;
+	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 1, 16384, 0), 0);
+	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 100000));
+	UT_CHECK_EQ(s->qa->req.stop, UROCE_REQ_STOP_IDLE);
+	UT_CHECK_EQ(lost[3], 0);
+	s->l.now += ut_link_us(10000);
+	w.got = 0;
+	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 1, 16384, 16384), 0);
+	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 100000));
+	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
+	UT_CHECK_MEM(s->la, s->rb, 2 * 16384);
+	UT_CHECK(lost[3] >= 125000 - burst && lost[3] <= 125000);
+	UT_CHECK_EQ(lost[0], 0);
+	UT_CHECK_EQ(lost[1], 0);
+	UT_CHECK_EQ(lost[2], 0);
+	UT_NOTE("idle: %" PRIu64 " B, burst %" PRIu64, lost[3], burst);
+out:
+	if (s != NULL)
+		stream_fini(s);
+	free(s);
 }
 
 /* A rate so low that one frame's tokens take longer than the ACK timeout
@@ -1054,6 +1165,8 @@ main(int argc, char **argv)
 	test_write_stream_delay(10000, 0, 0, true, ut_link_us(2000));
 	/* 300 us at 1 Gbit/s, whose slack is 100 us. */
 	test_write_stream_delay(1000000, 0, 0, false, ut_link_us(300));
+	test_lost_window();
+	test_idle();
 	test_slow_no_timeout(false);
 	test_slow_no_timeout(true);
 	test_read_stream();
