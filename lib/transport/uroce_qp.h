@@ -557,7 +557,7 @@ uint64_t uroce_qp_deadline_latest(const struct uroce_qp *qp, uint64_t dl);
  *  packets ... */
 #define UROCE_PACE_BATCH_PKTS		7
 /** ... and of at least the bytes of this long at its rate; */
-#define UROCE_PACE_BATCH_US		25
+#define UROCE_PACE_BATCH_US		50
 /** it leaves room in its bucket (the slack) for this long at its rate, and
  *  for at least one typical packet. The default burst is the two. */
 #define UROCE_PACE_SLACK_US		100

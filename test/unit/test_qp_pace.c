@@ -23,6 +23,7 @@
 #include "uroce_test.h"
 #include "uroce_test_eal.h"
 #include "uroce_test_link.h"
+#include "qp_priv.h"		/* UROCE_REQ_WINDOW */
 
 #define RATE_MIN	1000u
 #define RATE_MAX	100000000u
@@ -272,10 +273,10 @@ test_verb_invalid(void)
 	good.max_burst_sz = UROCE_PACE_BURST_MAX;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
 	UT_CHECK_EQ(qp->pace_prof.burst_bytes, UROCE_PACE_BURST_MAX);
-	/* Default burst at a high rate: 25 + 100 us of it. */
+	/* Default burst at a high rate: 50 + 100 us of it. */
 	good.max_burst_sz = 0;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
-	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 1562500);
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 1875000);
 	/* A device that does not pace. */
 	l.node[0].env.lim.rate_limit_max = 0;
 	snap_take(qp, &before);
@@ -287,8 +288,8 @@ test_verb_invalid(void)
 
 /* What a QP out of tokens gathers (qp_pace.c, Burst and Batching): its
  * burst less the slack. Default bursts: 7 typical packets and one of slack
- * at a low rate, 25 us and 100 us of slack at a high one. An explicit
- * burst: the 7 packets or 25 us first, then up to 100 us of slack, at
+ * at a low rate, 50 us and 100 us of slack at a high one. An explicit
+ * burst: the 7 packets or 50 us first, then up to 100 us of slack, at
  * least one packet of it, nothing when the burst is one packet. And how
  * late its wake-up may be (qp_pace.c, Wake-up): half of what the slack
  * lasts beyond 100 us, in cycles of the 2 GHz fake clock. */
@@ -302,7 +303,7 @@ test_batch_size(void)
 	} cases[] = {
 		/* A slack of 2,048 B at 1.25 MB/s: 1,638.4 us. */
 		{ { 10000, 0, 2048, 0 }, 8 * 2048, 7 * 2048, 1538400 },
-		{ { 100000000, 0, 2048, 0 }, 1562500, 312500, 0 },
+		{ { 100000000, 0, 2048, 0 }, 1875000, 625000, 0 },
 		/* 100 us at 1 Gbit/s (12,500 B) above 7 packets. */
 		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 12500, 7 * 1024, 0 },
 		/* 1,024 B at 6.25 MB/s: 163.84 us. */
@@ -310,8 +311,8 @@ test_batch_size(void)
 		/* Room for the batch and one packet of slack. */
 		{ { 10000, 16384, 2048, 0 }, 16384, 14336, 1538400 },
 		{ { 10000, 2048, 2048, 0 }, 2048, 0, 0 },
-		/* 25 us at 10 Gbit/s (31,250 B) first, the rest slack. */
-		{ { 10000000, 65536, 2048, 0 }, 65536, 31250, 0 },
+		/* 50 us at 10 Gbit/s (62,500 B) first, the rest slack. */
+		{ { 10000000, 65536, 2048, 0 }, 65536, 62500, 0 },
 		/* 100 us at 1 Gbit/s kept, the batch the rest. */
 		{ { 1000000, 32768, 1024, 0 }, 32768, 32768 - 12500, 0 },
 		/* Too small for the batch: one packet of slack. */
@@ -735,23 +736,26 @@ past(struct ut_link *l, void *ctx)
 
 /*
  * The window, not the pacer, holds the stream back: A receives nothing
- * (no ACK) for the first 35 ms of a 100 Mbit/s stream of 1 MiB, so its
- * 256 PSNs (256 KiB, 21 ms at the rate) stay unacknowledged until the
- * ACK timeout (67 ms) resends the oldest (B's ACK of the duplicate
- * acknowledges them all). The tokens of that wait beyond the
- * burst are lost, all of them counted as lost to the window, none as
- * late service or a missed turn, and they are what the stream is behind
- * the rate at its end, to within the burst.
+ * (no ACK) for the first 50 ms of a 1 Gbit/s stream of 64 KiB WRITEs, 16
+ * more than its UROCE_REQ_WINDOW PSNs hold (frames of 1 KiB: 4 MiB, 34 ms
+ * at the rate), so the window stays full until the ACK timeout (67 ms
+ * after the last packet) resends the oldest (B's ACK of the duplicate
+ * acknowledges them all). The tokens of that wait beyond the burst are
+ * lost, all of them counted as lost to the window, none as late service,
+ * a missed turn or idle, and they are what the stream is behind the rate
+ * at its end, to within the burst.
  */
 static void
 test_lost_window(void)
 {
-	struct ibv_qp_rate_limit_attr rl = { 100000, 0, 0, 0 };
+	struct ibv_qp_rate_limit_attr rl = { 1000000, 0, 0, 0 };
+	const uint32_t len = 65536, n = UROCE_REQ_WINDOW / 64 + 16;
 	struct stream *s = calloc(1, sizeof(*s));
 	struct want w = { 0 };
 	const uint64_t *lost;
 	uint64_t t0, until;
 	int64_t left, hz;
+	uint32_t i;
 
 	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 13, 0x10, 0x20), 0))
 		goto out;
@@ -763,16 +767,30 @@ test_lost_window(void)
 	hz = (int64_t)UT_LINK_HZ;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
 	t0 = s->l.now;
-	until = t0 + ut_link_us(35000);
+	until = t0 + ut_link_us(50000);
 	s->l.node[0].rx_off = true;
-	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 64, 16384, 0), 0);
-	UT_CHECK(ut_link_run(&s->l, past, &until, ut_link_us(100000), 2000000));
+	/* The same 2 MiB again and again: the last one signaled. */
+	for (i = 0; i < n; i++) {
+		uint32_t off = (i * len) % BUF_LEN;
+
+		if (!UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 1, len,
+					  off), 0))
+			goto out;
+	}
+	UT_CHECK(ut_link_run(&s->l, past, &until, ut_link_us(100000), 4000000));
 	UT_CHECK_EQ(s->qa->req.stop, UROCE_REQ_STOP_WINDOW);
+	UT_CHECK_EQ(s->fl->n, UROCE_REQ_WINDOW);
 	s->l.node[0].rx_off = false;
 	w.cq = s->l.node[0].scq;
-	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 2000000));
-	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
-	UT_CHECK_MEM(s->la, s->rb, 64 * 16384);
+	/* Every WRITE is signaled by post_ops() (n = 1): wait for the last. */
+	for (i = 0; i < n; i++) {
+		w.got = 0;
+		if (!UT_CHECK(ut_link_run(&s->l, got_one, &w,
+					  ut_link_us(1000000), 4000000)) ||
+		    !UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS))
+			goto out;
+	}
+	UT_CHECK_MEM(s->la, s->rb, BUF_LEN);
 	UT_CHECK_EQ(s->qa->stats.timeouts, 1);
 	UT_CHECK(s->qa->stats.retransmits > 0);
 	left = check_conform(s->fl, 0, t0, s->qa->pace_prof.burst_bytes,
