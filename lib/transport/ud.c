@@ -131,13 +131,17 @@ uroce_dgram_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb,
 		req->wait_at = UROCE_TIME_OFF;
 	}
 	while (qp->state == IBV_QPS_RTS && uroce_ring_cons_avail(&qp->sq, 1) > 0) {
-		if (uroce_txb_full(txb))
+		if (uroce_txb_full(txb)) {
+			req->stop = UROCE_REQ_STOP_TURN;	/* qp_pace.c */
 			return true;
+		}
 		if (send_one(qp, uroce_sq_wqe(qp, qp->sq.tail), now, txb) == 0)
 			return false;
 	}
 	if (qp->state == IBV_QPS_SQD)
 		uroce_req_check_drained(qp);
+	else if (qp->state == IBV_QPS_RTS)
+		req->stop = UROCE_REQ_STOP_IDLE;
 	return false;
 }
 

@@ -1155,6 +1155,10 @@ test_raw_stream(uint32_t rate_kbps, uint32_t burst)
 	/* Backlogged: the last frame left in the cycle its tokens were there. */
 	UT_CHECK(left < (int64_t)qp->pace_prof.refill);
 	UT_CHECK(qp->stats.pace_wait_cycles > 0);
+	/* Served on time, so nothing lost; the send queue is empty now. */
+	for (i = 0; i < RTE_DIM(qp->stats.pace_lost_bytes); i++)
+		UT_CHECK_EQ(qp->stats.pace_lost_bytes[i], 0);
+	UT_CHECK_EQ(qp->req.stop, UROCE_REQ_STOP_IDLE);
 	UT_NOTE("raw stream %u kbit/s burst %u", rate_kbps, burst);
 out:
 	ut_link_fini(&l);
