@@ -580,6 +580,50 @@ stream_fini(struct stream *s)
 	free(s->fl);
 }
 
+/* A stream of seed between QPs 0x10 (A) and 0x20 (B), logging the frames
+ * node `side` sends to the other QP (none for side -1); NULL (a failed
+ * check) if it cannot be set up. */
+static struct stream *
+stream_new(uint64_t seed, int side)
+{
+	struct stream *s = calloc(1, sizeof(*s));
+
+	if (!UT_CHECK(s != NULL))
+		return NULL;
+	if (!UT_CHECK_EQ(stream_init(s, seed, 0x10, 0x20), 0)) {
+		stream_fini(s);
+		free(s);
+		return NULL;
+	}
+	if (side >= 0) {
+		s->fl->side = side;
+		s->fl->dqpn = side == 0 ? 0x20 : 0x10;
+		s->l.tap = tap_log;
+		s->l.tap_ctx = s->fl;
+	}
+	return s;
+}
+
+static void
+stream_free(struct stream *s)
+{
+	if (s != NULL)
+		stream_fini(s);
+	free(s);
+}
+
+/* The tokens lost (bytes, lost) are what a stream is behind its rate at
+ * its end (left, in 1/tsc_hz bytes, check_conform()), to within a burst. */
+static void
+check_lost_is_shortfall(int64_t left, uint64_t lost,
+			const struct uroce_tb_profile *p)
+{
+	int64_t hz = (int64_t)p->tsc_hz;
+
+	UT_CHECK(left >= (int64_t)lost * hz);
+	UT_CHECK(left - (int64_t)lost * hz <= (int64_t)p->burst_bytes * hz);
+}
+
 /* Post n WRITEs (or READs) of len from A at off; the last one signaled. */
 static int
 post_ops(struct stream *s, struct uroce_qp *qp, enum ibv_wr_opcode op,
@@ -650,18 +694,14 @@ test_write_stream_delay(uint32_t rate_kbps, uint32_t burst,
 			uint32_t drop_every, bool late, uint64_t delay)
 {
 	struct ibv_qp_rate_limit_attr rl = { rate_kbps, burst, 0, 0 };
-	struct stream *s = calloc(1, sizeof(*s));
+	struct stream *s = stream_new(11, 0);
 	struct want w = { 0 };
 	uint64_t t0;
 	int64_t left, lost, hz;
 
-	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 11, 0x10, 0x20), 0))
-		goto out;
-	s->fl->side = 0;
-	s->fl->dqpn = 0x20;
+	if (s == NULL)
+		return;
 	s->fl->drop_every = drop_every;
-	s->l.tap = tap_log;
-	s->l.tap_ctx = s->fl;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
 	s->l.timers_late = late;
 	s->l.timer_delay = delay;
@@ -687,9 +727,8 @@ test_write_stream_delay(uint32_t rate_kbps, uint32_t burst,
 		UT_CHECK_EQ(s->qa->stats.pace_lost_bytes[3], 0);
 		UT_CHECK(s->l.late_runs > 20);
 		UT_CHECK(lost > 0);
-		UT_CHECK(left >= lost * hz);
-		UT_CHECK(left - lost * hz <=
-			 (int64_t)s->qa->pace_prof.burst_bytes * hz);
+		check_lost_is_shortfall(left, (uint64_t)lost,
+					&s->qa->pace_prof);
 		UT_CHECK_EQ(s->fl->n, 1024);
 		UT_NOTE("lost %" PRId64 " B, behind %" PRId64 " B", lost,
 			left / hz);
@@ -716,10 +755,7 @@ test_write_stream_delay(uint32_t rate_kbps, uint32_t burst,
 	UT_NOTE("write stream %u kbit/s burst %u drop 1/%u%s, delay %" PRIu64,
 		rate_kbps, burst, drop_every, late ? ", woken late" : "",
 		delay);
-out:
-	if (s != NULL)
-		stream_fini(s);
-	free(s);
+	stream_free(s);
 }
 
 static void
@@ -750,21 +786,16 @@ test_lost_window(void)
 {
 	struct ibv_qp_rate_limit_attr rl = { 1000000, 0, 0, 0 };
 	const uint32_t len = 65536, n = UROCE_REQ_WINDOW / 64 + 16;
-	struct stream *s = calloc(1, sizeof(*s));
+	struct stream *s = stream_new(13, 0);
 	struct want w = { 0 };
 	const uint64_t *lost;
 	uint64_t t0, until;
-	int64_t left, hz;
+	int64_t left;
 	uint32_t i;
 
-	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 13, 0x10, 0x20), 0))
-		goto out;
-	s->fl->side = 0;
-	s->fl->dqpn = 0x20;
-	s->l.tap = tap_log;
-	s->l.tap_ctx = s->fl;
+	if (s == NULL)
+		return;
 	lost = s->qa->stats.pace_lost_bytes;
-	hz = (int64_t)UT_LINK_HZ;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
 	t0 = s->l.now;
 	until = t0 + ut_link_us(50000);
@@ -799,15 +830,12 @@ test_lost_window(void)
 	UT_CHECK_EQ(lost[0], 0);
 	UT_CHECK_EQ(lost[2], 0);
 	UT_CHECK_EQ(lost[3], 0);
-	UT_CHECK(left >= (int64_t)lost[1] * hz);
-	UT_CHECK(left - (int64_t)lost[1] * hz <=
-		 (int64_t)s->qa->pace_prof.burst_bytes * hz);
+	check_lost_is_shortfall(left, lost[1], &s->qa->pace_prof);
 	UT_NOTE("window: lost %" PRIu64 " B, behind %" PRId64 " B, %" PRIu64
-		" resent", lost[1], left / hz, s->qa->stats.retransmits);
+		" resent", lost[1], left / (int64_t)UT_LINK_HZ,
+		s->qa->stats.retransmits);
 out:
-	if (s != NULL)
-		stream_fini(s);
-	free(s);
+	stream_free(s);
 }
 
 /*
@@ -820,13 +848,13 @@ static void
 test_idle(void)
 {
 	struct ibv_qp_rate_limit_attr rl = { 100000, 0, 0, 0 };
-	struct stream *s = calloc(1, sizeof(*s));
+	struct stream *s = stream_new(14, -1);
 	struct want w = { 0 };
 	const uint64_t *lost;
 	uint64_t burst;
 
-	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 14, 0x10, 0x20), 0))
-		goto out;
+	if (s == NULL)
+		return;
 	lost = s->qa->stats.pace_lost_bytes;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
 	burst = s->qa->pace_prof.burst_bytes;
@@ -846,10 +874,7 @@ test_idle(void)
 	UT_CHECK_EQ(lost[1], 0);
 	UT_CHECK_EQ(lost[2], 0);
 	UT_NOTE("idle: %" PRIu64 " B, burst %" PRIu64, lost[3], burst);
-out:
-	if (s != NULL)
-		stream_fini(s);
-	free(s);
+	stream_free(s);
 }
 
 /* A rate so low that one frame's tokens take longer than the ACK timeout
@@ -866,16 +891,12 @@ test_slow_no_timeout(bool drop_last)
 {
 	/* A burst of 2 frames: one frame per wake-up (no batch). */
 	struct ibv_qp_rate_limit_attr rl = { 50, 2048, 0, 0 };
-	struct stream *s = calloc(1, sizeof(*s));
+	struct stream *s = stream_new(12, 0);
 	struct want w = { 0 };
 
-	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 12, 0x10, 0x20), 0))
-		goto out;
-	s->fl->side = 0;
-	s->fl->dqpn = 0x20;
+	if (s == NULL)
+		return;
 	s->fl->drop_every = drop_last ? 8 : 0;
-	s->l.tap = tap_log;
-	s->l.tap_ctx = s->fl;
 	s->l.node[0].env.lim.rate_limit_min = 1;	/* the verb's floor */
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
 	/* 4 x 2 KiB: 8 frames, about 1.4 s on the fake clock. */
@@ -898,10 +919,7 @@ test_slow_no_timeout(bool drop_last)
 	UT_CHECK_EQ(s->l.timer_runs, drop_last ? 10 : 7);
 	UT_NOTE("slow paced stream, %s", drop_last ? "last packet lost once" :
 		"no loss");
-out:
-	if (s != NULL)
-		stream_fini(s);
-	free(s);
+	stream_free(s);
 }
 
 /* READ responses from a paced B. */
@@ -909,17 +927,13 @@ static void
 test_read_stream(void)
 {
 	struct ibv_qp_rate_limit_attr rl = { 200000, 0, 0, 0 };
-	struct stream *s = calloc(1, sizeof(*s));
+	struct stream *s = stream_new(12, 1);
 	struct want w = { 0 };
 	uint64_t t0;
 	int64_t left;
 
-	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 12, 0x10, 0x20), 0))
-		goto out;
-	s->fl->side = 1;
-	s->fl->dqpn = 0x10;
-	s->l.tap = tap_log;
-	s->l.tap_ctx = s->fl;
+	if (s == NULL)
+		return;
 	memcpy(s->rb, s->la, BUF_LEN);
 	memset(s->la, 0, BUF_LEN);
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qb, &rl, s->l.now), 0);
@@ -935,10 +949,7 @@ test_read_stream(void)
 			     &s->qb->pace_prof);
 	UT_CHECK(left < (int64_t)s->qb->pace_prof.refill);
 	UT_NOTE("read responses");
-out:
-	if (s != NULL)
-		stream_fini(s);
-	free(s);
+	stream_free(s);
 }
 
 /* A rate change in the middle of a stream holds from the next frame on. */
@@ -955,19 +966,15 @@ static void
 test_rate_change(void)
 {
 	struct ibv_qp_rate_limit_attr rl = { 1000000, 0, 0, 0 };
-	struct stream *s = calloc(1, sizeof(*s));
+	struct stream *s = stream_new(13, 0);
 	struct uroce_tb_profile p1;
 	struct want w = { 0 };
 	uint64_t tc;
 	uint32_t from;
 	int64_t left, b0;
 
-	if (!UT_CHECK(s != NULL) || !UT_CHECK_EQ(stream_init(s, 13, 0x10, 0x20), 0))
-		goto out;
-	s->fl->side = 0;
-	s->fl->dqpn = 0x20;
-	s->l.tap = tap_log;
-	s->l.tap_ctx = s->fl;
+	if (s == NULL)
+		return;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
 	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 64, 16384, 0), 0);
 	UT_CHECK(ut_link_run(&s->l, half_sent, s->fl, ut_link_us(1000000), 2000000));
@@ -989,10 +996,7 @@ test_rate_change(void)
 	UT_CHECK_EQ(s->fl->n, 1024);
 	/* And faster again: the wait computed at the slow rate is dropped. */
 	UT_NOTE("rate change");
-out:
-	if (s != NULL)
-		stream_fini(s);
-	free(s);
+	stream_free(s);
 }
 
 /* Two QP pairs at one rate, both backlogged: the same bytes in the same
@@ -1016,7 +1020,7 @@ static void
 test_two_fair(void)
 {
 	struct ibv_qp_rate_limit_attr rl = { 500000, 0, 0, 0 };
-	struct stream *s = calloc(1, sizeof(*s));
+	struct stream *s = stream_new(14, -1);
 	struct frame_log *f2 = calloc(1, sizeof(*f2));
 	struct uroce_qp *qa2 = NULL, *qb2 = NULL;
 	struct two_log tl;
@@ -1025,8 +1029,7 @@ test_two_fair(void)
 	uint64_t t_end, b[2] = { 0, 0 };
 	uint32_t i, k;
 
-	if (!UT_CHECK(s != NULL && f2 != NULL) ||
-	    !UT_CHECK_EQ(stream_init(s, 14, 0x10, 0x20), 0))
+	if (s == NULL || !UT_CHECK(f2 != NULL))
 		goto out;
 	ut_qp_opts_default(&o, IBV_QPT_RC);
 	if (!UT_CHECK_EQ(ut_link_pair(&s->l, &o, 0x11, 0x21, &qa2, &qb2), 0))
@@ -1054,9 +1057,7 @@ test_two_fair(void)
 		 b[1] + UROCE_PACE_BATCH_PKTS * 1100 >= b[0]);
 	UT_NOTE("fair: %lu vs %lu bytes", (unsigned long)b[0], (unsigned long)b[1]);
 out:
-	if (s != NULL)
-		stream_fini(s);
-	free(s);
+	stream_free(s);
 	free(f2);
 }
 
