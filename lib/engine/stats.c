@@ -24,21 +24,20 @@
 #include "uroce_stats.h"
 
 #define QP_FIELD(n)	{ #n, offsetof(struct uroce_qp_stats, n) }
-#define QP_FIELD_I(n, i, s) \
-	{ #n "_" s, offsetof(struct uroce_qp_stats, n) + (i) * sizeof(uint64_t) }
+/* Element i of array n, named s. */
+#define QP_FIELD_AS(s, n, i) \
+	{ s, offsetof(struct uroce_qp_stats, n) + (i) * sizeof(uint64_t) }
+#define QP_FIELD_I(n, i, s)	QP_FIELD_AS(#n "_" s, n, i)
 
 /* NAK codes as IBTA Table 44 numbers them (the index of naks_*[]). */
 const struct uroce_stat_field uroce_qp_stat_fields[] = {
 	QP_FIELD(tx_pkts), QP_FIELD(tx_bytes),
 	/* pace_wait_cycles: shown as pace_wait_us */
 	/* pace_lost_bytes[]: by why the QP had stopped (uroce_qp.h) */
-	{ "pace_lost_bytes", offsetof(struct uroce_qp_stats, pace_lost_bytes) },
-	{ "pace_lost_window_bytes",
-	  offsetof(struct uroce_qp_stats, pace_lost_bytes[1]) },
-	{ "pace_lost_turn_bytes",
-	  offsetof(struct uroce_qp_stats, pace_lost_bytes[2]) },
-	{ "pace_idle_bytes",
-	  offsetof(struct uroce_qp_stats, pace_lost_bytes[3]) },
+	QP_FIELD_AS("pace_lost_bytes", pace_lost_bytes, 0),
+	QP_FIELD_AS("pace_lost_window_bytes", pace_lost_bytes, 1),
+	QP_FIELD_AS("pace_lost_turn_bytes", pace_lost_bytes, 2),
+	QP_FIELD_AS("pace_idle_bytes", pace_lost_bytes, 3),
 	QP_FIELD(rx_pkts), QP_FIELD(rx_bytes),
 	QP_FIELD(retransmits), QP_FIELD(timeouts),
 	QP_FIELD(acks_tx), QP_FIELD(acks_rx),

@@ -845,7 +845,8 @@ uroce_qp_deadline_latest(const struct uroce_qp *qp, uint64_t dl)
 	/* Only the wait for tokens has room, up to an RNR wait's end (an
 	 * unset one is UROCE_TIME_OFF, which bounds the sum); retries, RNR
 	 * and ACK timeouts have none. */
-	if (dl != req->wait_at || req->stop != UROCE_REQ_STOP_TOKENS || dl >= req->rnr_at)
+	if (dl != req->wait_at || req->stop != UROCE_REQ_STOP_TOKENS ||
+	    dl >= req->rnr_at)
 		return dl;
 	return dl + RTE_MIN(req->pace_late, req->rnr_at - dl);
 }
