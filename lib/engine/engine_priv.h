@@ -111,6 +111,7 @@ struct eng_lcore {
 	bool worked;			/* the last iteration found work */
 	unsigned int idle;		/* consecutive empty iterations */
 	uint64_t sleep_ns;		/* current back-off sleep */
+	uint64_t loop_start;		/* TSC at the last iteration's start */
 	struct uroce_lcore_stats st;
 	struct uroce_dev_stats dst[UROCE_CONFIG_MAX_PORTS];
 	struct uroce_txb txb[UROCE_CONFIG_MAX_PORTS];

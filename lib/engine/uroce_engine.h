@@ -145,6 +145,14 @@ struct uroce_lcore_stats {
 	/** their TSC cycles: on a VM, mostly time the host took the vCPU
 	 * away (a paced QP loses the tokens of a stall beyond its burst) */
 	uint64_t long_cycles;
+	/** Gaps: the loop did not start an iteration for more than a
+	 * millisecond after the last one started (a back-off sleep is at
+	 * most 64 us). The thread was preempted, in an iteration or between
+	 * two, whether or not it had work - on a VM, mostly the host taking
+	 * the vCPU away - or, under native progress, the application did
+	 * not poll. long_loops see only the iterations that found work. */
+	uint64_t gap_loops;
+	uint64_t gap_cycles;		/**< their TSC cycles, start to start */
 };
 
 /** @return 0, or -EINVAL for an index >= max(1, uroce_engine_lcores()). */

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
@@ -641,6 +642,32 @@ check_backoff(void)
 	UT_NOTE("back-off");
 }
 
+/* Native progress: a pause of the polling thread longer than a
+ * millisecond is one gap of at least that long, however idle the loop
+ * is; the polls around it are not. */
+static void
+check_gap(void)
+{
+	struct uroce_lcore_stats ls0, ls1, ls2;
+	uint64_t hz = rte_get_tsc_hz();
+
+	uroce_engine_poll();
+	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &ls0), 0);
+	uroce_engine_poll();
+	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &ls1), 0);
+	usleep(5000);
+	uroce_engine_poll();
+	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &ls2), 0);
+	/* Two polls a few microseconds apart: unless the host took the CPU
+	 * away between them, no gap. */
+	if (ls1.gap_loops != ls0.gap_loops)
+		printf("  (the host stalled this thread between two polls)\n");
+	UT_CHECK_EQ(ls2.gap_loops, ls1.gap_loops + 1);
+	UT_CHECK(ls2.gap_cycles - ls1.gap_cycles >= hz * 5 / 1000);
+	UT_CHECK(ls2.long_loops == ls1.long_loops);
+	UT_NOTE("gap of 5 ms counted");
+}
+
 /* ---------------------------------------------------------------------------
  * Scenarios.
  */
@@ -818,6 +845,8 @@ run_scenario(const struct scenario *sc)
 		check_modify_errors(&a);
 		if (sc->lcores > 0)
 			check_backoff();
+		else
+			check_gap();
 	}
 	UT_NOTE("scenario %s", sc->name);
 	uroce_dev_stats_get(da, &st0);
