@@ -453,11 +453,23 @@ perf_bw_server_step(struct perf *p, struct perf_bw_res *r)
 	return 0;
 }
 
+/* The engine loop's gap cycles so far (lcore 0: the native loop, or
+ * --verbs' engine lcore). */
+static uint64_t
+bw_gap_cycles(void)
+{
+	struct uroce_lcore_stats ls;
+
+	memset(&ls, 0, sizeof(ls));
+	uroce_engine_lcore_stats(0, &ls);
+	return ls.gap_cycles;
+}
+
 int
 perf_bw_server(struct perf *p, const struct perf_phase *ph,
 	       struct perf_bw_res *r)
 {
-	uint64_t loops = 0, start = rte_rdtsc();
+	uint64_t loops = 0, start = rte_rdtsc(), gap0 = bw_gap_cycles();
 	struct perf_bw_res served;
 	int ret;
 
@@ -482,6 +494,7 @@ perf_bw_server(struct perf *p, const struct perf_phase *ph,
 	    !perf_wls[p->o->wl]->needs_recv) {
 		while (!perf_ctl_wait(p->fd, 100))
 			;
+		r->gap_cycles = bw_gap_cycles() - gap0;
 		r->cycles = rte_rdtsc() - start;
 		r->secs = (double)r->cycles / (double)p->hz;
 		return 0;
@@ -497,6 +510,7 @@ perf_bw_server(struct perf *p, const struct perf_phase *ph,
 		if ((++loops & 1023) == 0 && perf_ctl_ready(p->fd))
 			break;
 	}
+	r->gap_cycles = bw_gap_cycles() - gap0;
 	if (p->o->bidir) {
 		r->errors += p->self_srv->errors;
 		p->self_srv = NULL;

@@ -372,6 +372,7 @@ client_bw_row(struct perf *p, struct perf_row *w)
 	ph.iters = p->o->iters;
 	say(p, perf_wls[p->o->wl]->name, ph.size);
 	ret = client_phase(p, &ph, &w->tp, &srv);
+	perf_pace_peer(p, &srv.res);
 	w->has_tp = ret == 0 || w->tp.msgs != 0;
 	w->tp.errors += srv.res.errors + p->bidir_rx.errors;
 	if (p->o->bidir) {	/* the server's half is in its result */

@@ -15,7 +15,10 @@
  * found work, preempted ones left out: struct uroce_lcore_stats) over the
  * frames the port sent, which other load on the machine distorts less
  * than wall time. With no rate the windows measure the unpaced stream
- * (the ceiling the pacing targets are set from).
+ * (the ceiling the pacing targets are set from). The stalls: the time in
+ * which the loop started no iteration for over 1 ms (gap_cycles), here
+ * over the windows and at the server over its phase (its result message),
+ * which tells a host's stalls from the stack's own misses.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,6 +39,7 @@ struct pace_mark {
 	uint64_t tsc, bytes, pkts, work, long_loops, timers;
 	uint64_t work_loops;		/* iterations that found work */
 	uint64_t long_cycles;		/* of the preempted ones */
+	uint64_t gap_loops, gap_cycles;	/* the loop's gaps over 1 ms */
 };
 
 struct perf_pace {
@@ -52,6 +56,9 @@ struct perf_pace {
 	double timers_per_frame;	/* wheel expiries: wake-ups per frame */
 	double frames_per_loop;		/* per busy iteration */
 	double preempted_share;		/* time in preempted iterations */
+	/* Time in the loop's gaps over 1 ms (uroce_lcore_stats): here, in
+	 * the windows; the server's, over its phase (-1: not known). */
+	double gap_share, peer_gap_share;
 	double *qp_bps;
 	uint64_t *qp_wait_cycles;
 	uint64_t *qp_lost;		/* pace_lost_bytes[] in the windows */
@@ -119,6 +126,7 @@ perf_pace_setup(struct perf *p)
 	if (pc == NULL)
 		return -ENOMEM;
 	p->pace = pc;
+	pc->peer_gap_share = -1;
 	pc->rate = calloc(n, sizeof(*pc->rate));
 	pc->tx0 = calloc(n, sizeof(*pc->tx0));
 	pc->wait0 = calloc(n, sizeof(*pc->wait0));
@@ -170,6 +178,8 @@ pace_mark(const struct perf *p, struct pace_mark *m)
 	m->timers = ls.timers;
 	m->work_loops = ls.loops - ls.idle_loops;
 	m->long_cycles = ls.long_cycles;
+	m->gap_loops = ls.gap_loops;
+	m->gap_cycles = ls.gap_cycles;
 }
 
 /* Each QP's tx_bytes, pace wait and lost tokens into tx[], wait[] and
@@ -236,6 +246,8 @@ pace_results(struct perf *p, struct perf_pace *pc)
 		(double)(b->timers - a->timers) / (double)(b->pkts - a->pkts) : 0;
 	pc->preempted_share = (double)(b->long_cycles - a->long_cycles) /
 		(double)(b->tsc - a->tsc);
+	pc->gap_share = (double)(b->gap_cycles - a->gap_cycles) /
+		(double)(b->tsc - a->tsc);
 	pc->frames_per_loop = b->work_loops > a->work_loops ?
 		(double)(b->pkts - a->pkts) /
 		(double)(b->work_loops - a->work_loops) : 0;
@@ -293,12 +305,24 @@ pace_measured(const struct perf *p)
 }
 
 void
+perf_pace_peer(struct perf *p, const struct perf_bw_res *srv)
+{
+	if (p->pace != NULL && srv->cycles != 0)
+		p->pace->peer_gap_share = (double)srv->gap_cycles /
+					  (double)srv->cycles;
+}
+
+void
 perf_pace_report(const struct perf *p, FILE *f)
 {
 	const struct perf_pace *pc = p->pace;
+	char peer[32] = "not known";
 
 	if (!pace_measured(p))
 		return;
+	if (pc->peer_gap_share >= 0)
+		snprintf(peer, sizeof(peer), "%.2f%%",
+			 pc->peer_gap_share * 100);
 	fprintf(f, "pacing, %u windows of %.3f s: frame bytes %.3f Mbit/s",
 		pc->nwin, p->o->window_s, pc->achieved_bps / 1e6);
 	if (pc->target_kbps != 0)
@@ -308,12 +332,17 @@ perf_pace_report(const struct perf *p, FILE *f)
 			pc->worst_qp_err * 100);
 	fprintf(f, "; %.0f engine cycles and %.2f timer expiries per frame, "
 		"%.1f frames per busy iteration, %" PRIu64
-		" preempted iterations (%.2f%% of the time); tokens lost to "
+		" preempted iterations (%.2f%% of the time); the loop stalled "
+		"over 1 ms %" PRIu64 " times (%.2f%% of the time; the "
+		"server's %s); tokens lost to "
 		"late service %.2f%%, a full window %.2f%%, waiting for a "
 		"turn %.2f%%, nothing posted %.2f%% of the target\n",
 		pc->cyc_per_frame, pc->timers_per_frame, pc->frames_per_loop,
 		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops,
-		pc->preempted_share * 100, pc->lost_share[0] * 100,
+		pc->preempted_share * 100,
+		pc->mk[pc->nwin + 1].gap_loops - pc->mk[1].gap_loops,
+		pc->gap_share * 100, peer,
+		pc->lost_share[0] * 100,
 		pc->lost_share[1] * 100, pc->lost_share[2] * 100,
 		pc->lost_share[3] * 100);
 }
@@ -332,7 +361,9 @@ perf_pace_json(const struct perf *p, FILE *f)
 		"\"worst_qp_error\": %.6f, \"cycles_per_frame\": %.1f, "
 		"\"timers_per_frame\": %.3f, \"frames_per_loop\": %.2f, "
 		"\"frames\": %" PRIu64 ", \"preempted_loops\": %" PRIu64
-		", \"preempted_share\": %.6f, \"lost_share\": %.6f, "
+		", \"preempted_share\": %.6f, \"gap_loops\": %" PRIu64
+		", \"gap_share\": %.6f, \"peer_gap_share\": %.6f, "
+		"\"lost_share\": %.6f, "
 		"\"lost_window_share\": %.6f, \"lost_turn_share\": %.6f, "
 		"\"idle_share\": %.6f,"
 		"\n    \"qps\": [", p->o->window_s, pc->nwin, p->o->burst,
@@ -341,7 +372,10 @@ perf_pace_json(const struct perf *p, FILE *f)
 		pc->timers_per_frame, pc->frames_per_loop,
 		pc->mk[pc->nwin + 1].pkts - pc->mk[1].pkts,
 		pc->mk[pc->nwin + 1].long_loops - pc->mk[1].long_loops,
-		pc->preempted_share, pc->lost_share[0], pc->lost_share[1],
+		pc->preempted_share,
+		pc->mk[pc->nwin + 1].gap_loops - pc->mk[1].gap_loops,
+		pc->gap_share, pc->peer_gap_share,
+		pc->lost_share[0], pc->lost_share[1],
 		pc->lost_share[2], pc->lost_share[3]);
 	for (i = 0; i < p->nqp; i++)
 		fprintf(f, "%s\n      {\"qpn\": %u, \"target_bps\": %.0f, "

@@ -98,6 +98,9 @@ struct perf_bw_res {
 	 * cycles, it leaves out the time other processes had the core. */
 	uint64_t cpu_cycles;
 	uint64_t retransmits, timeouts;
+	/* The engine loop's gaps over 1 ms in the phase (uroce_lcore_stats,
+	 * lcore 0), in TSC cycles: the server sends its own to the client. */
+	uint64_t gap_cycles;
 };
 
 struct perf_peer_info {
@@ -420,6 +423,8 @@ int perf_pace_setup(struct perf *p);
 void perf_pace_free(struct perf *p);
 void perf_pace_begin(struct perf *p, double duration);
 void perf_pace_tick(struct perf *p, uint64_t now);
+/* The server's result of the paced phase: its loop's gaps. */
+void perf_pace_peer(struct perf *p, const struct perf_bw_res *srv);
 void perf_pace_report(const struct perf *p, FILE *f);
 void perf_pace_json(const struct perf *p, FILE *f);
 
