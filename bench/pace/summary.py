@@ -15,6 +15,9 @@ ceiling: the unpaced run ceiling-NAME just before it, which set its target.
 A scenario run more than once (NAME, NAME-2, ...) is reported by its
 median run (by aggregate error; the cycles per frame are the median of the
 runs'), with every run's error beside it, and the ceiling of that run.
+"stalled c/s": the share of the median run's time in which the client's
+and the server's loops stalled for over 1 ms (gap_share, peer_gap_share:
+on the VM, the host taking the vCPU away).
 Verdicts (issue 6): aggregate within 1%, each QP within 5% (multi), targets
 above the ceiling (the run's own, else the median of all) reported as
 such.
@@ -37,7 +40,8 @@ def check(path):
     ok = pace is not None and pace["windows_measured"] >= 1 and \
         len(pace["qps"]) == run["qps"] and \
         pace["cycles_per_frame"] > 0 and pace["frames_per_loop"] > 0 and \
-        0 <= pace["preempted_share"] < 1 and 0 <= pace["lost_share"] < 1
+        0 <= pace["preempted_share"] < 1 and 0 <= pace["lost_share"] < 1 \
+        and 0 <= pace["gap_share"] < 1 and pace["peer_gap_share"] < 1
     for q in pace["qps"] if pace else []:
         ok &= q["achieved_bps"] > 0 and q["pace_wait_us"] > 0
     for r in run["results"]:
@@ -77,6 +81,15 @@ def verdict(r):
             (r["group"] == "multi" and abs(r["worst_qp_error"]) > 0.05):
         return "MISSED"
     return "ok"
+
+
+def stalls(r):
+    """The client's and the server's time stalled, in %: 'c/s'."""
+    c, s = r.get("gap_share"), r.get("peer_gap_share")
+    if c is None:
+        return "-"
+    return f"{c * 100:.2f}/" + (f"{s * 100:.2f}" if s is not None and
+                               s >= 0 else "-")
 
 
 def main():
@@ -121,6 +134,8 @@ def main():
                "frames_per_loop": p.get("frames_per_loop"),
                "preempted_loops": p["preempted_loops"],
                "preempted_share": p.get("preempted_share"),
+               "gap_share": p.get("gap_share"),
+               "peer_gap_share": p.get("peer_gap_share"),
                "lost_share": p.get("lost_share"),
                "lost_window_share": p.get("lost_window_share"),
                "lost_turn_share": p.get("lost_turn_share"),
@@ -144,7 +159,8 @@ def main():
         json.dump(res, f, indent=1)
     print(f"{'scenario':<12} {'QPs':>6} {'ceiling':>9} {'target Mb/s':>12}"
           f" {'got Mb/s':>12} {'error':>9} {'worst 1s':>9} {'worst QP':>9}"
-          f" {'cyc/frm':>8} {'resent':>7}  {'verdict':<13} runs")
+          f" {'cyc/frm':>8} {'resent':>7} {'stalled c/s':>12}"
+          f"  {'verdict':<13} runs")
     for r in rows:
         many = len(r["runs_error"]) > 1
         runs_col = " ".join(f"{e * 100:+.2f}%" for e in r["runs_error"]) \
@@ -156,6 +172,7 @@ def main():
               f" {r['worst_window_error'] * 100:>+8.3f}%"
               f" {r['worst_qp_error'] * 100:>+8.3f}%"
               f" {r['cycles_per_frame']:>8.0f} {r['retransmits']:>7}"
+              f" {stalls(r):>12}"
               f"  {r['verdict']:<13} {runs_col}".rstrip())
     print(f"ceilings (Mb/s, each run's own, the unpaced run before it):"
           f" median {ceiling / 1e6:.0f}, {min(ceilings) / 1e6:.0f} to"
