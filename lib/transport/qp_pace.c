@@ -241,7 +241,9 @@ uroce_qp_pace_behind(struct uroce_qp *qp, uint32_t idx, uint32_t from)
  *  - The PSN window was full: the responder, or the link to it, is slower
  *    than the rate.
  *  - Its transmit batch was full: it waited for its next turn, behind the
- *    other QPs' calls, the port's back-pressure or a stalled thread.
+ *    other QPs' calls, the port's back-pressure or a stalled thread
+ *    (uroce_qp_pace_turn(): the requester's frames, a UD or raw QP's, and
+ *    the responder's READ and atomic responses).
  *  - Nothing was posted: the application paused, which is no loss of
  *    ours (pace_idle_bytes), but shows a benchmark that does not keep
  *    its QP busy.
@@ -292,6 +294,19 @@ uroce_qp_pace_wait(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
 		qp->stats.pace_wait_cycles += ready - now;
 	req->wait_at = ready;
 	req->stop = UROCE_REQ_STOP_TOKENS;
+}
+
+/* A full batch is the reason only once the tokens are there: a QP called
+ * with no room (its port stalled: lib/engine/lcore.c) while a pacing wait
+ * is pending still waits for the tokens first. */
+void
+uroce_qp_pace_turn(struct uroce_qp *qp, uint64_t now)
+{
+	struct uroce_requester *req = &qp->req;
+
+	if (req->stop != UROCE_REQ_STOP_TOKENS ||
+	    req->wait_at == UROCE_TIME_OFF || now >= req->wait_at)
+		req->stop = UROCE_REQ_STOP_TURN;
 }
 
 void

@@ -283,6 +283,9 @@ bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes);
 uint64_t uroce_qp_pace_late(const struct uroce_qp *qp);
 void uroce_qp_pace_wait(struct uroce_qp *qp, uint64_t now, uint32_t bytes,
 			uint32_t more);
+/* The send side stops with its transmit batch full and frames left
+ * (qp_pace.c, Lost rate). */
+void uroce_qp_pace_turn(struct uroce_qp *qp, uint64_t now);
 /* from + the payload bytes of the send WQEs posted behind SQ index idx,
  * summed up to the pacing batch: what uroce_qp_pace_wait() may gather.
  * Reads the poster's head: call it only to wait. */

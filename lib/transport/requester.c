@@ -475,7 +475,7 @@ uroce_req_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		return false;
 	for (;;) {
 		if (uroce_txb_full(txb)) {
-			qp->req.stop = UROCE_REQ_STOP_TURN;
+			uroce_qp_pace_turn(qp, now);
 			return true;
 		}
 		if (!can_send(qp, now) || send_pkt(qp, now, txb) == 0)

@@ -340,6 +340,8 @@ uroce_resp_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	while (!uroce_txb_full(txb))
 		if (!send_owed_one(qp, now, txb))
 			return false;
+	if (qp->resp->res_cnt > 0)	/* paced responses left, not an ACK */
+		uroce_qp_pace_turn(qp, now);
 	return resp_owes(qp);
 }
 

@@ -132,7 +132,7 @@ uroce_dgram_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb,
 	}
 	while (qp->state == IBV_QPS_RTS && uroce_ring_cons_avail(&qp->sq, 1) > 0) {
 		if (uroce_txb_full(txb)) {
-			req->stop = UROCE_REQ_STOP_TURN;	/* qp_pace.c */
+			uroce_qp_pace_turn(qp, now);
 			return true;
 		}
 		if (send_one(qp, uroce_sq_wqe(qp, qp->sq.tail), now, txb) == 0)

@@ -962,6 +962,59 @@ half_sent(struct ut_link *l, void *ctx)
 	return fl->n >= 300;
 }
 
+/*
+ * A paced responder whose port takes nothing in the middle of a READ at
+ * 200 Mbit/s, for 10 ms: called with no room for its responses (the
+ * engine's batch for a stalled port) while its pacing wait is pending, it
+ * still waits for tokens; once the wait is over, it records a missed turn, so the 250,000 B of tokens that came in beyond
+ * its bucket are counted as lost waiting for a turn, and nothing as late
+ * or idle. The READ still completes byte-exact.
+ */
+static void
+test_read_turn(void)
+{
+	struct ibv_qp_rate_limit_attr rl = { 200000, 0, 0, 0 };
+	struct stream *s = stream_new(16, 1);
+	struct want w = { 0 };
+	const uint64_t *lost;
+	uint64_t burst;
+
+	if (s == NULL)
+		return;
+	lost = s->qb->stats.pace_lost_bytes;
+	memcpy(s->rb, s->la, BUF_LEN);
+	memset(s->la, 0, BUF_LEN);
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qb, &rl, s->l.now), 0);
+	burst = s->qb->pace_prof.burst_bytes;
+	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_READ, 1, 512 * 1024, 0), 0);
+	UT_CHECK(ut_link_run(&s->l, half_sent, s->fl, ut_link_us(1000000),
+			     2000000));
+	UT_CHECK_EQ(lost[2], 0);
+	s->l.node[1].tx_stalled = true;
+	/* Its pacing wait is pending: a call with no room leaves that as
+	 * the reason. */
+	UT_CHECK(s->qb->req.wait_at != UROCE_TIME_OFF &&
+		 s->qb->req.wait_at > s->l.now);
+	ut_link_step(&s->l);
+	UT_CHECK_EQ(s->qb->req.stop, UROCE_REQ_STOP_TOKENS);
+	s->l.now += ut_link_us(10000);
+	ut_link_step(&s->l);
+	UT_CHECK_EQ(s->qb->req.stop, UROCE_REQ_STOP_TURN);
+	s->l.node[1].tx_stalled = false;
+	w.cq = s->l.node[0].scq;
+	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 2000000));
+	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
+	UT_CHECK_MEM(s->la, s->rb, 512 * 1024);
+	/* The bucket held between a frame's debt and a burst at the stall. */
+	UT_CHECK(lost[2] + burst + 4096 >= 250000 && lost[2] <= 250000 + burst);
+	UT_CHECK_EQ(lost[0], 0);
+	UT_CHECK_EQ(lost[1], 0);
+	UT_CHECK_EQ(lost[3], 0);
+	UT_NOTE("read responses held by a stalled port: %" PRIu64
+		" B lost waiting for a turn, burst %" PRIu64, lost[2], burst);
+	stream_free(s);
+}
+
 static void
 test_rate_change(void)
 {
@@ -1193,6 +1246,7 @@ main(int argc, char **argv)
 	test_slow_no_timeout(false);
 	test_slow_no_timeout(true);
 	test_read_stream();
+	test_read_turn();
 	test_rate_change();
 	test_two_fair();
 	test_raw_stream(10000, 0);		/* 10 Mbit/s, default burst */
