@@ -259,6 +259,7 @@ static void
 eng_late_init(struct eng *e)
 {
 	e->tsc_hz = rte_get_tsc_hz();
+	e->ms_cycles = e->tsc_hz / 1000;
 	e->qpn_next = 2 + (uint32_t)(rte_rand() % (UROCE_QPN_MASK - 1));
 }
 

@@ -225,6 +225,9 @@ struct eng {
 	uint32_t qpn_next;
 	unsigned int rr;		/* round-robin owner */
 	uint64_t tsc_hz;
+	/* A millisecond of TSC: what makes an iteration long or a gap
+	 * (lcore.c), computed once rather than divided out per iteration. */
+	uint64_t ms_cycles;
 	struct eng_qp **qpn_page[ENG_QPN_PAGES];
 	struct eng_tmo_chunk *tmo_chunks;	/* QP timer entries (tmo.c) */
 	struct eng_tmo *tmo_free;

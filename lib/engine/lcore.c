@@ -855,7 +855,7 @@ eng_count_work(struct eng_lcore *lc)
 	if (!lc->now_read)
 		return;
 	d = rte_get_tsc_cycles() - lc->now;
-	if (d > eng_g->tsc_hz / 1000) {
+	if (d > eng_g->ms_cycles) {
 		lc->st.long_loops++;
 		lc->st.long_cycles += d;
 	} else {
@@ -877,7 +877,7 @@ eng_count_gap(struct eng_lcore *lc)
 {
 	uint64_t t = rte_get_tsc_cycles(), d = t - lc->loop_start;
 
-	if (lc->loop_start != 0 && d > eng_g->tsc_hz / 1000) {
+	if (lc->loop_start != 0 && d > eng_g->ms_cycles) {
 		lc->st.gap_loops++;
 		lc->st.gap_cycles += d;
 	}
