@@ -922,6 +922,14 @@ test_slow_no_timeout(bool drop_last)
 	stream_free(s);
 }
 
+/* For READs from A: B's buffer holds the bytes, A's is zeroed. */
+static void
+read_source(struct stream *s)
+{
+	memcpy(s->rb, s->la, BUF_LEN);
+	memset(s->la, 0, BUF_LEN);
+}
+
 /* READ responses from a paced B. */
 static void
 test_read_stream(void)
@@ -934,8 +942,7 @@ test_read_stream(void)
 
 	if (s == NULL)
 		return;
-	memcpy(s->rb, s->la, BUF_LEN);
-	memset(s->la, 0, BUF_LEN);
+	read_source(s);
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qb, &rl, s->l.now), 0);
 	t0 = s->l.now;
 	/* One READ of 512 KiB: 512 response frames from B. */
@@ -982,8 +989,7 @@ test_read_turn(void)
 	if (s == NULL)
 		return;
 	lost = s->qb->stats.pace_lost_bytes;
-	memcpy(s->rb, s->la, BUF_LEN);
-	memset(s->la, 0, BUF_LEN);
+	read_source(s);
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qb, &rl, s->l.now), 0);
 	burst = s->qb->pace_prof.burst_bytes;
 	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_READ, 1, 512 * 1024, 0), 0);
