@@ -786,12 +786,17 @@ static void
 eng_timers_run(struct eng_lcore *lc, struct uroce_wheel_entry **ents,
 	       unsigned int n, unsigned int *built)
 {
-	struct uroce_txb *txb, none = { .n = 0, .cap = 0 };
+	struct uroce_txb *txb, none;
 	struct eng_qp *eq;
 	uint64_t paced0;
 	int i;
 	uint16_t n0;
 
+	/* A batch with no room: nothing is ever put in its pkts[], which an
+	 * initializer would zero (520 bytes) on every iteration, idle ones
+	 * included, while a paced QP waits in the wheel. */
+	none.n = 0;
+	none.cap = 0;
 	for (i = -ENG_PF_QP; i < 0; i++)
 		eng_timers_prefetch(ents, (int)n, i);
 	for (i = 0; i < (int)n; i++) {
