@@ -22,12 +22,20 @@
  * while it builds the batch, which the hand-off charges as if it had left
  * at once (uroce_tb_handoff()). A wake-up later than the slack loses
  * tokens for good, so the slack must outlast what stalls a busy thread
- * here: gaps of 5-25 us, several hundred a second, on a spinning vCPU of
- * the 2-vCPU VM (none of ours: the host's), plus up to 20 us to build a
- * transmit batch of 64 frames of 2 KiB. A slack of 25 us left about 6 us
- * for the wake-up, and a QP at 90% of the link lost 1-2% of its rate even
- * in the faster spells of the machine; it is now UROCE_PACE_SLACK_US, and
- * at least one typical packet (milliseconds at a low rate). The batch: at
+ * here, plus up to 20 us to build a transmit batch of 64 frames of 2 KiB.
+ * A spinning vCPU of the 2-vCPU VM (none of ours: the host's) loses
+ * 4-5% of its time to gaps of 20-50 us, over a thousand a second, and
+ * 0.2-0.5% to gaps of 0.5-5 ms, a few a second. A slack of 25 us left
+ * about 6 us for the wake-up, and a QP at 90% of the link lost 1-2% of
+ * its rate even in the faster spells of the machine. 100 us took the
+ * short gaps, but the millisecond ones still cost one QP at 90% of the
+ * ceiling 1.1-2.7% in four runs out of four (late service, or a missed
+ * turn when the receiver's stall filled the link's ring), and 100 QPs at
+ * 80% 0.7-1.0%; with 2 ms, -0.1% to -0.7% and -0.1% to -0.2%
+ * (interleaved pairs over the memif pair, session 14). So the slack is
+ * UROCE_PACE_SLACK_US, and at least one typical packet (milliseconds at
+ * a low rate): after a stall the QP catches up with at most that much
+ * at once, never more than its burst. The batch: at
  * least UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs
  * cost the engine a wheel expiry per 7 frames, not per frame, and at least
  * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
@@ -36,7 +44,8 @@
  * stream (73 frames), which left a QP at 90% of the ceiling no room to
  * catch up after a stall; 50 us take about 60 and 5% more.
  * max_burst_sz 0 picks the default: the two added, 8 typical packets at
- * a low rate, 150 us at a high one. An explicit
+ * a low rate, 2.05 ms at a high one (at most UROCE_PACE_BURST_MAX; a
+ * user who wants it smoother sets max_burst_sz). An explicit
  * max_burst_sz is split the same way as far as it goes: the batch first,
  * then the slack, at least one typical packet of it (pace_batch_bytes()).
  * A batch of 15 packets (default burst 16) took 8-10% fewer cycles a frame
@@ -44,7 +53,10 @@
  * full buckets queued more work than the local ACK timeout (10,000 x 16
  * frames of 2 KiB, about 70 ms at the link's rate): a QP held back in the
  * ready list mid-message timed out with no ACK due (550 timeouts in two of
- * three runs of bench/pace). 8 packets keep that under half of it.
+ * three runs of bench/pace). 8 packets keep that under half of it. Tried
+ * again once such a timeout resent nothing (requester.c, timeout()): no
+ * fewer cycles a frame in five interleaved pairs at 10,000 QPs, and
+ * 10-1,494 timeouts a run where 7 packets had 0-4.
  *
  * typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu); for
  * RAW_PACKET, whose frames carry no transport headers and are as long as
@@ -128,8 +140,8 @@ pace_batch_bytes(uint32_t rate_kbps, uint32_t burst, uint32_t typical)
  * one block's start fill the engine's transmit batches together. The
  * other half is for the time the engine takes to serve them all. With the
  * default burst that is a few ms at a few Mbit/s (10,000 QPs sharing a
- * link), and nothing once a typical packet takes no more than 100 us at
- * the rate (the slack is then 100 us); a block is about 250 us.
+ * link), and nothing once a typical packet takes no more than 2 ms at
+ * the rate (the slack is then 2 ms); a block is about 250 us.
  */
 uint64_t
 uroce_qp_pace_late(const struct uroce_qp *qp)

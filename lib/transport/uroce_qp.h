@@ -559,8 +559,9 @@ uint64_t uroce_qp_deadline_latest(const struct uroce_qp *qp, uint64_t dl);
 /** ... and of at least the bytes of this long at its rate; */
 #define UROCE_PACE_BATCH_US		50
 /** it leaves room in its bucket (the slack) for this long at its rate, and
- *  for at least one typical packet. The default burst is the two. */
-#define UROCE_PACE_SLACK_US		100
+ *  for at least one typical packet: the host's stalls of a busy thread
+ *  (qp_pace.c, Burst). The default burst is the two. */
+#define UROCE_PACE_SLACK_US		2000
 /**
  * Owner only: frames of bytes the pacer let go earlier (pace_bytes grew by
  * that much during a call) were handed to the port at now. The bucket is

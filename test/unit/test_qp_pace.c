@@ -180,7 +180,7 @@ test_verb_matrix(void)
 	};
 	struct ut_link l;
 	unsigned int t, s;
-	uint32_t qpn = 0x100;
+	uint32_t qpn = 0x100, typ;
 
 	if (!UT_CHECK_EQ(link_up(&l, 7), 0))
 		return;
@@ -207,13 +207,15 @@ test_verb_matrix(void)
 				UT_CHECK(qp->pace_on);
 				UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
 				/* Default burst at a low rate: a batch
-				 * and a slack packet of port MTU (1024)
-				 * here, of the largest frame for
-				 * RAW_PACKET. */
+				 * of packets of port MTU (1024) here, of
+				 * the largest frame for RAW_PACKET, and
+				 * a slack of 2 ms at 625 kB/s, at least
+				 * one of those packets. */
+				typ = types[t] == IBV_QPT_RAW_PACKET ?
+				      l.node[0].env.mtu + 14u : 1024;
 				UT_CHECK_EQ(qp->pace_prof.burst_bytes,
-					    (UROCE_PACE_BATCH_PKTS + 1) *
-					    (types[t] == IBV_QPT_RAW_PACKET ?
-					     l.node[0].env.mtu + 14u : 1024));
+					    UROCE_PACE_BATCH_PKTS * typ +
+					    RTE_MAX(typ, 1250u));
 			} else {
 				UT_CHECK(snap_same(qp, &before));
 			}
@@ -273,10 +275,14 @@ test_verb_invalid(void)
 	good.max_burst_sz = UROCE_PACE_BURST_MAX;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
 	UT_CHECK_EQ(qp->pace_prof.burst_bytes, UROCE_PACE_BURST_MAX);
-	/* Default burst at a high rate: 50 + 100 us of it. */
+	/* Default burst at a high rate: 50 us + 2 ms of it, 25.6 MB at
+	 * 100 Gbit/s, as much as a burst may be; 1.28 MB at 5 Gbit/s. */
 	good.max_burst_sz = 0;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
-	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 1875000);
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes, UROCE_PACE_BURST_MAX);
+	good.rate_limit = 5000000;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 1281250);
 	/* A device that does not pace. */
 	l.node[0].env.lim.rate_limit_max = 0;
 	snap_take(qp, &before);
@@ -288,11 +294,11 @@ test_verb_invalid(void)
 
 /* What a QP out of tokens gathers (qp_pace.c, Burst and Batching): its
  * burst less the slack. Default bursts: 7 typical packets and one of slack
- * at a low rate, 50 us and 100 us of slack at a high one. An explicit
- * burst: the 7 packets or 50 us first, then up to 100 us of slack, at
+ * at a low rate, 50 us and 2 ms of slack at a high one. An explicit
+ * burst: the 7 packets or 50 us first, then up to 2 ms of slack, at
  * least one packet of it, nothing when the burst is one packet. And how
  * late its wake-up may be (qp_pace.c, Wake-up): half of what the slack
- * lasts beyond 100 us, in cycles of the 2 GHz fake clock. */
+ * lasts beyond 2 ms, in cycles of the 2 GHz fake clock. */
 static void
 test_batch_size(void)
 {
@@ -301,20 +307,26 @@ test_batch_size(void)
 		uint32_t burst, batch;
 		uint64_t late;
 	} cases[] = {
-		/* A slack of 2,048 B at 1.25 MB/s: 1,638.4 us. */
-		{ { 10000, 0, 2048, 0 }, 8 * 2048, 7 * 2048, 1538400 },
-		{ { 100000000, 0, 2048, 0 }, 1875000, 625000, 0 },
-		/* 100 us at 1 Gbit/s (12,500 B) above 7 packets. */
-		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 12500, 7 * 1024, 0 },
-		/* 1,024 B at 6.25 MB/s: 163.84 us. */
-		{ { 50000, 0, 1024, 0 }, 8 * 1024, 7 * 1024, 63840 },
+		/* A slack of 2,048 B at 125 kB/s: 16,384 us. */
+		{ { 1000, 0, 2048, 0 }, 8 * 2048, 7 * 2048, 14384000 },
+		/* 2 ms at 1.25 MB/s (2,500 B): more than a packet. */
+		{ { 10000, 0, 2048, 0 }, 7 * 2048 + 2500, 7 * 2048, 0 },
+		/* 50 us, and 2 ms up to UROCE_PACE_BURST_MAX. */
+		{ { 100000000, 0, 2048, 0 }, UROCE_PACE_BURST_MAX, 625000, 0 },
+		/* 2 ms at 1 Gbit/s (250,000 B) above 7 packets. */
+		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 250000, 7 * 1024, 0 },
+		/* 1,024 B at 500 kB/s: 2,048 us. */
+		{ { 4000, 0, 1024, 0 }, 8 * 1024, 7 * 1024, 48000 },
 		/* Room for the batch and one packet of slack. */
-		{ { 10000, 16384, 2048, 0 }, 16384, 14336, 1538400 },
+		{ { 10000, 16384, 2048, 0 }, 16384, 14336, 0 },
+		{ { 1000, 16384, 2048, 0 }, 16384, 14336, 14384000 },
 		{ { 10000, 2048, 2048, 0 }, 2048, 0, 0 },
 		/* 50 us at 10 Gbit/s (62,500 B) first, the rest slack. */
 		{ { 10000000, 65536, 2048, 0 }, 65536, 62500, 0 },
-		/* 100 us at 1 Gbit/s kept, the batch the rest. */
-		{ { 1000000, 32768, 1024, 0 }, 32768, 32768 - 12500, 0 },
+		/* The batch first, the rest slack, under 2 ms at 1 Gbit/s. */
+		{ { 1000000, 32768, 1024, 0 }, 32768, 7 * 1024, 0 },
+		/* Over it: the batch the rest. */
+		{ { 1000000, 300000, 1024, 0 }, 300000, 50000, 0 },
 		/* Too small for the batch: one packet of slack. */
 		{ { 1000000, 4096, 1024, 0 }, 4096, 3072, 0 },
 	};
@@ -709,7 +721,9 @@ test_write_stream_delay(uint32_t rate_kbps, uint32_t burst,
 	/* 64 x 16 KiB = 1 MiB, 1024 frames of 1 KiB payload. */
 	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 64, 16384, 0), 0);
 	w.cq = s->l.node[0].scq;
-	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 2000000));
+	/* 1 MiB at 2 Mbit/s takes 4.4 s. */
+	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(20000000),
+			     2000000));
 	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
 	UT_CHECK_MEM(s->la, s->rb, 64 * 16384);
 	UT_CHECK(s->fl->n >= 1024 && s->fl->n < MAX_FRAMES);
@@ -1238,15 +1252,21 @@ main(int argc, char **argv)
 	test_modify();
 	test_write_stream(10000, 0, 0);		/* 10 Mbit/s */
 	test_write_stream(1000000, 0, 0);	/* 1 Gbit/s */
-	test_write_stream(40000000, 0, 0);	/* 40 Gbit/s */
+	/* 40 Gbit/s, a burst of 150 us (50 us of batch): the default's
+	 * 2 ms slack would take the whole MiB at once. */
+	test_write_stream(40000000, 750000, 0);
 	test_write_stream(300000, 4096, 0);	/* explicit burst */
 	test_write_stream(300000, 0, 50);	/* loss: retransmissions */
-	test_write_stream_delay(10000, 0, 0, true, 0);
-	test_write_stream_delay(50000, 0, 0, true, 0);
-	/* 2 ms late beyond that: the slack (819 us) does not cover it. */
-	test_write_stream_delay(10000, 0, 0, true, ut_link_us(2000));
-	/* 300 us at 1 Gbit/s, whose slack is 100 us. */
-	test_write_stream_delay(1000000, 0, 0, false, ut_link_us(300));
+	/* Rates at which a packet of slack outlasts 2 ms: a wake-up may
+	 * come late (1,048 and 24 us). */
+	test_write_stream_delay(2000, 0, 0, true, 0);
+	test_write_stream_delay(4000, 0, 0, true, 0);
+	/* 5 ms late beyond that: the slack (4,096 us) does not cover it. */
+	test_write_stream_delay(2000, 0, 0, true, ut_link_us(5000));
+	/* 300 us at 1 Gbit/s with a slack of 100 us (a burst of 7 packets
+	 * and 12,500 B): many wake-ups, each losing some. */
+	test_write_stream_delay(1000000, 7 * 1024 + 12500, 0, false,
+				ut_link_us(300));
 	test_lost_window();
 	test_idle();
 	test_slow_no_timeout(false);
@@ -1256,7 +1276,9 @@ main(int argc, char **argv)
 	test_rate_change();
 	test_two_fair();
 	test_raw_stream(10000, 0);		/* 10 Mbit/s, default burst */
-	test_raw_stream(1000000, 0);		/* 1 Gbit/s */
+	/* 100 Mbit/s: at 1 Gbit/s the default burst (2 ms, 250 kB) would
+	 * take the whole 150 kB at once. */
+	test_raw_stream(100000, 0);
 	test_raw_stream(300000, 9000);		/* explicit burst */
 	return ut_summary();
 }
