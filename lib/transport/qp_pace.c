@@ -29,14 +29,14 @@
  * about 6 us for the wake-up, and a QP at 90% of the link lost 1-2% of
  * its rate even in the faster spells of the machine. 100 us took the
  * short gaps, but the millisecond ones still cost one QP at 90% of the
- * ceiling 1.1-2.7% in four runs out of four (late service, or a missed
+ * ceiling 1.1-2.7% in seven runs of seven (late service, or a missed
  * turn when the receiver's stall filled the link's ring), and 100 QPs at
  * 80% 0.7-1.0%; with 2 ms, -0.1% to -0.7% and -0.1% to -0.2%
  * (interleaved pairs over the memif pair, session 14). So the slack is
  * UROCE_PACE_SLACK_US, and at least one typical packet (milliseconds at
  * a low rate): after a stall the QP catches up with at most that much
- * at once, never more than its burst. The batch: at
- * least UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs
+ * at once, never more than its burst. The batch: at least
+ * UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs
  * cost the engine a wheel expiry per 7 frames, not per frame, and at least
  * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
  * transmit batch: at 25 Gbit/s a batch of 25 us took 30 frames per busy

@@ -987,9 +987,10 @@ half_sent(struct ut_link *l, void *ctx)
  * A paced responder whose port takes nothing in the middle of a READ at
  * 200 Mbit/s, for 10 ms: called with no room for its responses (the
  * engine's batch for a stalled port) while its pacing wait is pending, it
- * still waits for tokens; once the wait is over, it records a missed turn, so the 250,000 B of tokens that came in beyond
- * its bucket are counted as lost waiting for a turn, and nothing as late
- * or idle. The READ still completes byte-exact.
+ * still waits for tokens; once the wait is over, it records a missed
+ * turn, so the 250,000 B of tokens that came in beyond its bucket are
+ * counted as lost waiting for a turn, and nothing as late or idle. The
+ * READ still completes byte-exact.
  */
 static void
 test_read_turn(void)
