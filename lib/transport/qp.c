@@ -837,6 +837,15 @@ uroce_qp_deadline(const struct uroce_qp *qp)
 	return uroce_req_deadline(qp);
 }
 
+/* can_send() and uroce_dgram_tx() return at once before wait_at, and
+ * uroce_qp_tx() calls the responder first only for what it owes. */
+bool
+uroce_qp_tx_waits(const struct uroce_qp *qp, uint64_t now)
+{
+	return qp->state == IBV_QPS_RTS && !qp->resp_owed &&
+	       qp->req.wait_at != UROCE_TIME_OFF && now < qp->req.wait_at;
+}
+
 uint64_t
 uroce_qp_deadline_latest(const struct uroce_qp *qp, uint64_t dl)
 {

@@ -549,6 +549,14 @@ uint64_t uroce_qp_deadline(const struct uroce_qp *qp);
  * unless dl is a paced QP's wake-up for its batch (qp_pace.c, Wake-up). */
 uint64_t uroce_qp_deadline_latest(const struct uroce_qp *qp, uint64_t dl);
 
+/** Whether a uroce_qp_tx() call at now would do nothing: the QP is in RTS,
+ * owes no response, and holds its next packet back until a time still to
+ * come (pacing tokens, or a retry), which uroce_qp_deadline() is at or
+ * before. A kick then needs no call of its own once the QP's timer is
+ * armed: the timer's call finds what the kick was for (a WQE posted, an
+ * ACK's progress). */
+bool uroce_qp_tx_waits(const struct uroce_qp *qp, uint64_t now);
+
 /* ------------------------------------------------------------------------
  * Packet pacing (qp_pace.c; what counts and the default burst are
  * explained there).

@@ -13,7 +13,8 @@
  * Also: unknown QPN and bad ICRC counted, modify errors through the control
  * path change nothing (query), PD/CQ busy, the CQ owner rule, active_mtu,
  * and init errors leaving nothing up; a QP connected with no engine pass
- * between the modifies waits on its port's ready list (back-pressure).
+ * between the modifies waits on its port's ready list (back-pressure); a
+ * post to a paced QP waiting for its tokens is left to its timer.
  *
  * The test starts EAL with lcores 0-2 floating over the machine's CPUs;
  * the engine joins it. Only one engine lcore busy-polls at a time except in
@@ -662,6 +663,53 @@ check_gap(void)
 	UT_NOTE("gap of 5 ms counted");
 }
 
+/*
+ * Native progress, a paced QP: a post to it while it waits for its tokens
+ * is left to its timer (lib/engine/lcore.c, eng_kick_waits()) rather than
+ * served on the posting thread for nothing; lifting the limit sends both
+ * WRITEs, byte-exact. At 10 kbit/s the wait for a batch of 7 frames after
+ * the 8 of the default burst is seconds long, so the second post comes
+ * within it.
+ */
+static void
+check_pace_kick(struct side *a, struct side *b)
+{
+	struct ibv_qp_rate_limit_attr rl = { .rate_limit = 10 };
+	const struct eng_qp *eq = a->qp->engine;
+	struct uroce_lcore_stats ls0, ls1, ls2;
+	const uint32_t len = 12 * 1024, len2 = 100, off2 = 0x3800;
+
+	if (!UT_CHECK_EQ(uroce_dev_qp_rate_limit(a->qp, &rl), 0))
+		return;
+	fill(a->buf + OFF_SEND, len);
+	fill(a->buf + off2, len2);
+	memset(b->buf + OFF_WRITE, 0, len);
+	memset(b->buf + OFF_READ, 0, len2);
+	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &ls0), 0);
+	UT_CHECK_EQ(post_one(a, IBV_WR_RDMA_WRITE, OFF_SEND, len,
+			     (uintptr_t)b->buf + OFF_WRITE, b->mr->rkey, 4), 0);
+	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &ls1), 0);
+	/* Served on this thread, then waiting for tokens on its timer. */
+	UT_CHECK_EQ(ls1.direct_tx, ls0.direct_tx + 1);
+	UT_CHECK_EQ(a->qp->req.stop, UROCE_REQ_STOP_TOKENS);
+	UT_CHECK(uroce_qp_tx_waits(a->qp, rte_get_tsc_cycles()));
+	UT_CHECK(uroce_wheel_armed(&eq->tmo->e));
+	UT_CHECK_EQ(post_one(a, IBV_WR_RDMA_WRITE, off2, len2,
+			     (uintptr_t)b->buf + OFF_READ, b->mr->rkey, 5), 0);
+	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &ls2), 0);
+	UT_CHECK_EQ(ls2.direct_tx, ls1.direct_tx);
+	UT_CHECK(!eq->ready.queued);
+	UT_CHECK(uroce_wheel_armed(&eq->tmo->e));
+	/* No limit: the rest goes now, in order. */
+	rl.rate_limit = 0;
+	UT_CHECK_EQ(uroce_dev_qp_rate_limit(a->qp, &rl), 0);
+	send_done(a, 4, IBV_WC_RDMA_WRITE);
+	send_done(a, 5, IBV_WC_RDMA_WRITE);
+	UT_CHECK_MEM(b->buf + OFF_WRITE, a->buf + OFF_SEND, len);
+	UT_CHECK_MEM(b->buf + OFF_READ, a->buf + off2, len2);
+	UT_NOTE("a post to a QP waiting for tokens left to its timer");
+}
+
 /* ---------------------------------------------------------------------------
  * Scenarios.
  */
@@ -837,10 +885,12 @@ run_scenario(const struct scenario *sc)
 			check_recovery(&a, &b);
 		check_drops(&a, &b);
 		check_modify_errors(&a);
-		if (sc->lcores > 0)
+		if (sc->lcores > 0) {
 			check_backoff();
-		else
+		} else {
 			check_gap();
+			check_pace_kick(&a, &b);
+		}
 	}
 	UT_NOTE("scenario %s", sc->name);
 	uroce_dev_stats_get(da, &st0);
