@@ -12,6 +12,10 @@ A run's "pace" object (uroce-perf --window, app/perf/pace.c) holds the frame
 bytes per window against the target, the worst window and QP, and the
 engine's cycles per frame. A run near the ceiling (NAME) has its own
 ceiling: the unpaced run ceiling-NAME just before it, which set its target.
+The unpaced run after-NAME just after it shows the link held its speed
+through the run; a run whose two ceilings differed by more than run.sh's
+PACE_MOVED was run again, and its tries are listed (movedK-NAME, with
+their ceilings) but not counted.
 A scenario run more than once (NAME, NAME-2, ...) is reported by its
 median run (by aggregate error; the cycles per frame are the median of the
 runs'), with every run's error beside it, and the ceiling of that run.
@@ -56,6 +60,10 @@ def check(path):
 def group(name):
     if name.startswith("ceiling"):
         return "ceiling"
+    if name.startswith("after-"):
+        return "after"
+    if name.startswith("moved"):
+        return "moved"
     return "single" if name.startswith("1x") and "80pct" not in name \
         else "multi"
 
@@ -68,12 +76,34 @@ def median_runs(runs):
     """{scenario: (median run, [runs])} for the scenarios but the ceilings."""
     by = {}
     for n in sorted(runs):
-        if group(n) != "ceiling":
+        if group(n) in ("single", "multi"):
             by.setdefault(base(n), []).append(runs[n])
     out = {}
     for b, rs in by.items():
         rs.sort(key=lambda r: r["pace"]["error"])
         out[b] = (rs[(len(rs) - 1) // 2], rs)
+    return out
+
+
+def moved_runs(runs, scenario):
+    """The tries of a scenario run again because its link changed speed
+    (run.sh: movedK-NAME, between movedK-ceiling-NAME and
+    movedK-after-NAME)."""
+    out = []
+    for n in sorted(runs):
+        m = re.match(r"moved([0-9]+)-(.*)$", n)
+        if not m or group(m.group(2)) not in ("single", "multi") or \
+                base(m.group(2)) != scenario:
+            continue
+        k, name = m.groups()
+
+        def bps(kind):
+            r = runs.get(f"moved{k}-{kind}-{name}")
+            return r["pace"]["achieved_bps"] if r else 0
+        out.append({"name": name, "try": int(k),
+                    "error": runs[n]["pace"]["error"],
+                    "ceiling_bps": bps("ceiling"),
+                    "ceiling_after_bps": bps("after")})
     return out
 
 
@@ -122,6 +152,8 @@ def main():
         runs[run["name"]] = run
     ceil_of = {n[len("ceiling-"):]: r["pace"]["achieved_bps"]
                for n, r in runs.items() if group(n) == "ceiling"}
+    after_of = {n[len("after-"):]: r["pace"]["achieved_bps"]
+                for n, r in runs.items() if group(n) == "after"}
     if not ceil_of:
         print("summary.py: no ceiling run", file=sys.stderr)
         return 1
@@ -157,6 +189,8 @@ def main():
                "idle_share": p.get("idle_share"),
                "retransmits": run["results"][0].get("retransmits", 0),
                "ceiling_bps": own,
+               "ceiling_after_bps": after_of.get(run["name"], 0),
+               "moved_runs": moved_runs(runs, name),
                "above_ceiling": p["target_bps"] > (own or ceiling),
                "runs_error": [r["pace"]["error"] for r in all_runs]}
         row["verdict"] = verdict(row)
@@ -196,6 +230,12 @@ def main():
     print(f"ceilings (Mb/s, each run's own, the unpaced run before it):"
           f" median {ceiling / 1e6:.0f}, {min(ceilings) / 1e6:.0f} to"
           f" {max(ceilings) / 1e6:.0f} over {len(ceilings)} runs")
+    for r in rows:
+        for m in r["moved_runs"]:
+            print(f"run again: {m['name']} (try {m['try']}, error"
+                  f" {m['error'] * 100:+.2f}%): its ceiling moved from"
+                  f" {m['ceiling_bps'] / 1e6:.0f} to"
+                  f" {m['ceiling_after_bps'] / 1e6:.0f} Mb/s")
     if ratio:
         print(f"engine cycles per frame, 10000 QPs vs 1: {ratio:.2f}x"
               f" (medians); {rel_ratio:.2f}x against each run's own"
