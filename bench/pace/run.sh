@@ -26,9 +26,9 @@
 # near it may differ from the one before), PCAP_RATE (200000), PCAP_BURST
 # (16384), PACE_MODE=tiny (the integration test: 3 QPs at 20 Mbit/s in
 # 0.2 s windows, the JSON checked by summary.py --check; no capture, no
-# plot), PACE_MODE=burst (step 2 only). Creates its own sockets and file prefixes
-# (with its PID) in a temp dir and removes them, and the EAL runtime dirs,
-# at exit.
+# plot), PACE_MODE=burst (step 2 only). Creates its own sockets and file
+# prefixes (with its PID) in a temp dir and removes them, and the EAL
+# runtime dirs, at exit.
 set -u
 here=$(dirname "$(readlink -f "$0")")
 build=${1:-$here/../../build}
@@ -167,7 +167,7 @@ kbps() {
 # lists them) and the scenario runs again, at most twice; the last try
 # stands whatever its ceilings.
 near() {
-	local name=$1 nqp=$2 pct=$3 c c2 opt try f
+	local name=$1 nqp=$2 pct=$3 c c2 d opt try f
 	[ "$nqp" = 1 ] && opt=--rate || opt=--rate-total
 	for try in 1 2 3; do
 		run_pair "ceiling-$name" 1 "$secs" || return 1
@@ -176,8 +176,8 @@ near() {
 			return 1
 		run_pair "after-$name" 1 "$secs" || return 1
 		c2=$(kbps "after-$name") || return 1
-		[ $(( (c2 > c ? c2 - c : c - c2) * 100 )) -le $((c * moved)) ] &&
-			return 0
+		d=$((c2 > c ? c2 - c : c - c2))
+		[ $((d * 100)) -le $((c * moved)) ] && return 0
 		[ "$try" = 3 ] && return 0
 		echo "$name: the ceiling moved from $c to $c2 kbit/s: again"
 		for f in "ceiling-$name" "$name" "after-$name"; do

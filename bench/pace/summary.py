@@ -85,6 +85,11 @@ def median_runs(runs):
     return out
 
 
+def achieved(runs, name):
+    """A run's frame bytes per second, 0 if there is no such run."""
+    return runs[name]["pace"]["achieved_bps"] if name in runs else 0
+
+
 def moved_runs(runs, scenario):
     """The tries of a scenario run again because its link changed speed
     (run.sh: movedK-NAME, between movedK-ceiling-NAME and
@@ -96,14 +101,11 @@ def moved_runs(runs, scenario):
                 base(m.group(2)) != scenario:
             continue
         k, name = m.groups()
-
-        def bps(kind):
-            r = runs.get(f"moved{k}-{kind}-{name}")
-            return r["pace"]["achieved_bps"] if r else 0
         out.append({"name": name, "try": int(k),
                     "error": runs[n]["pace"]["error"],
-                    "ceiling_bps": bps("ceiling"),
-                    "ceiling_after_bps": bps("after")})
+                    "ceiling_bps": achieved(runs, f"moved{k}-ceiling-{name}"),
+                    "ceiling_after_bps": achieved(runs,
+                                                  f"moved{k}-after-{name}")})
     return out
 
 

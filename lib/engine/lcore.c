@@ -620,7 +620,7 @@ eng_tx(struct eng_lcore *lc)
 static void
 eng_tx_now(struct eng_lcore *lc, struct eng_qp *eq)
 {
-	lc->now_read = false;	/* one fresh clock for the check and the call */
+	lc->now_read = false;	/* a fresh clock, for the check and the call */
 	if (!eng_kick_waits(lc, eq)) {
 		eng_qp_activate(lc, eq);
 		if (uroce_sched_count(&lc->ready) == 1 && eng_qp_wired(eq) &&
