@@ -156,23 +156,40 @@ uroce_tb_set_profile(struct uroce_tb *tb, const struct uroce_tb_profile *old_p,
 	tb->tokens = RTE_MIN(tokens, new_p->cap);
 }
 
-uint64_t
-uroce_tb_handoff(struct uroce_tb *tb, const struct uroce_tb_profile *p,
-		 uint64_t now, uint64_t bytes)
+/* Refill up to now and keep at most most tokens (at most the cap).
+ * @return the whole bytes dropped: those the refill brings beyond the
+ * burst (uroce_tb_excess()) and those beyond most. */
+static uint64_t
+tb_keep(struct uroce_tb *tb, const struct uroce_tb_profile *p, uint64_t now,
+	int64_t most)
 {
 	/* What the refill drops at the burst is dropped too: counted first. */
 	uint64_t over = uroce_tb_excess(tb, p, now);
-	int64_t tokens = tb_refill(tb, p, now), most;
+	int64_t tokens = tb_refill(tb, p, now);
 
-	/* bytes < 2^61 / tsc_hz keeps the product in range; more than the
-	 * burst leaves nothing but what debt there is. */
-	bytes = RTE_MIN(bytes, (uint64_t)p->burst_bytes);
-	most = p->cap - (int64_t)bytes * (int64_t)p->tsc_hz;
 	tb->tokens = RTE_MIN(tokens, most);
 	/* Both within [-2^60, 2^61]: the difference fits. The two parts are
 	 * rounded down apart, so the sum may be a byte short. */
 	return over + (tokens > most ? (uint64_t)(tokens - most) / p->tsc_hz :
 		       0);
+}
+
+uint64_t
+uroce_tb_handoff(struct uroce_tb *tb, const struct uroce_tb_profile *p,
+		 uint64_t now, uint64_t bytes)
+{
+	/* bytes < 2^61 / tsc_hz keeps the product in range; more than the
+	 * burst leaves nothing but what debt there is. */
+	bytes = RTE_MIN(bytes, (uint64_t)p->burst_bytes);
+	return tb_keep(tb, p, now, p->cap - (int64_t)bytes * (int64_t)p->tsc_hz);
+}
+
+uint64_t
+uroce_tb_trim(struct uroce_tb *tb, const struct uroce_tb_profile *p,
+	      uint64_t now, uint32_t bytes)
+{
+	bytes = RTE_MIN(bytes, p->burst_bytes);
+	return tb_keep(tb, p, now, (int64_t)bytes * (int64_t)p->tsc_hz);
 }
 
 uint64_t

@@ -142,6 +142,16 @@ uint64_t uroce_tb_handoff(struct uroce_tb *tb,
 			  const struct uroce_tb_profile *p, uint64_t now,
 			  uint64_t bytes);
 
+/**
+ * Refill up to now and keep no more than bytes (at most the burst) of
+ * tokens; debt is kept. For a user whose bucket filled while it had
+ * nothing to send and that wants to start again with less than a full
+ * burst. @return the tokens it drops, in whole bytes (rounded down), as
+ * uroce_tb_handoff().
+ */
+uint64_t uroce_tb_trim(struct uroce_tb *tb, const struct uroce_tb_profile *p,
+		       uint64_t now, uint32_t bytes);
+
 /** Whole bytes in the bucket at now (rounded down; negative = debt). */
 int64_t uroce_tb_tokens(const struct uroce_tb *tb,
 			const struct uroce_tb_profile *p, uint64_t now);

@@ -32,10 +32,16 @@
  * ceiling 1.1-2.7% in seven runs of seven (late service, or a missed
  * turn when the receiver's stall filled the link's ring), and 100 QPs at
  * 80% 0.7-1.0%; with 2 ms, -0.1% to -0.7% and -0.1% to -0.2%
- * (interleaved pairs over the memif pair, session 14). So the slack is
- * UROCE_PACE_SLACK_US, and at least one typical packet (milliseconds at
- * a low rate): after a stall the QP catches up with at most that much
- * at once, never more than its burst. The batch: at least
+ * (interleaved pairs over the memif pair, session 14). 2 ms still lost
+ * 1.2-3.9% in the runs whose loops stalled for 3-5 ms at a time (one QP
+ * at 90% and at 1 Gbit/s, session 15), so the slack is
+ * UROCE_PACE_SLACK_US (5 ms), and at least one typical packet
+ * (milliseconds at a low rate): after a stall the QP catches up with at
+ * most that much at once, never more than its burst. The slack is for
+ * stalls while the QP has frames queued, not for a pause of the
+ * application: a QP whose send queue ran empty starts again with at most
+ * its batch in the bucket (uroce_qp_pace()), so the first frames after a
+ * pause leave as one batch, not as the whole burst. The batch: at least
  * UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs
  * cost the engine a wheel expiry per 7 frames, not per frame, and at least
  * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
@@ -44,8 +50,8 @@
  * stream (73 frames), which left a QP at 90% of the ceiling no room to
  * catch up after a stall; 50 us take about 60 and 5% more.
  * max_burst_sz 0 picks the default: the two added, 8 typical packets at
- * a low rate, 2.05 ms at a high one (at most UROCE_PACE_BURST_MAX; a
- * user who wants it smoother sets max_burst_sz). An explicit
+ * a low rate, 5.05 ms at a high one (at most UROCE_PACE_BURST_MAX; a
+ * user who wants it smoother after stalls sets max_burst_sz). An explicit
  * max_burst_sz is split the same way as far as it goes: the batch first,
  * then the slack, at least one typical packet of it (pace_batch_bytes()).
  * A batch of 15 packets (default burst 16) took 8-10% fewer cycles a frame
@@ -139,9 +145,9 @@ pace_batch_bytes(uint32_t rate_kbps, uint32_t burst, uint32_t typical)
  * is never moved between the wheel's levels, and the QPs that wake up at
  * one block's start fill the engine's transmit batches together. The
  * other half is for the time the engine takes to serve them all. With the
- * default burst that is a few ms at a few Mbit/s (10,000 QPs sharing a
- * link), and nothing once a typical packet takes no more than 2 ms at
- * the rate (the slack is then 2 ms); a block is about 250 us.
+ * default burst that is 1.3 ms at 2.2 Mbit/s (10,000 QPs sharing a link),
+ * more at lower rates, and nothing once a typical packet takes no more
+ * than 5 ms at the rate (the slack is then 5 ms); a block is about 250 us.
  */
 uint64_t
 uroce_qp_pace_late(const struct uroce_qp *qp)
@@ -258,7 +264,9 @@ uroce_qp_pace_behind(struct uroce_qp *qp, uint32_t idx, uint32_t from)
  *    the responder's READ and atomic responses).
  *  - Nothing was posted: the application paused, which is no loss of
  *    ours (pace_idle_bytes), but shows a benchmark that does not keep
- *    its QP busy.
+ *    its QP busy. The bucket then keeps no more than the batch: the
+ *    slack is for catching up after a stall, and a QP that had nothing
+ *    to send has nothing to catch up (see Burst).
  */
 static void
 pace_lost(struct uroce_qp *qp, uint64_t bytes)
@@ -274,7 +282,10 @@ uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes)
 {
 	if (!qp->pace_on)
 		return true;
-	if (qp->req.stop != UROCE_REQ_STOP_NONE)
+	if (qp->req.stop == UROCE_REQ_STOP_IDLE && uroce_qp_pace_batch(qp))
+		pace_lost(qp, uroce_tb_trim(&qp->pace_tb, &qp->pace_prof, now,
+					    uroce_qp_pace_batch(qp)));
+	else if (qp->req.stop != UROCE_REQ_STOP_NONE)
 		pace_lost(qp, uroce_tb_excess(&qp->pace_tb, &qp->pace_prof,
 					      now));
 	if (!uroce_tb_consume(&qp->pace_tb, &qp->pace_prof, now, bytes))

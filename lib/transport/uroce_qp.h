@@ -569,7 +569,7 @@ bool uroce_qp_tx_waits(const struct uroce_qp *qp, uint64_t now);
 /** it leaves room in its bucket (the slack) for this long at its rate, and
  *  for at least one typical packet: the host's stalls of a busy thread
  *  (qp_pace.c, Burst). The default burst is the two. */
-#define UROCE_PACE_SLACK_US		2000
+#define UROCE_PACE_SLACK_US		5000
 /**
  * Owner only: frames of bytes the pacer let go earlier (pace_bytes grew by
  * that much during a call) were handed to the port at now. The bucket is

@@ -209,13 +209,13 @@ test_verb_matrix(void)
 				/* Default burst at a low rate: a batch
 				 * of packets of port MTU (1024) here, of
 				 * the largest frame for RAW_PACKET, and
-				 * a slack of 2 ms at 625 kB/s, at least
+				 * a slack of 5 ms at 625 kB/s, at least
 				 * one of those packets. */
 				typ = types[t] == IBV_QPT_RAW_PACKET ?
 				      l.node[0].env.mtu + 14u : 1024;
 				UT_CHECK_EQ(qp->pace_prof.burst_bytes,
 					    UROCE_PACE_BATCH_PKTS * typ +
-					    RTE_MAX(typ, 1250u));
+					    RTE_MAX(typ, 3125u));
 			} else {
 				UT_CHECK(snap_same(qp, &before));
 			}
@@ -275,14 +275,14 @@ test_verb_invalid(void)
 	good.max_burst_sz = UROCE_PACE_BURST_MAX;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
 	UT_CHECK_EQ(qp->pace_prof.burst_bytes, UROCE_PACE_BURST_MAX);
-	/* Default burst at a high rate: 50 us + 2 ms of it, 25.6 MB at
-	 * 100 Gbit/s, as much as a burst may be; 1.28 MB at 5 Gbit/s. */
+	/* Default burst at a high rate: 50 us + 5 ms of it, 63 MB at
+	 * 100 Gbit/s, as much as a burst may be; 3.16 MB at 5 Gbit/s. */
 	good.max_burst_sz = 0;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
 	UT_CHECK_EQ(qp->pace_prof.burst_bytes, UROCE_PACE_BURST_MAX);
 	good.rate_limit = 5000000;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &good, l.now), 0);
-	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 1281250);
+	UT_CHECK_EQ(qp->pace_prof.burst_bytes, 3156250);
 	/* A device that does not pace. */
 	l.node[0].env.lim.rate_limit_max = 0;
 	snap_take(qp, &before);
@@ -294,11 +294,11 @@ test_verb_invalid(void)
 
 /* What a QP out of tokens gathers (qp_pace.c, Burst and Batching): its
  * burst less the slack. Default bursts: 7 typical packets and one of slack
- * at a low rate, 50 us and 2 ms of slack at a high one. An explicit
- * burst: the 7 packets or 50 us first, then up to 2 ms of slack, at
+ * at a low rate, 50 us and 5 ms of slack at a high one. An explicit
+ * burst: the 7 packets or 50 us first, then up to 5 ms of slack, at
  * least one packet of it, nothing when the burst is one packet. And how
  * late its wake-up may be (qp_pace.c, Wake-up): half of what the slack
- * lasts beyond 2 ms, in cycles of the 2 GHz fake clock. */
+ * lasts beyond 5 ms, in cycles of the 2 GHz fake clock. */
 static void
 test_batch_size(void)
 {
@@ -308,25 +308,27 @@ test_batch_size(void)
 		uint64_t late;
 	} cases[] = {
 		/* A slack of 2,048 B at 125 kB/s: 16,384 us. */
-		{ { 1000, 0, 2048, 0 }, 8 * 2048, 7 * 2048, 14384000 },
-		/* 2 ms at 1.25 MB/s (2,500 B): more than a packet. */
-		{ { 10000, 0, 2048, 0 }, 7 * 2048 + 2500, 7 * 2048, 0 },
-		/* 50 us, and 2 ms up to UROCE_PACE_BURST_MAX. */
+		{ { 1000, 0, 2048, 0 }, 8 * 2048, 7 * 2048, 11384000 },
+		/* 5 ms at 1.25 MB/s (6,250 B): more than a packet. */
+		{ { 10000, 0, 2048, 0 }, 7 * 2048 + 6250, 7 * 2048, 0 },
+		/* 50 us, and 5 ms up to UROCE_PACE_BURST_MAX. */
 		{ { 100000000, 0, 2048, 0 }, UROCE_PACE_BURST_MAX, 625000, 0 },
-		/* 2 ms at 1 Gbit/s (250,000 B) above 7 packets. */
-		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 250000, 7 * 1024, 0 },
-		/* 1,024 B at 500 kB/s: 2,048 us. */
-		{ { 4000, 0, 1024, 0 }, 8 * 1024, 7 * 1024, 48000 },
+		/* 5 ms at 1 Gbit/s (625,000 B) above 7 packets. */
+		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 625000, 7 * 1024, 0 },
+		/* 1,024 B at 200 kB/s: 5,120 us. */
+		{ { 1600, 0, 1024, 0 }, 8 * 1024, 7 * 1024, 120000 },
+		/* 5 ms at 500 kB/s (2,500 B): no late wake-up. */
+		{ { 4000, 0, 1024, 0 }, 7 * 1024 + 2500, 7 * 1024, 0 },
 		/* Room for the batch and one packet of slack. */
 		{ { 10000, 16384, 2048, 0 }, 16384, 14336, 0 },
-		{ { 1000, 16384, 2048, 0 }, 16384, 14336, 14384000 },
+		{ { 1000, 16384, 2048, 0 }, 16384, 14336, 11384000 },
 		{ { 10000, 2048, 2048, 0 }, 2048, 0, 0 },
 		/* 50 us at 10 Gbit/s (62,500 B) first, the rest slack. */
 		{ { 10000000, 65536, 2048, 0 }, 65536, 62500, 0 },
-		/* The batch first, the rest slack, under 2 ms at 1 Gbit/s. */
+		/* The batch first, the rest slack, under 5 ms at 1 Gbit/s. */
 		{ { 1000000, 32768, 1024, 0 }, 32768, 7 * 1024, 0 },
 		/* Over it: the batch the rest. */
-		{ { 1000000, 300000, 1024, 0 }, 300000, 50000, 0 },
+		{ { 1000000, 700000, 1024, 0 }, 700000, 75000, 0 },
 		/* Too small for the batch: one packet of slack. */
 		{ { 1000000, 4096, 1024, 0 }, 4096, 3072, 0 },
 	};
@@ -721,7 +723,7 @@ test_write_stream_delay(uint32_t rate_kbps, uint32_t burst,
 	/* 64 x 16 KiB = 1 MiB, 1024 frames of 1 KiB payload. */
 	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 64, 16384, 0), 0);
 	w.cq = s->l.node[0].scq;
-	/* 1 MiB at 2 Mbit/s takes 4.4 s. */
+	/* 1 MiB at 1 Mbit/s takes 8.4 s. */
 	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(20000000),
 			     2000000));
 	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
@@ -853,41 +855,50 @@ out:
 }
 
 /*
- * Nothing posted for 10 ms between two messages at 100 Mbit/s: the
- * 125,000 B of tokens that come in meanwhile fill the bucket, and what
- * it drops is counted as the application's pause (pace_idle_bytes), not
- * as a loss: at least 125,000 B less the burst, at most 125,000 B.
+ * Nothing posted for 10 ms between two messages at 100 Mbit/s: A's send
+ * side ran empty, so the second message finds the bucket holding at most
+ * its batch (qp_pace.c, Burst), not the whole burst: its 16 frames
+ * conform to a bucket that held the batch when it was posted. What the
+ * bucket drops is counted as the application's pause (pace_idle_bytes),
+ * not as a loss: at least the 125,000 B of the pause less the batch.
  */
 static void
 test_idle(void)
 {
 	struct ibv_qp_rate_limit_attr rl = { 100000, 0, 0, 0 };
-	struct stream *s = stream_new(14, -1);
+	struct stream *s = stream_new(14, 0);
 	struct want w = { 0 };
 	const uint64_t *lost;
-	uint64_t burst;
+	uint64_t burst, batch, t1;
+	uint32_t n1;
 
 	if (s == NULL)
 		return;
 	lost = s->qa->stats.pace_lost_bytes;
 	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
 	burst = s->qa->pace_prof.burst_bytes;
+	batch = uroce_qp_pace_batch(s->qa);
 	w.cq = s->l.node[0].scq;
 	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 1, 16384, 0), 0);
 	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 100000));
 	UT_CHECK_EQ(s->qa->req.stop, UROCE_REQ_STOP_IDLE);
 	UT_CHECK_EQ(lost[3], 0);
 	s->l.now += ut_link_us(10000);
+	n1 = s->fl->n;
+	t1 = s->l.now;
 	w.got = 0;
 	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 1, 16384, 16384), 0);
 	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 100000));
 	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
 	UT_CHECK_MEM(s->la, s->rb, 2 * 16384);
-	UT_CHECK(lost[3] >= 125000 - burst && lost[3] <= 125000);
+	UT_CHECK_EQ(s->fl->n - n1, 16);
+	check_conform(s->fl, n1, t1, (int64_t)batch, &s->qa->pace_prof);
+	UT_CHECK(lost[3] >= 125000 - batch && lost[3] <= 125000 + burst);
 	UT_CHECK_EQ(lost[0], 0);
 	UT_CHECK_EQ(lost[1], 0);
 	UT_CHECK_EQ(lost[2], 0);
-	UT_NOTE("idle: %" PRIu64 " B, burst %" PRIu64, lost[3], burst);
+	UT_NOTE("idle: %" PRIu64 " B, batch %" PRIu64 ", burst %" PRIu64,
+		lost[3], batch, burst);
 	stream_free(s);
 }
 
@@ -966,9 +977,13 @@ test_read_stream(void)
 	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
 	UT_CHECK_MEM(s->la, s->rb, 512 * 1024);
 	UT_CHECK_EQ(s->fl->n, 512);
-	left = check_conform(s->fl, 0, t0, s->qb->pace_prof.burst_bytes,
+	/* B had sent nothing: its first response found the bucket holding
+	 * at most the batch (qp_pace.c, Burst), the rest counted as idle. */
+	left = check_conform(s->fl, 0, t0, uroce_qp_pace_batch(s->qb),
 			     &s->qb->pace_prof);
 	UT_CHECK(left < (int64_t)s->qb->pace_prof.refill);
+	UT_CHECK_EQ(s->qb->stats.pace_lost_bytes[3],
+		    s->qb->pace_prof.burst_bytes - uroce_qp_pace_batch(s->qb));
 	UT_NOTE("read responses");
 	stream_free(s);
 }
@@ -989,8 +1004,9 @@ half_sent(struct ut_link *l, void *ctx)
  * engine's batch for a stalled port) while its pacing wait is pending, it
  * still waits for tokens; once the wait is over, it records a missed
  * turn, so the 250,000 B of tokens that came in beyond its bucket are
- * counted as lost waiting for a turn, and nothing as late or idle. The
- * READ still completes byte-exact.
+ * counted as lost waiting for a turn, and nothing as late; as idle only
+ * the slack its first response trimmed off (B had sent nothing before).
+ * The READ still completes byte-exact.
  */
 static void
 test_read_turn(void)
@@ -1030,7 +1046,7 @@ test_read_turn(void)
 	UT_CHECK(lost[2] + burst + 4096 >= 250000 && lost[2] <= 250000 + burst);
 	UT_CHECK_EQ(lost[0], 0);
 	UT_CHECK_EQ(lost[1], 0);
-	UT_CHECK_EQ(lost[3], 0);
+	UT_CHECK_EQ(lost[3], burst - uroce_qp_pace_batch(s->qb));
 	UT_NOTE("read responses held by a stalled port: %" PRIu64
 		" B lost waiting for a turn, burst %" PRIu64, lost[2], burst);
 	stream_free(s);
@@ -1254,16 +1270,16 @@ main(int argc, char **argv)
 	test_write_stream(10000, 0, 0);		/* 10 Mbit/s */
 	test_write_stream(1000000, 0, 0);	/* 1 Gbit/s */
 	/* 40 Gbit/s, a burst of 150 us (50 us of batch): the default's
-	 * 2 ms slack would take the whole MiB at once. */
+	 * 5 ms slack would take the whole MiB at once. */
 	test_write_stream(40000000, 750000, 0);
 	test_write_stream(300000, 4096, 0);	/* explicit burst */
 	test_write_stream(300000, 0, 50);	/* loss: retransmissions */
-	/* Rates at which a packet of slack outlasts 2 ms: a wake-up may
-	 * come late (1,048 and 24 us). */
-	test_write_stream_delay(2000, 0, 0, true, 0);
-	test_write_stream_delay(4000, 0, 0, true, 0);
-	/* 5 ms late beyond that: the slack (4,096 us) does not cover it. */
-	test_write_stream_delay(2000, 0, 0, true, ut_link_us(5000));
+	/* Rates at which a packet of slack outlasts 5 ms: a wake-up may
+	 * come late (1,596 and 60 us). */
+	test_write_stream_delay(1000, 0, 0, true, 0);
+	test_write_stream_delay(1600, 0, 0, true, 0);
+	/* 10 ms late beyond that: the slack (8,192 us) does not cover it. */
+	test_write_stream_delay(1000, 0, 0, true, ut_link_us(10000));
 	/* 300 us at 1 Gbit/s with a slack of 100 us (a burst of 7 packets
 	 * and 12,500 B): many wake-ups, each losing some. */
 	test_write_stream_delay(1000000, 7 * 1024 + 12500, 0, false,
@@ -1277,7 +1293,7 @@ main(int argc, char **argv)
 	test_rate_change();
 	test_two_fair();
 	test_raw_stream(10000, 0);		/* 10 Mbit/s, default burst */
-	/* 100 Mbit/s: at 1 Gbit/s the default burst (2 ms, 250 kB) would
+	/* 100 Mbit/s: at 1 Gbit/s the default burst (5 ms, 625 kB) would
 	 * take the whole 150 kB at once. */
 	test_raw_stream(100000, 0);
 	test_raw_stream(300000, 9000);		/* explicit burst */

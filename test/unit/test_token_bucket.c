@@ -516,6 +516,43 @@ test_handoff(void)
 		    (UINT64_C(1) << 62) / 1000 - 15000);
 }
 
+/*
+ * Trim (uroce_tb_trim): 8 Mbit/s at 1 GHz, burst 10,000 B. A full bucket
+ * kept at 4,000 B drops 6,000 B, plus what the refill brought beyond the
+ * burst; then exactly 4,000 B may go at once. A bucket below the limit,
+ * and debt, are kept as they are; a limit above the burst is the burst.
+ */
+static void
+test_trim(void)
+{
+	struct uroce_tb_profile p;
+	struct uroce_tb tb;
+	uint64_t now = 1000;
+	int i;
+
+	UT_CHECK_EQ(uroce_tb_profile_init(&p, HZ_1G, 8 * KBPS_1M, 10000), 0);
+	uroce_tb_init(&tb, &p, now);
+	now += 3000000;			/* 3,000 B beyond the burst */
+	UT_CHECK_EQ(uroce_tb_trim(&tb, &p, now, 4000), 3000 + 6000);
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 4000);
+	for (i = 0; i < 4; i++)
+		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
+	UT_CHECK(!uroce_tb_consume(&tb, &p, now, 1000));
+	/* 2,500 B refilled, under the limit: nothing dropped. */
+	now += 2500000;
+	UT_CHECK_EQ(uroce_tb_trim(&tb, &p, now, 4000), 0);
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 2500);
+	/* Debt stays debt. */
+	now += 20000000;
+	UT_CHECK(uroce_tb_consume(&tb, &p, now, 15000));
+	UT_CHECK_EQ(uroce_tb_trim(&tb, &p, now, 4000), 0);
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), -5000);
+	/* A limit beyond the burst keeps the burst. */
+	now += 30000000;
+	UT_CHECK_EQ(uroce_tb_trim(&tb, &p, now, 50000), 15000);
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 10000);
+}
+
 int
 main(void)
 {
@@ -530,5 +567,6 @@ main(void)
 	test_clock();
 	test_idle_gap();
 	test_handoff();
+	test_trim();
 	return ut_summary();
 }
