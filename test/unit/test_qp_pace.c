@@ -298,7 +298,7 @@ test_verb_invalid(void)
  * burst: the 7 packets or 50 us first, then up to 5 ms of slack, at
  * least one packet of it, nothing when the burst is one packet. And how
  * late its wake-up may be (qp_pace.c, Wake-up): half of what the slack
- * lasts beyond 5 ms, in cycles of the 2 GHz fake clock. */
+ * lasts beyond 2 ms, in cycles of the 2 GHz fake clock. */
 static void
 test_batch_size(void)
 {
@@ -308,27 +308,28 @@ test_batch_size(void)
 		uint64_t late;
 	} cases[] = {
 		/* A slack of 2,048 B at 125 kB/s: 16,384 us. */
-		{ { 1000, 0, 2048, 0 }, 8 * 2048, 7 * 2048, 11384000 },
+		{ { 1000, 0, 2048, 0 }, 8 * 2048, 7 * 2048, 14384000 },
 		/* 5 ms at 1.25 MB/s (6,250 B): more than a packet. */
-		{ { 10000, 0, 2048, 0 }, 7 * 2048 + 6250, 7 * 2048, 0 },
+		{ { 10000, 0, 2048, 0 }, 7 * 2048 + 6250, 7 * 2048, 3000000 },
 		/* 50 us, and 5 ms up to UROCE_PACE_BURST_MAX. */
 		{ { 100000000, 0, 2048, 0 }, UROCE_PACE_BURST_MAX, 625000, 0 },
 		/* 5 ms at 1 Gbit/s (625,000 B) above 7 packets. */
-		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 625000, 7 * 1024, 0 },
+		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 625000, 7 * 1024,
+		  3000000 },
 		/* 1,024 B at 200 kB/s: 5,120 us. */
-		{ { 1600, 0, 1024, 0 }, 8 * 1024, 7 * 1024, 120000 },
-		/* 5 ms at 500 kB/s (2,500 B): no late wake-up. */
-		{ { 4000, 0, 1024, 0 }, 7 * 1024 + 2500, 7 * 1024, 0 },
+		{ { 1600, 0, 1024, 0 }, 8 * 1024, 7 * 1024, 3120000 },
+		/* 5 ms at 500 kB/s (2,500 B). */
+		{ { 4000, 0, 1024, 0 }, 7 * 1024 + 2500, 7 * 1024, 3000000 },
 		/* Room for the batch and one packet of slack. */
 		{ { 10000, 16384, 2048, 0 }, 16384, 14336, 0 },
-		{ { 1000, 16384, 2048, 0 }, 16384, 14336, 11384000 },
+		{ { 1000, 16384, 2048, 0 }, 16384, 14336, 14384000 },
 		{ { 10000, 2048, 2048, 0 }, 2048, 0, 0 },
 		/* 50 us at 10 Gbit/s (62,500 B) first, the rest slack. */
 		{ { 10000000, 65536, 2048, 0 }, 65536, 62500, 0 },
 		/* The batch first, the rest slack, under 5 ms at 1 Gbit/s. */
 		{ { 1000000, 32768, 1024, 0 }, 32768, 7 * 1024, 0 },
 		/* Over it: the batch the rest. */
-		{ { 1000000, 700000, 1024, 0 }, 700000, 75000, 0 },
+		{ { 1000000, 700000, 1024, 0 }, 700000, 75000, 3000000 },
 		/* Too small for the batch: one packet of slack. */
 		{ { 1000000, 4096, 1024, 0 }, 4096, 3072, 0 },
 	};
@@ -1274,11 +1275,11 @@ main(int argc, char **argv)
 	test_write_stream(40000000, 750000, 0);
 	test_write_stream(300000, 4096, 0);	/* explicit burst */
 	test_write_stream(300000, 0, 50);	/* loss: retransmissions */
-	/* Rates at which a packet of slack outlasts 5 ms: a wake-up may
-	 * come late (1,596 and 60 us). */
+	/* Rates whose slack is one packet (8,192 and 5,120 us): a wake-up
+	 * may come late (3,096 and 1,560 us). */
 	test_write_stream_delay(1000, 0, 0, true, 0);
 	test_write_stream_delay(1600, 0, 0, true, 0);
-	/* 10 ms late beyond that: the slack (8,192 us) does not cover it. */
+	/* 10 ms late beyond that: the slack does not cover it. */
 	test_write_stream_delay(1000, 0, 0, true, ut_link_us(10000));
 	/* 300 us at 1 Gbit/s with a slack of 100 us (a burst of 7 packets
 	 * and 12,500 B): many wake-ups, each losing some. */
