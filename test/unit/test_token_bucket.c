@@ -453,6 +453,15 @@ test_idle_gap(void)
 		}
 }
 
+/* The bucket of the hand-off and trim tests: 8 Mbit/s (1 byte per 1000
+ * cycles at 1 GHz), burst 10,000 B, full at now. */
+static void
+tb_8mbit(struct uroce_tb_profile *p, struct uroce_tb *tb, uint64_t now)
+{
+	UT_CHECK_EQ(uroce_tb_profile_init(p, HZ_1G, 8 * KBPS_1M, 10000), 0);
+	uroce_tb_init(tb, p, now);
+}
+
 /*
  * Hand-off (uroce_tb_handoff): 8 Mbit/s (1 byte per 1000 cycles at 1 GHz),
  * burst 10,000 B, packets of 1,000 B. 3 packets taken at t = 0 from a full
@@ -472,8 +481,7 @@ test_handoff(void)
 	uint64_t now = 1000;
 	int i;
 
-	UT_CHECK_EQ(uroce_tb_profile_init(&p, HZ_1G, 8 * KBPS_1M, 10000), 0);
-	uroce_tb_init(&tb, &p, now);
+	tb_8mbit(&p, &tb, now);
 	for (i = 0; i < 3; i++)
 		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
 	now += 5000000;			/* 5 ms: 5,000 B of refill, capped */
@@ -530,8 +538,7 @@ test_trim(void)
 	uint64_t now = 1000;
 	int i;
 
-	UT_CHECK_EQ(uroce_tb_profile_init(&p, HZ_1G, 8 * KBPS_1M, 10000), 0);
-	uroce_tb_init(&tb, &p, now);
+	tb_8mbit(&p, &tb, now);
 	now += 3000000;			/* 3,000 B beyond the burst */
 	UT_CHECK_EQ(uroce_tb_trim(&tb, &p, now, 4000), 3000 + 6000);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 4000);
