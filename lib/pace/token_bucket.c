@@ -185,11 +185,15 @@ uroce_tb_handoff(struct uroce_tb *tb, const struct uroce_tb_profile *p,
 }
 
 uint64_t
-uroce_tb_trim(struct uroce_tb *tb, const struct uroce_tb_profile *p,
-	      uint64_t now, uint32_t bytes)
+uroce_tb_resume(struct uroce_tb *tb, const struct uroce_tb_profile *p,
+		uint64_t now, uint32_t floor)
 {
-	bytes = RTE_MIN(bytes, p->burst_bytes);
-	return tb_keep(tb, p, now, (int64_t)bytes * (int64_t)p->tsc_hz);
+	/* What it held at its last update: never above the cap. */
+	int64_t held = tb->tokens;
+	int64_t most = (int64_t)RTE_MIN(floor, p->burst_bytes) *
+		       (int64_t)p->tsc_hz;
+
+	return tb_keep(tb, p, now, RTE_MAX(held, most));
 }
 
 uint64_t

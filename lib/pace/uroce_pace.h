@@ -143,14 +143,16 @@ uint64_t uroce_tb_handoff(struct uroce_tb *tb,
 			  uint64_t bytes);
 
 /**
- * Refill up to now and keep no more than bytes (at most the burst) of
- * tokens; debt is kept. For a user whose bucket filled while it had
- * nothing to send and that wants to start again with less than a full
- * burst. @return the tokens it drops, in whole bytes (rounded down), as
+ * A user that had nothing to send since the bucket's last update resumes
+ * at now: the refill of that pause fills the bucket only up to floor
+ * bytes (at most the burst), or up to what it held at that update if
+ * that is more; debt is paid back as usual. So a pause adds no more than
+ * floor to what the user was owed, and takes none of it.
+ * @return the tokens it drops, in whole bytes (rounded down), as
  * uroce_tb_handoff().
  */
-uint64_t uroce_tb_trim(struct uroce_tb *tb, const struct uroce_tb_profile *p,
-		       uint64_t now, uint32_t bytes);
+uint64_t uroce_tb_resume(struct uroce_tb *tb, const struct uroce_tb_profile *p,
+			 uint64_t now, uint32_t floor);
 
 /** Whole bytes in the bucket at now (rounded down; negative = debt). */
 int64_t uroce_tb_tokens(const struct uroce_tb *tb,

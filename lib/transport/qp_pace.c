@@ -39,9 +39,9 @@
  * (milliseconds at a low rate): after a stall the QP catches up with at
  * most that much at once, never more than its burst. The slack is for
  * stalls while the QP has frames queued, not for a pause of the
- * application: a QP whose send queue ran empty starts again with at most
- * its batch in the bucket (uroce_qp_pace()), so the first frames after a
- * pause leave as one batch, not as the whole burst. The batch: at least
+ * application: the tokens a pause brings fill the bucket only up to the
+ * batch (Lost rate, below), so the first frames of a paced stream that
+ * pauses leave as one batch, not as the whole burst. The batch: at least
  * UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs
  * cost the engine a wheel expiry per 7 frames, not per frame, and at least
  * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
@@ -269,9 +269,12 @@ uroce_qp_pace_behind(struct uroce_qp *qp, uint32_t idx, uint32_t from)
  *    the responder's READ and atomic responses).
  *  - Nothing was posted: the application paused, which is no loss of
  *    ours (pace_idle_bytes), but shows a benchmark that does not keep
- *    its QP busy. The bucket then keeps no more than the batch: the
- *    slack is for catching up after a stall, and a QP that had nothing
- *    to send has nothing to catch up (see Burst).
+ *    its QP busy. The pause then fills the bucket only up to the batch,
+ *    or up to what it held when its last frame went if more
+ *    (uroce_tb_resume()): the slack is for catching up after a stall,
+ *    the pause adds nothing to catch up, and what the QP was owed when
+ *    its send queue ran empty (a stream catching up with a few messages
+ *    in flight) it keeps (see Burst).
  */
 static void
 pace_lost(struct uroce_qp *qp, uint64_t bytes)
@@ -288,8 +291,8 @@ uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes)
 	if (!qp->pace_on)
 		return true;
 	if (qp->req.stop == UROCE_REQ_STOP_IDLE && uroce_qp_pace_batch(qp))
-		pace_lost(qp, uroce_tb_trim(&qp->pace_tb, &qp->pace_prof, now,
-					    uroce_qp_pace_batch(qp)));
+		pace_lost(qp, uroce_tb_resume(&qp->pace_tb, &qp->pace_prof,
+					      now, uroce_qp_pace_batch(qp)));
 	else if (qp->req.stop != UROCE_REQ_STOP_NONE)
 		pace_lost(qp, uroce_tb_excess(&qp->pace_tb, &qp->pace_prof,
 					      now));

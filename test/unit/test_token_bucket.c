@@ -525,38 +525,51 @@ test_handoff(void)
 }
 
 /*
- * Trim (uroce_tb_trim): 8 Mbit/s at 1 GHz, burst 10,000 B. A full bucket
- * kept at 4,000 B drops 6,000 B, plus what the refill brought beyond the
- * burst; then exactly 4,000 B may go at once. A bucket below the limit,
- * and debt, are kept as they are; a limit above the burst is the burst.
+ * Resume after a pause (uroce_tb_resume), floor 4,000 B: the pause's
+ * refill fills the bucket up to the floor, or up to what it held at its
+ * last update if more; debt is paid back first. What a pause drops: the
+ * refill beyond the burst and what is beyond that limit, exactly.
  */
 static void
-test_trim(void)
+test_resume(void)
 {
 	struct uroce_tb_profile p;
 	struct uroce_tb tb;
 	uint64_t now = 1000;
 	int i;
 
+	/* 1,000 B held, 20 ms (20,000 B) of pause: 11,000 B beyond the
+	 * burst and 6,000 beyond the floor dropped. */
 	tb_8mbit(&p, &tb, now);
-	now += 3000000;			/* 3,000 B beyond the burst */
-	UT_CHECK_EQ(uroce_tb_trim(&tb, &p, now, 4000), 3000 + 6000);
+	for (i = 0; i < 9; i++)
+		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
+	now += 20000000;
+	UT_CHECK_EQ(uroce_tb_resume(&tb, &p, now, 4000), 11000 + 6000);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 4000);
 	for (i = 0; i < 4; i++)
 		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
 	UT_CHECK(!uroce_tb_consume(&tb, &p, now, 1000));
-	/* 2,500 B refilled, under the limit: nothing dropped. */
-	now += 2500000;
-	UT_CHECK_EQ(uroce_tb_trim(&tb, &p, now, 4000), 0);
-	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 2500);
-	/* Debt stays debt. */
+	/* Under the floor: 2 ms bring 2,000 B, all kept. */
+	now += 2000000;
+	UT_CHECK_EQ(uroce_tb_resume(&tb, &p, now, 4000), 0);
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 2000);
+	/* 6,000 B held (owed) before a pause: kept, the refill dropped. */
+	tb_8mbit(&p, &tb, now);
+	for (i = 0; i < 4; i++)
+		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
 	now += 20000000;
+	UT_CHECK_EQ(uroce_tb_resume(&tb, &p, now, 4000), 16000 + 4000);
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 6000);
+	/* Debt: paid back, then up to the floor. */
+	now += 4000000;
 	UT_CHECK(uroce_tb_consume(&tb, &p, now, 15000));
-	UT_CHECK_EQ(uroce_tb_trim(&tb, &p, now, 4000), 0);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), -5000);
-	/* A limit beyond the burst keeps the burst. */
-	now += 30000000;
-	UT_CHECK_EQ(uroce_tb_trim(&tb, &p, now, 50000), 15000);
+	now += 20000000;
+	UT_CHECK_EQ(uroce_tb_resume(&tb, &p, now, 4000), 5000 + 6000);
+	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 4000);
+	/* A floor beyond the burst keeps the burst. */
+	now += 20000000;
+	UT_CHECK_EQ(uroce_tb_resume(&tb, &p, now, 50000), 14000);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 10000);
 }
 
@@ -574,6 +587,6 @@ main(void)
 	test_clock();
 	test_idle_gap();
 	test_handoff();
-	test_trim();
+	test_resume();
 	return ut_summary();
 }
