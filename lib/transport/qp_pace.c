@@ -40,8 +40,9 @@
  * most that much at once, never more than its burst. The slack is for
  * stalls while the QP has frames queued, not for a pause of the
  * application: the tokens a pause brings fill the bucket only up to the
- * batch (Lost rate, below), so the first frames of a paced stream that
- * pauses leave as one batch, not as the whole burst. The batch: at least
+ * batch, or up to what it held when its queue ran empty (Lost rate,
+ * below), so the first frames of a paced stream that pauses leave as one
+ * batch, not as the whole burst. The batch: at least
  * UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs
  * cost the engine a wheel expiry per 7 frames, not per frame, and at least
  * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
@@ -145,12 +146,13 @@ pace_batch_bytes(uint32_t rate_kbps, uint32_t burst, uint32_t typical)
  * is never moved between the wheel's levels, and the QPs that wake up at
  * one block's start fill the engine's transmit batches together. The
  * other half is for the time the engine takes to serve them all. With the
- * default burst that is 1.5 ms at 3.3 Mbit/s and more (a slack of 5 ms)
- * and more at lower rates, whose slack is a typical packet: 2.8 ms at
- * 2.2 Mbit/s (10,000 QPs sharing a link); a block is about 250 us. The
- * reserve is 2 ms rather than the whole default slack: with 5 ms, 10,000
- * QPs at 2.2 Mbit/s could come 1.3 ms late instead of 2.8, and sent 116-133
- * frames per busy engine iteration instead of about 150 (session 16).
+ * default burst that is 1.5 ms from 3.3 Mbit/s up (a slack of 5 ms), and
+ * more below, where the slack is one typical packet: 2.8 ms at 2.2 Mbit/s
+ * (10,000 QPs sharing a link); a block is about 250 us. The reserve is
+ * 2 ms rather than the whole default slack: with 5 ms, 10,000 QPs at
+ * 2.2 Mbit/s could be filed only 1.3 ms late instead of 2.8, and the
+ * engine sent 116-133 frames per busy iteration instead of about 150
+ * (session 16).
  */
 #define PACE_LATE_RESERVE_US	2000
 
