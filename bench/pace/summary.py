@@ -90,6 +90,12 @@ def achieved(runs, name):
     return runs[name]["pace"]["achieved_bps"] if name in runs else 0
 
 
+def unpaced_of(runs, grp):
+    """{NAME: frame bytes per second} of the unpaced runs GRP-NAME."""
+    return {n[len(grp) + 1:]: achieved(runs, n)
+            for n in runs if group(n) == grp}
+
+
 def moved_runs(runs, scenario):
     """The tries of a scenario run again because its link changed speed
     (run.sh: movedK-NAME, between movedK-ceiling-NAME and
@@ -152,10 +158,8 @@ def main():
             continue
         run["name"] = os.path.basename(p)[:-5]
         runs[run["name"]] = run
-    ceil_of = {n[len("ceiling-"):]: r["pace"]["achieved_bps"]
-               for n, r in runs.items() if group(n) == "ceiling"}
-    after_of = {n[len("after-"):]: r["pace"]["achieved_bps"]
-                for n, r in runs.items() if group(n) == "after"}
+    ceil_of = unpaced_of(runs, "ceiling")
+    after_of = unpaced_of(runs, "after")
     if not ceil_of:
         print("summary.py: no ceiling run", file=sys.stderr)
         return 1

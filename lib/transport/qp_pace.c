@@ -160,7 +160,7 @@ uint64_t
 uroce_qp_pace_late(const struct uroce_qp *qp)
 {
 	const struct uroce_tb_profile *p = &qp->pace_prof;
-	uint64_t slack, reserve = p->tsc_hz * PACE_LATE_RESERVE_US / 1000000;
+	uint64_t slack, reserve = uroce_qp_us_to_cycles(qp, PACE_LATE_RESERVE_US);
 
 	if (!qp->pace_on || p->batch_bytes == 0)
 		return 0;

@@ -855,6 +855,31 @@ out:
 	stream_free(s);
 }
 
+/* A stream at 100 Mbit/s, default burst, for the pause tests. */
+static struct stream *
+idle_stream_new(uint64_t seed, struct want *w)
+{
+	struct ibv_qp_rate_limit_attr rl = { 100000, 0, 0, 0 };
+	struct stream *s = stream_new(seed, 0);
+
+	if (s == NULL)
+		return NULL;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
+	w->cq = s->l.node[0].scq;
+	return s;
+}
+
+/* Post n WRITEs of 16 KiB from A, message first on, and run the link until
+ * the last one's completion. */
+static void
+idle_write(struct stream *s, struct want *w, uint32_t n, uint32_t first)
+{
+	w->got = 0;
+	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, n, 16384,
+			     first * 16384), 0);
+	UT_CHECK(ut_link_run(&s->l, got_one, w, ut_link_us(1000000), 100000));
+}
+
 /*
  * Nothing posted for 10 ms at 100 Mbit/s after a stream that drained the
  * bucket (5 messages, more than its burst): the pause fills the bucket
@@ -867,9 +892,8 @@ out:
 static void
 test_idle(void)
 {
-	struct ibv_qp_rate_limit_attr rl = { 100000, 0, 0, 0 };
-	struct stream *s = stream_new(14, 0);
 	struct want w = { 0 };
+	struct stream *s = idle_stream_new(14, &w);
 	const uint64_t *lost;
 	uint64_t burst, batch, t1;
 	uint32_t n1;
@@ -877,13 +901,10 @@ test_idle(void)
 	if (s == NULL)
 		return;
 	lost = s->qa->stats.pace_lost_bytes;
-	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
 	burst = s->qa->pace_prof.burst_bytes;
 	batch = uroce_qp_pace_batch(s->qa);
-	w.cq = s->l.node[0].scq;
-	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 5, 16384, 0), 0);
+	idle_write(s, &w, 5, 0);
 	UT_CHECK(5 * 16384 > burst);
-	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 100000));
 	UT_CHECK_EQ(s->qa->req.stop, UROCE_REQ_STOP_IDLE);
 	UT_CHECK_EQ(lost[3], 0);
 	UT_CHECK(uroce_tb_tokens(&s->qa->pace_tb, &s->qa->pace_prof,
@@ -891,10 +912,7 @@ test_idle(void)
 	s->l.now += ut_link_us(10000);
 	n1 = s->fl->n;
 	t1 = s->l.now;
-	w.got = 0;
-	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 1, 16384, 5 * 16384),
-		    0);
-	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 100000));
+	idle_write(s, &w, 1, 5);
 	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
 	UT_CHECK_MEM(s->la, s->rb, 6 * 16384);
 	UT_CHECK_EQ(s->fl->n - n1, 16);
@@ -919,27 +937,20 @@ test_idle(void)
 static void
 test_idle_keeps(void)
 {
-	struct ibv_qp_rate_limit_attr rl = { 100000, 0, 0, 0 };
-	struct stream *s = stream_new(15, 0);
 	struct want w = { 0 };
+	struct stream *s = idle_stream_new(15, &w);
 	int64_t before, after;
 	uint64_t waited;
 
 	if (s == NULL)
 		return;
-	UT_CHECK_EQ(uroce_qp_set_rate_limit(s->qa, &rl, s->l.now), 0);
-	w.cq = s->l.node[0].scq;
-	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 2, 16384, 0), 0);
-	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 100000));
+	idle_write(s, &w, 2, 0);
 	UT_CHECK_EQ(s->qa->req.stop, UROCE_REQ_STOP_IDLE);
 	before = uroce_tb_tokens(&s->qa->pace_tb, &s->qa->pace_prof, s->l.now);
 	UT_CHECK(before > (int64_t)uroce_qp_pace_batch(s->qa));
 	s->l.now += ut_link_us(2000);
 	waited = s->qa->stats.pace_wait_cycles;
-	w.got = 0;
-	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 1, 16384, 2 * 16384),
-		    0);
-	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 100000));
+	idle_write(s, &w, 1, 2);
 	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
 	UT_CHECK_MEM(s->la, s->rb, 3 * 16384);
 	/* No frame of the third message waited for tokens. */

@@ -453,13 +453,17 @@ test_idle_gap(void)
 		}
 }
 
-/* The bucket of the hand-off and trim tests: 8 Mbit/s (1 byte per 1000
- * cycles at 1 GHz), burst 10,000 B, full at now. */
+/* The bucket of the hand-off and resume tests: 8 Mbit/s (1 byte per 1000
+ * cycles at 1 GHz), burst 10,000 B, full at now, then n packets of
+ * 1,000 B taken at now. */
 static void
-tb_8mbit(struct uroce_tb_profile *p, struct uroce_tb *tb, uint64_t now)
+tb_8mbit(struct uroce_tb_profile *p, struct uroce_tb *tb, uint64_t now,
+	 int n)
 {
 	UT_CHECK_EQ(uroce_tb_profile_init(p, HZ_1G, 8 * KBPS_1M, 10000), 0);
 	uroce_tb_init(tb, p, now);
+	while (n-- > 0)
+		UT_CHECK(uroce_tb_consume(tb, p, now, 1000));
 }
 
 /*
@@ -481,9 +485,7 @@ test_handoff(void)
 	uint64_t now = 1000;
 	int i;
 
-	tb_8mbit(&p, &tb, now);
-	for (i = 0; i < 3; i++)
-		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
+	tb_8mbit(&p, &tb, now, 3);
 	now += 5000000;			/* 5 ms: 5,000 B of refill, capped */
 	/* 2,000 B beyond the burst come in, and the hand-off drops 3,000
 	 * more. */
@@ -540,9 +542,7 @@ test_resume(void)
 
 	/* 1,000 B held, 20 ms (20,000 B) of pause: 11,000 B beyond the
 	 * burst and 6,000 beyond the floor dropped. */
-	tb_8mbit(&p, &tb, now);
-	for (i = 0; i < 9; i++)
-		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
+	tb_8mbit(&p, &tb, now, 9);
 	now += 20000000;
 	UT_CHECK_EQ(uroce_tb_resume(&tb, &p, now, 4000), 11000 + 6000);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 4000);
@@ -554,9 +554,7 @@ test_resume(void)
 	UT_CHECK_EQ(uroce_tb_resume(&tb, &p, now, 4000), 0);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 2000);
 	/* 6,000 B held (owed) before a pause: kept, the refill dropped. */
-	tb_8mbit(&p, &tb, now);
-	for (i = 0; i < 4; i++)
-		UT_CHECK(uroce_tb_consume(&tb, &p, now, 1000));
+	tb_8mbit(&p, &tb, now, 4);
 	now += 20000000;
 	UT_CHECK_EQ(uroce_tb_resume(&tb, &p, now, 4000), 16000 + 4000);
 	UT_CHECK_EQ(uroce_tb_tokens(&tb, &p, now), 6000);
