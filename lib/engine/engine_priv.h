@@ -39,7 +39,6 @@ extern int uroce_engine_logtype;
 #define ENG_TX_BUDGET		(ENG_RX_BURSTS * ENG_RX_BURST)
 #define ENG_RING_SIZE		4096	/* ctrl, doorbell, loopback, hand-off */
 #define ENG_DB_RING_SIZE	16384
-#define ENG_TIMER_BURST		8	/* expired at a time (lcore.c) */
 #define ENG_TIMER_MAX		64	/* expired per iteration */
 #define ENG_PACE_HO_MAX		UROCE_TXB_MAX	/* pending hand-offs */
 #define ENG_WHEEL_SLOTS		256
@@ -62,7 +61,10 @@ extern int uroce_engine_logtype;
 struct eng_qp;
 TAILQ_HEAD(eng_qp_list, eng_qp);
 
-/* A QP's timer entry, packed with the others' (tmo.c). */
+/* A QP's timer entry, packed with the others' (tmo.c): one cache line,
+ * so that the expiry's miss on it brings the QP pointers with it (at 48
+ * bytes, every other entry straddled two lines: a second miss per
+ * wake-up, on the prefetch's load of qp). */
 struct eng_tmo {
 	struct uroce_wheel_entry e;	/* armed at uroce_qp_deadline() */
 	union {
@@ -70,7 +72,7 @@ struct eng_tmo {
 		struct eng_tmo *next_free;	/* not in use (tmo.c) */
 	};
 	struct uroce_qp *qp;		/* eq->qp, for the prefetch */
-};
+} __rte_cache_aligned;
 struct eng_tmo_chunk;
 
 /* A device's flow rules as the lcores read them (flow.c): immutable. */
@@ -168,7 +170,7 @@ struct eng_ah {
 
 /* The engine's per-QP state (qp->engine). */
 struct eng_qp {
-	/* What every call on the QP reads (eng_timers_run(), eng_tx(),
+	/* What every call on the QP reads (eng_timer_call(), eng_tx(),
 	 * eng_qp_rearm()): the first line, which a wake-up prefetches. */
 	struct uroce_qp *qp;
 	struct uroce_dev *dev;

@@ -8,9 +8,9 @@
  * the entry inside each eng_qp, 10,000 paced QPs made each of those a
  * cache miss on a cold QP, several per wake-up (bench/pace: wheel_refile
  * alone was 5% of the sender's cycles). Packed in chunks, 10,000 entries
- * are 480 KB that stay in the L2 cache; the entry also holds the QP
- * pointers, so that an expiry can prefetch the QP without loading its
- * eng_qp first.
+ * are 640 KB, a line each, rather than a line in each of 10,000 QPs; the
+ * entry also holds the QP pointers, so that an expiry can prefetch the QP
+ * without loading its eng_qp first (engine_priv.h: in the entry's line).
  *
  * Entries are handed out and returned under the engine lock (QP create and
  * destroy); chunks are freed with the engine.
