@@ -241,3 +241,32 @@ uroce_wire_parse(const uint8_t *f, uint32_t len, unsigned int flags,
 		return UROCE_WIRE_OK;
 	return check_icrc(f, pkt);
 }
+
+/* The same layers as uroce_wire_parse(), reading only the fields that
+ * say where the BTH is: an accepted frame passes each of these tests. */
+uint32_t
+uroce_wire_peek_dqpn(const uint8_t *f, uint32_t len)
+{
+	uint32_t l3 = RTE_ETHER_HDR_LEN, l4;
+	const uint8_t *q;
+	uint16_t et;
+
+	if (len < l3 + 4)
+		return UROCE_WIRE_NO_QPN;
+	et = uroce_load_be16(f + 12);
+	if (et == RTE_ETHER_TYPE_VLAN) {
+		et = uroce_load_be16(f + 16);
+		l3 += 4;
+	}
+	if (et == RTE_ETHER_TYPE_IPV4 && len >= l3 + sizeof(struct rte_ipv4_hdr))
+		l4 = l3 + (f[l3] & 0xf) * 4u;
+	else if (et == RTE_ETHER_TYPE_IPV6)
+		l4 = l3 + sizeof(struct rte_ipv6_hdr);
+	else
+		return UROCE_WIRE_NO_QPN;
+	if (len < l4 + UROCE_UDP_HDR + UROCE_BTH_LEN ||
+	    uroce_load_be16(f + l4 + 2) != UROCE_UDP_PORT)
+		return UROCE_WIRE_NO_QPN;
+	q = f + l4 + UROCE_UDP_HDR + 5;		/* the BTH's DestQP */
+	return (uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2];
+}

@@ -412,6 +412,17 @@ enum uroce_wire_verdict uroce_wire_parse(const uint8_t *frame, uint32_t len,
 					 unsigned int flags,
 					 struct uroce_pkt *pkt);
 
+/** What uroce_wire_peek_dqpn() returns for a frame that is not RoCEv2. */
+#define UROCE_WIRE_NO_QPN	UINT32_MAX
+
+/*
+ * The destination QP of a frame of @len bytes, from a few loads and none of
+ * the parser's checks, to look its QP up ahead of the parse (a prefetch):
+ * for every frame that uroce_wire_parse() accepts, its bth.dqpn; for
+ * others, any QPN or UROCE_WIRE_NO_QPN. Never reads outside the frame.
+ */
+uint32_t uroce_wire_peek_dqpn(const uint8_t *frame, uint32_t len);
+
 /* Decode the extension headers @pkt->op names (the others are left zero). */
 void uroce_wire_ext_get(const struct uroce_pkt *pkt, struct uroce_ext_fields *ext);
 

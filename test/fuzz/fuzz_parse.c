@@ -4,7 +4,8 @@
  * libFuzzer target for the RoCEv2 frame parser. Every input is parsed twice:
  * with the ICRC checked (what a port does) and without (so that mutations get
  * past the CRC into the transport headers). A frame that parses is then read
- * the way the engine reads it: every extension header, every payload byte.
+ * the way the engine reads it: every extension header, every payload byte;
+ * and uroce_wire_peek_dqpn() must find the QPN the parser found.
  * ASan catches any read outside the input.
  */
 #include <stddef.h>
@@ -39,6 +40,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct uroce_pkt k;
 	uint8_t *copy;
+	uint32_t qpn;
 
 	if (size > 65536 + 64)
 		return 0;
@@ -49,8 +51,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(copy, data, size);
 	if (uroce_wire_parse(copy, (uint32_t)size, 0, &k) == UROCE_WIRE_OK)
 		consume(&k);
-	if (uroce_wire_parse(copy, (uint32_t)size, UROCE_PARSE_NO_ICRC, &k) == UROCE_WIRE_OK)
+	/* The peek reads within the frame for any input, and finds the
+	 * parser's QPN in every frame the parser takes. */
+	qpn = uroce_wire_peek_dqpn(copy, (uint32_t)size);
+	if (uroce_wire_parse(copy, (uint32_t)size, UROCE_PARSE_NO_ICRC, &k) == UROCE_WIRE_OK) {
 		consume(&k);
+		if (qpn != k.bth.dqpn)
+			abort();
+	}
 	free(copy);
 	return 0;
 }

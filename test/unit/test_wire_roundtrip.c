@@ -5,7 +5,8 @@
  * values: every field comes back equal. Then the hostile side: a frame cut at
  * any length, or with any covered byte changed, is dropped for a reason.
  * The IPv4 checksum offload: the headers with the checksum left to the NIC
- * differ in that field only, and the ICRC is the same.
+ * differ in that field only, and the ICRC is the same. The QPN peek agrees
+ * with the parser.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +193,31 @@ check_hostile(uint8_t *f, uint32_t len)
 	}
 }
 
+/* The peek finds the parser's QPN, and none in a frame cut before the
+ * BTH's end, sent to another UDP port, or of another ethertype. */
+static void
+check_peek(uint8_t *f, uint32_t len, const struct uroce_pkt *k)
+{
+	uint32_t et_off = k->vlan ? 16 : 12;
+	uint8_t save;
+
+	UT_CHECK_EQ(uroce_wire_peek_dqpn(f, len), k->bth.dqpn);
+	UT_CHECK_EQ(uroce_wire_peek_dqpn(f, k->bth_off + UROCE_BTH_LEN - 1),
+		    UROCE_WIRE_NO_QPN);
+	UT_CHECK_EQ(uroce_wire_peek_dqpn(f, 0), UROCE_WIRE_NO_QPN);
+	save = f[k->l4_off + 3];
+	f[k->l4_off + 3] ^= 1;			/* UDP port 4790 */
+	UT_CHECK_EQ(uroce_wire_peek_dqpn(f, len), UROCE_WIRE_NO_QPN);
+	f[k->l4_off + 3] = save;
+	save = f[et_off];
+	f[et_off] = 0x08;			/* 0x0806 or 0x08dd: not IP */
+	f[et_off + 1] ^= 0x06 ^ 0xdd;
+	UT_CHECK_EQ(uroce_wire_peek_dqpn(f, len), UROCE_WIRE_NO_QPN);
+	f[et_off + 1] ^= 0x06 ^ 0xdd;
+	f[et_off] = save;
+	UT_CHECK_EQ(uroce_wire_peek_dqpn(f, len), k->bth.dqpn);
+}
+
 static void
 roundtrip(uint8_t opcode, int ipver, bool vlan, uint32_t len, bool hostile)
 {
@@ -218,6 +244,7 @@ roundtrip(uint8_t opcode, int ipver, bool vlan, uint32_t len, bool hostile)
 	UT_CHECK_EQ(k.ip_ver, ipver);
 	UT_CHECK_EQ(k.frame_len, flen);
 	check_parsed(&k, &p, &b, &e, payload, len);
+	check_peek(frame, flen, &k);
 	/* Ethernet padding after the IP packet is not part of it. */
 	memset(frame + flen, 0, 20);
 	UT_CHECK_EQ(uroce_wire_parse(frame, flen + 20, 0, &k), UROCE_WIRE_OK);
