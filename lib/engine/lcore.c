@@ -683,6 +683,39 @@ drop:
 	return served;
 }
 
+/*
+ * With many QPs, each frame received (an ACK, mostly, on the sender) is
+ * for a QP whose lines are out of the cache, and its delivery missed on
+ * them one after another. So the QP of the frame ENG_PF_RX ahead is looked
+ * up from its BTH (uroce_wire_peek_dqpn(), before that frame's parse) and
+ * its eng_qp asked for, and the QP's own lines the frame before.
+ */
+#define ENG_PF_RX	2
+
+static inline struct eng_qp *
+eng_rx_peek(const struct rte_mbuf *m)
+{
+	uint32_t qpn = uroce_wire_peek_dqpn(rte_pktmbuf_mtod(m, const uint8_t *),
+					    rte_pktmbuf_data_len(m));
+
+	return qpn == UROCE_WIRE_NO_QPN ? NULL : eng_qpn_lookup(qpn);
+}
+
+/* The prefetches due before delivering frame i of n: from i = -ENG_PF_RX
+ * (the lead-in). */
+static inline void
+eng_rx_prefetch(struct rte_mbuf *const *pkts, unsigned int n, int i)
+{
+	struct eng_qp *eq;
+
+	if (i + ENG_PF_RX < (int)n &&
+	    (eq = eng_rx_peek(pkts[i + ENG_PF_RX])) != NULL)
+		rte_prefetch0(eq);
+	if (i >= -1 && i + 1 < (int)n &&
+	    (eq = eng_rx_peek(pkts[i + 1])) != NULL)
+		uroce_qp_prefetch(eq->qp);
+}
+
 /* A burst's QPs for eng_rx_owed(): each once per run of its frames. */
 static inline void
 eng_seen_add(struct eng_qp **seen, unsigned int *n, struct eng_qp *eq)
@@ -719,10 +752,15 @@ eng_deliver_burst(struct eng_lcore *lc, struct uroce_dev *dev,
 		  struct rte_mbuf *const *pkts, unsigned int n)
 {
 	struct eng_qp *seen[ENG_RX_BURST];
-	unsigned int i, ns = 0;
+	unsigned int ns = 0;
+	int i;
 
-	for (i = 0; i < n; i++)
+	for (i = -ENG_PF_RX; i < 0; i++)
+		eng_rx_prefetch(pkts, n, i);
+	for (i = 0; i < (int)n; i++) {
+		eng_rx_prefetch(pkts, n, i);
 		eng_seen_add(seen, &ns, eng_deliver(lc, dev, pkts[i], false));
+	}
 	eng_rx_owed(lc, seen, ns);
 }
 
@@ -749,14 +787,17 @@ eng_rx_port(struct eng_lcore *lc, struct uroce_dev *dev)
 static unsigned int
 eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 {
-	void *objs[ENG_RX_BURST];
+	struct rte_mbuf *pkts[ENG_RX_BURST], *m;
 	struct eng_qp *seen[ENG_RX_BURST];
-	struct rte_mbuf *m;
-	unsigned int i, n, ns = 0;
+	unsigned int n, ns = 0;
+	int i;
 
-	n = rte_ring_sc_dequeue_burst(r, objs, RTE_DIM(objs), NULL);
-	for (i = 0; i < n; i++) {
-		m = objs[i];
+	n = rte_ring_sc_dequeue_burst(r, (void **)pkts, RTE_DIM(pkts), NULL);
+	for (i = -ENG_PF_RX; i < 0; i++)
+		eng_rx_prefetch(pkts, n, i);
+	for (i = 0; i < (int)n; i++) {
+		m = pkts[i];
+		eng_rx_prefetch(pkts, n, i);
 		if (counted && eng_flow_handoff_rx(lc, m))
 			continue;
 		eng_seen_add(seen, &ns,
