@@ -143,12 +143,13 @@ pace_batch_bytes(uint32_t rate_kbps, uint32_t burst, uint32_t typical)
  * building the batch); half the rest (the requester's copy: pace_late) is
  * offered to the engine, which may file the wake-up at the start of a
  * block of its timing wheel within it (uroce_wheel_add_range()): there it
- * is never moved between the wheel's levels, and the QPs that wake up at
+ * is never moved between the wheel's levels (but once if it is filed in
+ * the wheel's next lap), and the QPs that wake up at
  * one block's start fill the engine's transmit batches together. The
  * other half is for the time the engine takes to serve them all. With the
  * default burst that is 1.5 ms from 3.3 Mbit/s up (a slack of 5 ms), and
  * more below, where the slack is one typical packet: 2.8 ms at 2.2 Mbit/s
- * (10,000 QPs sharing a link); a block is about 250 us. The reserve is
+ * (10,000 QPs sharing a link); a block is about 500 us. The reserve is
  * 2 ms rather than the whole default slack: with 5 ms, 10,000 QPs at
  * 2.2 Mbit/s could be filed only 1.3 ms late instead of 2.8, and the
  * engine sent 116-133 frames per busy iteration instead of about 150
