@@ -164,7 +164,7 @@ decode_bth(const struct uroce_bth *b, struct uroce_bth_fields *o)
 	o->pkey = rte_be_to_cpu_16(b->pkey);
 	o->fecn = b->resv8a & UROCE_BTH_FECN;
 	o->becn = b->resv8a & UROCE_BTH_BECN;
-	o->dqpn = (uint32_t)b->dqpn[0] << 16 | (uint32_t)b->dqpn[1] << 8 | b->dqpn[2];
+	o->dqpn = uroce_load_be24(b->dqpn);
 	o->ackreq = apsn & UROCE_BTH_ACKREQ;
 	o->psn = apsn & UROCE_PSN_MASK;
 }
@@ -242,31 +242,28 @@ uroce_wire_parse(const uint8_t *f, uint32_t len, unsigned int flags,
 	return check_icrc(f, pkt);
 }
 
-/* The same layers as uroce_wire_parse(), reading only the fields that
- * say where the BTH is: an accepted frame passes each of these tests. */
+/* The offsets of uroce_wire_parse()'s layers, from the helpers that find
+ * them in the frames we build: an accepted frame is IPv4 or IPv6 behind
+ * at most one tag, its IP version matching the ethertype, and to port
+ * 4791, long enough to hold the BTH. */
 uint32_t
 uroce_wire_peek_dqpn(const uint8_t *f, uint32_t len)
 {
-	uint32_t l3 = RTE_ETHER_HDR_LEN, l4;
-	const uint8_t *q;
+	uint32_t l3, l4;
 	uint16_t et;
 
-	if (len < l3 + 4)
+	if (len < RTE_ETHER_HDR_LEN)
 		return UROCE_WIRE_NO_QPN;
-	et = uroce_load_be16(f + 12);
-	if (et == RTE_ETHER_TYPE_VLAN) {
-		et = uroce_load_be16(f + 16);
-		l3 += 4;
-	}
-	if (et == RTE_ETHER_TYPE_IPV4 && len >= l3 + sizeof(struct rte_ipv4_hdr))
-		l4 = l3 + (f[l3] & 0xf) * 4u;
-	else if (et == RTE_ETHER_TYPE_IPV6)
-		l4 = l3 + sizeof(struct rte_ipv6_hdr);
-	else
+	l3 = uroce_l3_offset(f);
+	if (len < l3 + sizeof(struct rte_ipv4_hdr))
 		return UROCE_WIRE_NO_QPN;
+	et = uroce_load_be16(f + l3 - 2);
+	if (et != RTE_ETHER_TYPE_IPV4 && et != RTE_ETHER_TYPE_IPV6)
+		return UROCE_WIRE_NO_QPN;
+	l4 = l3 + uroce_l3_len(f + l3);
 	if (len < l4 + UROCE_UDP_HDR + UROCE_BTH_LEN ||
 	    uroce_load_be16(f + l4 + 2) != UROCE_UDP_PORT)
 		return UROCE_WIRE_NO_QPN;
-	q = f + l4 + UROCE_UDP_HDR + 5;		/* the BTH's DestQP */
-	return (uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2];
+	return uroce_load_be24(((const struct uroce_bth *)
+				(f + l4 + UROCE_UDP_HDR))->dqpn);
 }

@@ -24,6 +24,12 @@ uroce_load_be16(const uint8_t *p)
 }
 
 static inline uint32_t
+uroce_load_be24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+static inline uint32_t
 uroce_load_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
@@ -39,7 +45,8 @@ uroce_store_le32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-/* Offset of the IP header in a frame this component wrote (one tag at most). */
+/* Offset of the IP header behind at most one 802.1Q tag; the frame holds
+ * the Ethernet header. */
 static inline uint16_t
 uroce_l3_offset(const uint8_t *frame)
 {
