@@ -701,19 +701,18 @@ eng_rx_peek(const struct rte_mbuf *m)
 	return qpn == UROCE_WIRE_NO_QPN ? NULL : eng_qpn_lookup(qpn);
 }
 
-/* The prefetches due before delivering frame i of n: from i = -ENG_PF_RX
- * (the lead-in). */
+/* The prefetches due before delivering frame i of n, from i = -ENG_PF_RX
+ * (the lead-in); ahead[] keeps each frame's lookup for the second stage. */
 static inline void
-eng_rx_prefetch(struct rte_mbuf *const *pkts, unsigned int n, int i)
+eng_rx_prefetch(struct rte_mbuf *const *pkts, struct eng_qp **ahead,
+		unsigned int n, int i)
 {
-	struct eng_qp *eq;
+	int j = i + ENG_PF_RX;
 
-	if (i + ENG_PF_RX < (int)n &&
-	    (eq = eng_rx_peek(pkts[i + ENG_PF_RX])) != NULL)
-		rte_prefetch0(eq);
-	if (i >= -1 && i + 1 < (int)n &&
-	    (eq = eng_rx_peek(pkts[i + 1])) != NULL)
-		uroce_qp_prefetch(eq->qp);
+	if (j < (int)n && (ahead[j] = eng_rx_peek(pkts[j])) != NULL)
+		rte_prefetch0(ahead[j]);
+	if (i >= -1 && i + 1 < (int)n && ahead[i + 1] != NULL)
+		uroce_qp_prefetch(ahead[i + 1]->qp);
 }
 
 /* A burst's QPs for eng_rx_owed(): each once per run of its frames. */
@@ -751,14 +750,14 @@ static void
 eng_deliver_burst(struct eng_lcore *lc, struct uroce_dev *dev,
 		  struct rte_mbuf *const *pkts, unsigned int n)
 {
-	struct eng_qp *seen[ENG_RX_BURST];
+	struct eng_qp *seen[ENG_RX_BURST], *ahead[ENG_RX_BURST];
 	unsigned int ns = 0;
 	int i;
 
 	for (i = -ENG_PF_RX; i < 0; i++)
-		eng_rx_prefetch(pkts, n, i);
+		eng_rx_prefetch(pkts, ahead, n, i);
 	for (i = 0; i < (int)n; i++) {
-		eng_rx_prefetch(pkts, n, i);
+		eng_rx_prefetch(pkts, ahead, n, i);
 		eng_seen_add(seen, &ns, eng_deliver(lc, dev, pkts[i], false));
 	}
 	eng_rx_owed(lc, seen, ns);
@@ -787,17 +786,17 @@ eng_rx_port(struct eng_lcore *lc, struct uroce_dev *dev)
 static unsigned int
 eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
 {
+	struct eng_qp *seen[ENG_RX_BURST], *ahead[ENG_RX_BURST];
 	struct rte_mbuf *pkts[ENG_RX_BURST], *m;
-	struct eng_qp *seen[ENG_RX_BURST];
 	unsigned int n, ns = 0;
 	int i;
 
 	n = rte_ring_sc_dequeue_burst(r, (void **)pkts, RTE_DIM(pkts), NULL);
 	for (i = -ENG_PF_RX; i < 0; i++)
-		eng_rx_prefetch(pkts, n, i);
+		eng_rx_prefetch(pkts, ahead, n, i);
 	for (i = 0; i < (int)n; i++) {
 		m = pkts[i];
-		eng_rx_prefetch(pkts, n, i);
+		eng_rx_prefetch(pkts, ahead, n, i);
 		if (counted && eng_flow_handoff_rx(lc, m))
 			continue;
 		eng_seen_add(seen, &ns,
