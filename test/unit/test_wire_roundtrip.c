@@ -199,7 +199,7 @@ static void
 check_peek(uint8_t *f, uint32_t len, const struct uroce_pkt *k)
 {
 	uint32_t et_off = k->vlan ? 16 : 12;
-	uint8_t save;
+	uint8_t save, et[2];
 
 	UT_CHECK_EQ(uroce_wire_peek_dqpn(f, len), k->bth.dqpn);
 	UT_CHECK_EQ(uroce_wire_peek_dqpn(f, k->bth_off + UROCE_BTH_LEN - 1),
@@ -209,12 +209,11 @@ check_peek(uint8_t *f, uint32_t len, const struct uroce_pkt *k)
 	f[k->l4_off + 3] ^= 1;			/* UDP port 4790 */
 	UT_CHECK_EQ(uroce_wire_peek_dqpn(f, len), UROCE_WIRE_NO_QPN);
 	f[k->l4_off + 3] = save;
-	save = f[et_off];
-	f[et_off] = 0x08;			/* 0x0806 or 0x08dd: not IP */
-	f[et_off + 1] ^= 0x06 ^ 0xdd;
+	memcpy(et, f + et_off, sizeof(et));
+	f[et_off] = 0x08;			/* ARP (0x0806): not IP */
+	f[et_off + 1] = 0x06;
 	UT_CHECK_EQ(uroce_wire_peek_dqpn(f, len), UROCE_WIRE_NO_QPN);
-	f[et_off + 1] ^= 0x06 ^ 0xdd;
-	f[et_off] = save;
+	memcpy(f + et_off, et, sizeof(et));
 	UT_CHECK_EQ(uroce_wire_peek_dqpn(f, len), k->bth.dqpn);
 }
 
