@@ -44,14 +44,17 @@
  * below), so the first frames of a paced stream that pauses leave as one
  * batch, not as the whole burst. The batch: at least
  * UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs
- * cost the engine a wheel expiry per 7 frames, not per frame, and at least
+ * cost the engine a wheel expiry per 7 frames, not per frame; up to
+ * UROCE_PACE_BATCH_MAX_PKTS while they leave within
+ * UROCE_PACE_BATCH_SPAN_US at the rate (Batch span, below); and at least
  * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
  * transmit batch: at 25 Gbit/s a batch of 25 us took 30 frames per busy
  * engine iteration and 11-14% more cycles a frame than the unpaced
  * stream (73 frames), which left a QP at 90% of the ceiling no room to
  * catch up after a stall; 50 us take about 60 and 5% more.
  * max_burst_sz 0 picks the default: the two added, 8 typical packets at
- * a low rate, 5.05 ms at a high one (at most UROCE_PACE_BURST_MAX; a
+ * a low rate (below 3.3 Mbit/s at 2 KiB), 16 and 5 ms of slack from
+ * 6.6 Mbit/s, 5.05 ms at a high one (at most UROCE_PACE_BURST_MAX; a
  * user who wants it smoother after stalls sets max_burst_sz). An explicit
  * max_burst_sz is split the same way as far as it goes: the batch first,
  * then the slack, at least one typical packet of it (pace_batch_bytes()).
@@ -64,6 +67,24 @@
  * again once such a timeout resent nothing (requester.c, timeout()): no
  * fewer cycles a frame in five interleaved pairs at 10,000 QPs, and
  * 10-1,494 timeouts a run where 7 packets had 0-4.
+ *
+ * Batch span. With batches of 7 packets, 10,000 QPs fell 2.4-6.3% behind
+ * 80% of the ceiling in the host's fast spells (57-82 Gbit/s, five
+ * interleaved pairs, session 19): a wake-up is a call on a cold QP, and
+ * there the engine's cycles a frame are what limits the rate. Up to 16
+ * packets in 40 ms, QPs of 2.5-10 Mbit/s (those 10,000 sharing 80% of
+ * such a link, uroce-perf's 1:2:3:4 split) gather 7 to 16: 0.073-0.089
+ * wake-ups a frame instead of 0.118-0.136, 4-18% fewer engine cycles a
+ * frame, and the aggregate came within 0.3-0.8% of its target in four of
+ * the five pairs (-1.6% in the fifth, where the ceiling was lowest and a
+ * frame dearest). The span in time keeps the batch of a slow QP (7
+ * packets below 3.3 Mbit/s at 2 KiB, as before) and its quantum on the
+ * wire short, and bounds the work full buckets hold when the engine
+ * falls behind: 40 ms and the slack of each QP's rate, where the flat 15
+ * packets above held 70 ms at the link's rate whatever the QPs' rates. A
+ * lone QP at 10 Mbit/s now sends about 15 frames every 26 ms rather
+ * than 7 every 11 ms: uroce-perf measured it 0.27-0.38% above its rate
+ * over 3 s in four runs, which is that quantum (within 0.16% before).
  *
  * typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu); for
  * RAW_PACKET, whose frames carry no transport headers and are as long as
@@ -101,11 +122,18 @@ pace_us_bytes(uint32_t rate_kbps, uint64_t us)
 	return (uint64_t)rate_kbps * PACE_BYTES_PER_KBIT * us / 1000000;
 }
 
-/* The batch a QP gathers when its burst has room for it (see Burst). */
+/* The batch a QP gathers when its burst has room for it (see Burst):
+ * whole typical packets, 7 to 16 of them as 40 ms at the rate allow, or
+ * 50 us at the rate if more. */
 static uint64_t
 pace_batch_want(uint32_t rate_kbps, uint32_t typical)
 {
-	return RTE_MAX(UROCE_PACE_BATCH_PKTS * (uint64_t)typical,
+	uint64_t pkts = pace_us_bytes(rate_kbps, UROCE_PACE_BATCH_SPAN_US) /
+			typical;
+
+	pkts = RTE_MIN(pkts, (uint64_t)UROCE_PACE_BATCH_MAX_PKTS);
+	pkts = RTE_MAX(pkts, (uint64_t)UROCE_PACE_BATCH_PKTS);
+	return RTE_MAX(pkts * typical,
 		       pace_us_bytes(rate_kbps, UROCE_PACE_BATCH_US));
 }
 

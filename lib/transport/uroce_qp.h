@@ -562,8 +562,12 @@ bool uroce_qp_tx_waits(const struct uroce_qp *qp, uint64_t now);
  * explained there).
  */
 /** A QP out of tokens gathers a batch of at least this many typical
- *  packets ... */
+ *  packets, ... */
 #define UROCE_PACE_BATCH_PKTS		7
+/** ... of up to this many while they take at most ... */
+#define UROCE_PACE_BATCH_MAX_PKTS	16
+/** ... this long at its rate (qp_pace.c, Burst), ... */
+#define UROCE_PACE_BATCH_SPAN_US	40000
 /** ... and of at least the bytes of this long at its rate; */
 #define UROCE_PACE_BATCH_US		50
 /** it leaves room in its bucket (the slack) for this long at its rate, and

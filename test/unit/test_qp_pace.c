@@ -208,14 +208,16 @@ test_verb_matrix(void)
 				UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000);
 				/* Default burst at a low rate: a batch
 				 * of packets of port MTU (1024) here, of
-				 * the largest frame for RAW_PACKET, and
-				 * a slack of 5 ms at 625 kB/s, at least
+				 * the largest frame (4,210 B) for
+				 * RAW_PACKET, 7 to 16 of them as 40 ms
+				 * at 625 kB/s (25,000 B) allow, and a
+				 * slack of 5 ms at that rate, at least
 				 * one of those packets. */
 				typ = types[t] == IBV_QPT_RAW_PACKET ?
 				      l.node[0].env.mtu + 14u : 1024;
 				UT_CHECK_EQ(qp->pace_prof.burst_bytes,
-					    UROCE_PACE_BATCH_PKTS * typ +
-					    RTE_MAX(typ, 3125u));
+					    types[t] == IBV_QPT_RAW_PACKET ?
+					    8 * typ : 16 * 1024 + 3125u);
 			} else {
 				UT_CHECK(snap_same(qp, &before));
 			}
@@ -294,11 +296,11 @@ test_verb_invalid(void)
 
 /* What a QP out of tokens gathers (qp_pace.c, Burst and Batching): its
  * burst less the slack. Default bursts: 7 typical packets and one of slack
- * at a low rate, 50 us and 5 ms of slack at a high one. An explicit
- * burst: the 7 packets or 50 us first, then up to 5 ms of slack, at
- * least one packet of it, nothing when the burst is one packet. And how
- * late its wake-up may be (qp_pace.c, Wake-up): half of what the slack
- * lasts beyond 2 ms, in cycles of the 2 GHz fake clock. */
+ * at a low rate, up to 16 as 40 ms at the rate allow, 50 us and 5 ms of
+ * slack at a high one. An explicit burst: that batch first, then up to
+ * 5 ms of slack, at least one packet of it, nothing when the burst is one
+ * packet. And how late its wake-up may be (qp_pace.c, Wake-up): half of
+ * what the slack lasts beyond 2 ms, in cycles of the 2 GHz fake clock. */
 static void
 test_batch_size(void)
 {
@@ -309,17 +311,21 @@ test_batch_size(void)
 	} cases[] = {
 		/* A slack of 2,048 B at 125 kB/s: 16,384 us. */
 		{ { 1000, 0, 2048, 0 }, 8 * 2048, 7 * 2048, 14384000 },
-		/* 5 ms at 1.25 MB/s (6,250 B): more than a packet. */
-		{ { 10000, 0, 2048, 0 }, 7 * 2048 + 6250, 7 * 2048, 3000000 },
+		/* 5 ms at 1.25 MB/s (6,250 B): more than a packet; 40 ms
+		 * (50,000 B) hold 24 packets, 16 are taken. */
+		{ { 10000, 0, 2048, 0 }, 16 * 2048 + 6250, 16 * 2048, 3000000 },
+		/* 40 ms at 625 kB/s (25,000 B): 12 whole packets. */
+		{ { 5000, 0, 2048, 0 }, 12 * 2048 + 3125, 12 * 2048, 3000000 },
 		/* 50 us, and 5 ms up to UROCE_PACE_BURST_MAX. */
 		{ { 100000000, 0, 2048, 0 }, UROCE_PACE_BURST_MAX, 625000, 0 },
-		/* 5 ms at 1 Gbit/s (625,000 B) above 7 packets. */
-		{ { 1000000, 0, 1024, 0 }, 7 * 1024 + 625000, 7 * 1024,
+		/* 5 ms at 1 Gbit/s (625,000 B) above 16 packets, and
+		 * those above 50 us (6,250 B). */
+		{ { 1000000, 0, 1024, 0 }, 16 * 1024 + 625000, 16 * 1024,
 		  3000000 },
-		/* 1,024 B at 200 kB/s: 5,120 us. */
+		/* 1,024 B at 200 kB/s: 5,120 us; 40 ms: 7 packets. */
 		{ { 1600, 0, 1024, 0 }, 8 * 1024, 7 * 1024, 3120000 },
-		/* 5 ms at 500 kB/s (2,500 B). */
-		{ { 4000, 0, 1024, 0 }, 7 * 1024 + 2500, 7 * 1024, 3000000 },
+		/* 5 ms at 500 kB/s (2,500 B); 40 ms: 19 packets. */
+		{ { 4000, 0, 1024, 0 }, 16 * 1024 + 2500, 16 * 1024, 3000000 },
 		/* Room for the batch and one packet of slack. */
 		{ { 10000, 16384, 2048, 0 }, 16384, 14336, 0 },
 		{ { 1000, 16384, 2048, 0 }, 16384, 14336, 14384000 },
@@ -327,7 +333,7 @@ test_batch_size(void)
 		/* 50 us at 10 Gbit/s (62,500 B) first, the rest slack. */
 		{ { 10000000, 65536, 2048, 0 }, 65536, 62500, 0 },
 		/* The batch first, the rest slack, under 5 ms at 1 Gbit/s. */
-		{ { 1000000, 32768, 1024, 0 }, 32768, 7 * 1024, 0 },
+		{ { 1000000, 32768, 1024, 0 }, 32768, 16 * 1024, 0 },
 		/* Over it: the batch the rest. */
 		{ { 1000000, 700000, 1024, 0 }, 700000, 75000, 3000000 },
 		/* Too small for the batch: one packet of slack. */
@@ -1171,7 +1177,7 @@ test_two_fair(void)
 	struct two_log tl;
 	struct ut_qp_opts o;
 	struct want w = { 0 };
-	uint64_t t_end, b[2] = { 0, 0 };
+	uint64_t t_end, tol, b[2] = { 0, 0 };
 	uint32_t i, k;
 
 	if (s == NULL || !UT_CHECK(f2 != NULL))
@@ -1198,8 +1204,10 @@ test_two_fair(void)
 			if (tl.fl[k]->t[i] <= t_end)
 				b[k] += tl.fl[k]->len[i];
 	UT_CHECK_EQ(s->fl->n, 512);
-	UT_CHECK(b[0] + UROCE_PACE_BATCH_PKTS * 1100 >= b[1] &&
-		 b[1] + UROCE_PACE_BATCH_PKTS * 1100 >= b[0]);
+	/* Within a batch of frames (1,024 B payloads in 1,100 B frames). */
+	tol = uroce_qp_pace_batch(s->qa) / 1024 * 1100;
+	UT_CHECK_EQ(uroce_qp_pace_batch(s->qa), 16 * 1024);
+	UT_CHECK(b[0] + tol >= b[1] && b[1] + tol >= b[0]);
 	UT_NOTE("fair: %lu vs %lu bytes", (unsigned long)b[0], (unsigned long)b[1]);
 out:
 	stream_free(s);
