@@ -81,7 +81,12 @@
  * packets below 3.3 Mbit/s at 2 KiB, as before) and its quantum on the
  * wire short, and bounds the work full buckets hold when the engine
  * falls behind: 40 ms and the slack of each QP's rate, where the flat 15
- * packets above held 70 ms at the link's rate whatever the QPs' rates. A
+ * packets above held 70 ms at the link's rate whatever the QPs' rates.
+ * Rates that add up to 1.2x what the engine builds lost nothing to it (4
+ * pairs); at 3x, the round of full buckets outlasts the local ACK timeout
+ * again: 1,500-11,700 timeouts a run (nothing owed: nothing resent) where
+ * 7 packets had up to 2,700, and 5-25% less throughput in 6 pairs of 11
+ * (within 3% in 4, 8% more in 1; README, Performance). A
  * lone QP at 10 Mbit/s now sends about 15 frames every 26 ms rather
  * than 7 every 11 ms: uroce-perf measured it 0.27-0.38% above its rate
  * over 3 s in four runs, which is that quantum (within 0.16% before).
