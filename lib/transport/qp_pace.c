@@ -53,8 +53,8 @@
  * stream (73 frames), which left a QP at 90% of the ceiling no room to
  * catch up after a stall; 50 us take about 60 and 5% more.
  * max_burst_sz 0 picks the default: the two added, 8 typical packets at
- * a low rate (below 3.3 Mbit/s at 2 KiB), 16 and 5 ms of slack from
- * 6.6 Mbit/s, 5.05 ms at a high one (at most UROCE_PACE_BURST_MAX; a
+ * a low rate (below 3.3 Mbit/s at 2 KiB), 16 packets and 5 ms of slack
+ * from 6.6 Mbit/s, 5.05 ms at a high one (at most UROCE_PACE_BURST_MAX; a
  * user who wants it smoother after stalls sets max_burst_sz). An explicit
  * max_burst_sz is split the same way as far as it goes: the batch first,
  * then the slack, at least one typical packet of it (pace_batch_bytes()).

@@ -566,7 +566,7 @@ bool uroce_qp_tx_waits(const struct uroce_qp *qp, uint64_t now);
 #define UROCE_PACE_BATCH_PKTS		7
 /** ... of up to this many while they take at most ... */
 #define UROCE_PACE_BATCH_MAX_PKTS	16
-/** ... this long at its rate (qp_pace.c, Burst), ... */
+/** ... this long at its rate (qp_pace.c, Batch span), ... */
 #define UROCE_PACE_BATCH_SPAN_US	40000
 /** ... and of at least the bytes of this long at its rate; */
 #define UROCE_PACE_BATCH_US		50
