@@ -27,7 +27,10 @@ above the ceiling (the run's own, else the median of all) reported as
 such. The cycles ratio, 10,000 QPs against 1, is given twice: from the
 medians of cycles per frame, and from the medians of each run's cycles per
 frame against its own ceiling run's (cycles_vs_ceiling), which cancels the
-host's speed at the time of the run.
+host's speed at the time of the run. Each is split into the port's
+transmit bursts (port_tx_cycles_per_frame: memif's copy into the shared
+ring, the part that swings up to 4x with the host) and the rest, the
+stack's own (stack_cycles_per_frame), whose ratio is given too.
 """
 import json
 import os
@@ -47,6 +50,7 @@ def check(path):
     ok = pace is not None and pace["windows_measured"] >= 1 and \
         len(pace["qps"]) == run["qps"] and \
         pace["cycles_per_frame"] > 0 and pace["frames_per_loop"] > 0 and \
+        pace.get("port_tx_cycles_per_frame", 0) > 0 and \
         0 <= pace["preempted_share"] < 1 and 0 <= pace["lost_share"] < 1 \
         and 0 <= pace["gap_share"] < 1 and pace["peer_gap_share"] < 1
     for q in pace["qps"] if pace else []:
@@ -126,6 +130,22 @@ def vs_ceiling(runs, rs):
     return statistics.median(v) if v else 0
 
 
+def median_of(rs, key):
+    """The median over runs rs of pace[key], None if a run lacks it."""
+    v = [r["pace"].get(key) for r in rs]
+    return None if None in v else statistics.median(v)
+
+
+def stack_cycles(rs):
+    """The median over runs rs of cycles per frame less the port's."""
+    v = [r["pace"]["cycles_per_frame"] - r["pace"].get(
+         "port_tx_cycles_per_frame", r["pace"]["cycles_per_frame"])
+         for r in rs]
+    if any("port_tx_cycles_per_frame" not in r["pace"] for r in rs):
+        return None
+    return statistics.median(v)
+
+
 def verdict(r):
     if r["above_ceiling"]:
         return "above ceiling"
@@ -182,6 +202,9 @@ def main():
                "cycles_per_frame": statistics.median(
                    r["pace"]["cycles_per_frame"] for r in all_runs),
                "cycles_vs_ceiling": vs_ceiling(runs, all_runs),
+               "port_tx_cycles_per_frame": median_of(
+                   all_runs, "port_tx_cycles_per_frame"),
+               "stack_cycles_per_frame": stack_cycles(all_runs),
                "frames": p["frames"],
                "timers_per_frame": p.get("timers_per_frame"),
                "frames_per_loop": p.get("frames_per_loop"),
@@ -207,12 +230,19 @@ def main():
     rel = {r["qps"]: r["cycles_vs_ceiling"] for r in rows
            if r["group"] == "multi"}
     rel_ratio = rel[10000] / rel[1] if rel.get(1) and rel.get(10000) else 0
+    own = {r["qps"]: r for r in rows if r["group"] == "multi"}
+    stack_ratio = own[10000]["stack_cycles_per_frame"] / \
+        own[1]["stack_cycles_per_frame"] \
+        if 1 in own and 10000 in own and \
+        own[1]["stack_cycles_per_frame"] and \
+        own[10000]["stack_cycles_per_frame"] is not None else 0
     first = scen[order[0]][0]["pace"]
     res = {"window_s": first["window_s"],
            "windows_measured": first["windows_measured"], "msg": 65536,
            "ceiling_bps": ceiling, "ceiling_runs_bps": ceilings,
            "cycles_ratio_10000_vs_1": ratio,
            "cycles_ratio_own_ceiling": rel_ratio,
+           "stack_cycles_ratio_10000_vs_1": stack_ratio,
            "results": rows}
     with open(sys.argv[1], "w") as f:
         json.dump(res, f, indent=1)
@@ -246,6 +276,13 @@ def main():
         print(f"engine cycles per frame, 10000 QPs vs 1: {ratio:.2f}x"
               f" (medians); {rel_ratio:.2f}x against each run's own"
               f" ceiling ({rel[10000]:.2f}x / {rel[1]:.2f}x)")
+    if stack_ratio:
+        a, b = own[10000], own[1]
+        print(f"of which the port's transmit:"
+              f" {a['port_tx_cycles_per_frame']:.0f}"
+              f" vs {b['port_tx_cycles_per_frame']:.0f}; the stack's own:"
+              f" {a['stack_cycles_per_frame']:.0f} vs"
+              f" {b['stack_cycles_per_frame']:.0f}, {stack_ratio:.2f}x")
     return 0
 
 

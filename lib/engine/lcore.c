@@ -405,9 +405,9 @@ eng_loop(struct eng_lcore *lc, struct uroce_dev *from, struct uroce_dev *to,
 /* The paced QPs' frames of txb have just gone to the port: their buckets
  * learn when (eng_qp_handoff()). */
 static void
-eng_pace_handoffs(struct eng_lcore *lc, const struct uroce_txb *txb)
+eng_pace_handoffs(struct eng_lcore *lc, const struct uroce_txb *txb,
+		  uint64_t now)
 {
-	uint64_t now = rte_get_tsc_cycles();
 	uint16_t i, k = 0;
 
 	for (i = 0; i < lc->n_pace_ho; i++) {
@@ -431,6 +431,7 @@ eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
 	bool loop = txb == &lc->txb[dev->idx];
 	struct uroce_dev *to;
 	uint16_t i, nw = 0;
+	uint64_t t0, now;
 
 	for (i = 0; i < txb->n; i++) {
 		to = loop ? eng_loop_target(dev, txb->pkts[i]) : NULL;
@@ -440,11 +441,17 @@ eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
 			wire[nw++] = txb->pkts[i];
 	}
 	txb->n = 0;
-	if (nw > 0)
+	if (nw > 0) {
+		t0 = rte_get_tsc_cycles();
 		lc->dst[dev->idx].tx_pkts +=
 			uroce_port_tx(dev->port, lc->idx, wire, nw);
-	if (lc->n_pace_ho > 0)
-		eng_pace_handoffs(lc, txb);
+		now = rte_get_tsc_cycles();
+		lc->st.tx_cycles += now - t0;
+		if (lc->n_pace_ho > 0)
+			eng_pace_handoffs(lc, txb, now);
+	} else if (lc->n_pace_ho > 0) {
+		eng_pace_handoffs(lc, txb, rte_get_tsc_cycles());
+	}
 }
 
 static void

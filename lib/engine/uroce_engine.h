@@ -153,6 +153,12 @@ struct uroce_lcore_stats {
 	 * not poll. long_loops see only the iterations that found work. */
 	uint64_t gap_loops;
 	uint64_t gap_cycles;		/**< their TSC cycles, start to start */
+	/** TSC cycles in the ports' transmit bursts of the engine's batches:
+	 * the hand-over to the PMD, which for memif is the copy into the
+	 * shared ring and for a NIC a descriptor write. Part of work_cycles
+	 * (but for a burst on a posting thread, direct_tx): it tells the
+	 * port's share of cycles per frame from the stack's own. */
+	uint64_t tx_cycles;
 };
 
 /** @return 0, or -EINVAL for an index >= max(1, uroce_engine_lcores()). */

@@ -600,14 +600,15 @@ check_ah(struct side *a, struct side *b)
 }
 
 /* Loss on the link: the transport retransmitted, and every retransmit
- * timeout was a timer the engine's wheel ran. */
+ * timeout was a timer the engine's wheel ran. The frames the link dropped
+ * went through the port's transmit bursts, whose cycles are counted. */
 static void
 check_recovery(struct side *a, struct side *b)
 {
 	struct uroce_qp_stats qa, qb;
 	struct uroce_port_stats pa, pb;
 	struct uroce_lcore_stats ls;
-	uint64_t timers = 0;
+	uint64_t timers = 0, tx_cycles = 0;
 	unsigned int i;
 
 	UT_CHECK_EQ(uroce_dev_qp_stats(a->qp, &qa), 0);
@@ -616,9 +617,12 @@ check_recovery(struct side *a, struct side *b)
 	uroce_port_stats_get(uroce_dev_port(b->dev), &pb);
 	UT_CHECK(pa.fault_drop + pb.fault_drop > 0);
 	UT_CHECK(qa.retransmits + qb.retransmits > 0);
-	for (i = 0; uroce_engine_lcore_stats(i, &ls) == 0; i++)
+	for (i = 0; uroce_engine_lcore_stats(i, &ls) == 0; i++) {
 		timers += ls.timers;
+		tx_cycles += ls.tx_cycles;
+	}
 	UT_CHECK(timers >= qa.timeouts + qb.timeouts);
+	UT_CHECK(tx_cycles > 0);
 	printf("  link drops %" PRIu64 ", retransmits %" PRIu64
 	       ", timeouts %" PRIu64 ", timers %" PRIu64 "\n",
 	       pa.fault_drop + pb.fault_drop, qa.retransmits + qb.retransmits,

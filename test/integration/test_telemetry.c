@@ -599,7 +599,7 @@ check_js_lcores(int fd)
 	static char js[JS_MAX], obj[JS_MAX];
 	struct uroce_lcore_stats s0, s1;
 	uint64_t loops = 0, idle = 0, work = 0, timers = UINT64_MAX;
-	uint64_t lcyc = UINT64_MAX;
+	uint64_t lcyc = UINT64_MAX, txc = UINT64_MAX;
 
 	UT_CHECK_EQ(uroce_engine_lcore_stats(0, &s0), 0);
 	if (!UT_CHECK(tel_query(fd, "/uroce/lcores", js)))
@@ -612,11 +612,13 @@ check_js_lcores(int fd)
 	UT_CHECK(js_u64(obj, "work_cycles", &work));
 	UT_CHECK(js_u64(obj, "timers", &timers));
 	UT_CHECK(js_u64(obj, "long_cycles", &lcyc));
+	UT_CHECK(js_u64(obj, "tx_cycles", &txc));
 	UT_CHECK(s0.loops > 0 && loops >= s0.loops && loops <= s1.loops);
 	UT_CHECK(idle >= s0.idle_loops && idle <= s1.idle_loops);
 	UT_CHECK(work > 0 && work >= s0.work_cycles && work <= s1.work_cycles);
 	UT_CHECK(timers >= s0.timers && timers <= s1.timers);
 	UT_CHECK(lcyc >= s0.long_cycles && lcyc <= s1.long_cycles);
+	UT_CHECK(txc >= s0.tx_cycles && txc <= s1.tx_cycles);
 	/* One engine lcore: no second entry. */
 	UT_CHECK(!js_obj(js, "1", obj, sizeof(obj)));
 	UT_NOTE("telemetry lcores: %" PRIu64 " loops, %" PRIu64 " idle",
