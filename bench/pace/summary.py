@@ -230,12 +230,12 @@ def main():
     rel = {r["qps"]: r["cycles_vs_ceiling"] for r in rows
            if r["group"] == "multi"}
     rel_ratio = rel[10000] / rel[1] if rel.get(1) and rel.get(10000) else 0
-    own = {r["qps"]: r for r in rows if r["group"] == "multi"}
-    stack_ratio = own[10000]["stack_cycles_per_frame"] / \
-        own[1]["stack_cycles_per_frame"] \
-        if 1 in own and 10000 in own and \
-        own[1]["stack_cycles_per_frame"] and \
-        own[10000]["stack_cycles_per_frame"] is not None else 0
+    multi = {r["qps"]: r for r in rows if r["group"] == "multi"}
+    stack_ratio = multi[10000]["stack_cycles_per_frame"] / \
+        multi[1]["stack_cycles_per_frame"] \
+        if 1 in multi and 10000 in multi and \
+        multi[1]["stack_cycles_per_frame"] and \
+        multi[10000]["stack_cycles_per_frame"] is not None else 0
     first = scen[order[0]][0]["pace"]
     res = {"window_s": first["window_s"],
            "windows_measured": first["windows_measured"], "msg": 65536,
@@ -277,7 +277,7 @@ def main():
               f" (medians); {rel_ratio:.2f}x against each run's own"
               f" ceiling ({rel[10000]:.2f}x / {rel[1]:.2f}x)")
     if stack_ratio:
-        a, b = own[10000], own[1]
+        a, b = multi[10000], multi[1]
         print(f"of which the port's transmit:"
               f" {a['port_tx_cycles_per_frame']:.0f}"
               f" vs {b['port_tx_cycles_per_frame']:.0f}; the stack's own:"
