@@ -137,13 +137,13 @@ def median_of(rs, key):
 
 
 def stack_cycles(rs):
-    """The median over runs rs of cycles per frame less the port's."""
-    v = [r["pace"]["cycles_per_frame"] - r["pace"].get(
-         "port_tx_cycles_per_frame", r["pace"]["cycles_per_frame"])
-         for r in rs]
+    """The median over runs rs of cycles per frame less the port's, None
+    if a run lacks the port's (before session 20)."""
     if any("port_tx_cycles_per_frame" not in r["pace"] for r in rs):
         return None
-    return statistics.median(v)
+    return statistics.median(r["pace"]["cycles_per_frame"] -
+                             r["pace"]["port_tx_cycles_per_frame"]
+                             for r in rs)
 
 
 def verdict(r):
