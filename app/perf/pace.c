@@ -234,6 +234,13 @@ rel_err(double got, double want)
 	return want > 0 ? got / want - 1.0 : 0.0;
 }
 
+/* A count between marks a and b per frame sent meanwhile (0: none). */
+static double
+per_frame(const struct pace_mark *a, const struct pace_mark *b, uint64_t n)
+{
+	return b->pkts > a->pkts ? (double)n / (double)(b->pkts - a->pkts) : 0;
+}
+
 static void
 pace_results(struct perf *p, struct perf_pace *pc)
 {
@@ -246,13 +253,9 @@ pace_results(struct perf *p, struct perf_pace *pc)
 
 	pc->achieved_bps = (double)(b->bytes - a->bytes) * 8.0 / secs;
 	pc->err = rel_err(pc->achieved_bps, target);
-	pc->cyc_per_frame = b->pkts > a->pkts ?
-		(double)(b->work - a->work) / (double)(b->pkts - a->pkts) : 0;
-	pc->port_cyc_per_frame = b->pkts > a->pkts ?
-		(double)(b->tx_cycles - a->tx_cycles) /
-		(double)(b->pkts - a->pkts) : 0;
-	pc->timers_per_frame = b->pkts > a->pkts ?
-		(double)(b->timers - a->timers) / (double)(b->pkts - a->pkts) : 0;
+	pc->cyc_per_frame = per_frame(a, b, b->work - a->work);
+	pc->port_cyc_per_frame = per_frame(a, b, b->tx_cycles - a->tx_cycles);
+	pc->timers_per_frame = per_frame(a, b, b->timers - a->timers);
 	pc->preempted_share = (double)(b->long_cycles - a->long_cycles) /
 		(double)(b->tsc - a->tsc);
 	pc->gap_share = (double)(b->gap_cycles - a->gap_cycles) /

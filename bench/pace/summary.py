@@ -231,11 +231,9 @@ def main():
            if r["group"] == "multi"}
     rel_ratio = rel[10000] / rel[1] if rel.get(1) and rel.get(10000) else 0
     multi = {r["qps"]: r for r in rows if r["group"] == "multi"}
-    stack_ratio = multi[10000]["stack_cycles_per_frame"] / \
-        multi[1]["stack_cycles_per_frame"] \
-        if 1 in multi and 10000 in multi and \
-        multi[1]["stack_cycles_per_frame"] and \
-        multi[10000]["stack_cycles_per_frame"] is not None else 0
+    stack = {n: multi.get(n, {}).get("stack_cycles_per_frame")
+             for n in (1, 10000)}
+    stack_ratio = stack[10000] / stack[1] if stack[1] and stack[10000] else 0
     first = scen[order[0]][0]["pace"]
     res = {"window_s": first["window_s"],
            "windows_measured": first["windows_measured"], "msg": 65536,
@@ -277,12 +275,11 @@ def main():
               f" (medians); {rel_ratio:.2f}x against each run's own"
               f" ceiling ({rel[10000]:.2f}x / {rel[1]:.2f}x)")
     if stack_ratio:
-        a, b = multi[10000], multi[1]
         print(f"of which the port's transmit:"
-              f" {a['port_tx_cycles_per_frame']:.0f}"
-              f" vs {b['port_tx_cycles_per_frame']:.0f}; the stack's own:"
-              f" {a['stack_cycles_per_frame']:.0f} vs"
-              f" {b['stack_cycles_per_frame']:.0f}, {stack_ratio:.2f}x")
+              f" {multi[10000]['port_tx_cycles_per_frame']:.0f}"
+              f" vs {multi[1]['port_tx_cycles_per_frame']:.0f}; the"
+              f" stack's own: {stack[10000]:.0f} vs {stack[1]:.0f},"
+              f" {stack_ratio:.2f}x")
     return 0
 
 
