@@ -431,7 +431,7 @@ eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
 	bool loop = txb == &lc->txb[dev->idx];
 	struct uroce_dev *to;
 	uint16_t i, nw = 0;
-	uint64_t t0, now;
+	uint64_t t0, now = 0;
 
 	for (i = 0; i < txb->n; i++) {
 		to = loop ? eng_loop_target(dev, txb->pkts[i]) : NULL;
@@ -447,11 +447,10 @@ eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
 			uroce_port_tx(dev->port, lc->idx, wire, nw);
 		now = rte_get_tsc_cycles();
 		lc->st.tx_cycles += now - t0;
-		if (lc->n_pace_ho > 0)
-			eng_pace_handoffs(lc, txb, now);
-	} else if (lc->n_pace_ho > 0) {
-		eng_pace_handoffs(lc, txb, rte_get_tsc_cycles());
 	}
+	/* The hand-off's time: the burst's end, read only if none went. */
+	if (lc->n_pace_ho > 0)
+		eng_pace_handoffs(lc, txb, nw > 0 ? now : rte_get_tsc_cycles());
 }
 
 static void
