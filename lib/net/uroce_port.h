@@ -151,11 +151,12 @@ unsigned int uroce_port_gids(const struct uroce_port *p, union uroce_gid *gid,
  * have room for n. ARP is answered (requests for our IP, the reply on queue
  * q) and learnt (requests and replies addressed to us; known entries are
  * refreshed by any ARP) inside, and so are IPv6 neighbour solicitations
- * and advertisements; frames that are not RoCEv2 or are not on
- * the port's VLAN (untagged when it has none) go to the raw hook
- * (uroce_port_set_raw()), else are counted (non_roce) and freed. The frames returned are IPv4/IPv6 UDP frames to port 4791 for the
- * transport to parse (the caller frees them); each is one segment (chains
- * are linearized or copied). Captured to pcap when configured.
+ * and advertisements; frames that are not RoCEv2 or are not on the
+ * port's VLAN (untagged when it has none) go to the raw hook
+ * (uroce_port_set_raw()), else are counted (non_roce) and freed. The
+ * frames returned are IPv4/IPv6 UDP frames to port 4791 for the transport
+ * to parse (the caller frees them); each is one segment (chains are
+ * linearized or copied). Captured to pcap when configured.
  */
 uint16_t uroce_port_rx(struct uroce_port *p, uint16_t q,
 		       struct rte_mbuf **pkts, uint16_t n);
