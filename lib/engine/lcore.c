@@ -527,7 +527,7 @@ eng_qp_handoff(struct eng_lcore *lc, const struct eng_qp *eq,
 		return;
 	/* Its frames leave with the batch they are in, when the batch is
 	 * full or at the end of the iteration, and not each QP's few on
-	 * their own (10,000 slow QPs send 7 frames a call): the hand-off
+	 * their own (10,000 slow QPs send 6 frames a call): the hand-off
 	 * waits for them. The bucket sees the frames of a QP's calls into one
 	 * batch as the one burst they are on the wire. */
 	for (i = 0; i < lc->n_pace_ho; i++) {

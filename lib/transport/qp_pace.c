@@ -44,7 +44,9 @@
  * below), so the first frames of a paced stream that pauses leave as one
  * batch, not as the whole burst. The batch: at least
  * UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs
- * cost the engine a wheel expiry per 7 frames, not per frame; up to
+ * cost the engine a wheel expiry per 6 frames, not per frame (a frame is
+ * its payload and 58 B of headers over IPv4, so the bytes of 7 packets
+ * of the default typical size, the path MTU, hold 6 full frames); up to
  * UROCE_PACE_BATCH_MAX_PKTS while they leave within
  * UROCE_PACE_BATCH_SPAN_US at the rate (Batch span, below); and at least
  * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
