@@ -56,15 +56,17 @@ run_one() {
 	side a "$perf" -c "$here/config/memif-a.conf" --server -p "$port" \
 		>"$tmp/server.out" 2>&1 &
 	spid=$!
+	# Until the server listens, or has exited (its output tells why).
 	for _ in $(seq 1 100); do
 		grep -q 'server on TCP port' "$tmp/server.out" && break
+		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.1
 	done
 	# shellcheck disable=SC2086
 	side b "$perf" -c "$here/config/memif-b.conf" --connect 127.0.0.1 \
 		-p "$port" --quiet --json "$out" --qps "$1" $args $2 \
 		>"$tmp/client.out" 2>&1 || {
-		cat "$tmp/client.out" >&2
+		cat "$tmp/client.out" "$tmp/server.out" >&2
 		return 1
 	}
 	wait "$spid"
