@@ -6,8 +6,9 @@
  * Neighbours and ARP (RFC 826); IPv6 neighbour discovery is in ndp.c.
  * The table is open addressing over a fixed array; a slot, once given a
  * key, keeps it for the port's life, so a reader finds a key without
- * locks and reads the slot's state and MAC under its seqcount. Writers (learning, resolve starting a request,
- * poll_ctrl) hold the table's spinlock. Entries never expire for now.
+ * locks and reads the slot's state and MAC under its seqcount. Writers
+ * (learning, resolve starting a request, poll_ctrl) hold the table's
+ * spinlock. Entries never expire for now.
  */
 
 #include <errno.h>
