@@ -39,7 +39,7 @@ const struct uroce_stat_field uroce_qp_stat_fields[] = {
 	QP_FIELD_AS("pace_lost_turn_bytes", pace_lost_bytes, 2),
 	QP_FIELD_AS("pace_idle_bytes", pace_lost_bytes, 3),
 	QP_FIELD(rx_pkts), QP_FIELD(rx_bytes),
-	QP_FIELD(retransmits), QP_FIELD(timeouts),
+	QP_FIELD(retransmits), QP_FIELD(timeouts), QP_FIELD(late_timeouts),
 	QP_FIELD(acks_tx), QP_FIELD(acks_rx),
 	QP_FIELD_I(naks_tx, 0, "psn_seq"), QP_FIELD_I(naks_tx, 1, "inv_req"),
 	QP_FIELD_I(naks_tx, 2, "rem_access"), QP_FIELD_I(naks_tx, 3, "rem_op"),

@@ -68,7 +68,8 @@
  * three runs of bench/pace). 8 packets keep that under half of it. Tried
  * again once such a timeout resent nothing (requester.c, timeout()): no
  * fewer cycles a frame in five interleaved pairs at 10,000 QPs, and
- * 10-1,494 timeouts a run where 7 packets had 0-4.
+ * 10-1,494 timeouts a run where 7 packets had 0-4. (Since session 24
+ * such an expiry spends no retry, and counts in late_timeouts.)
  *
  * Batch span. With batches of 7 packets, 10,000 QPs fell 2.4-6.3% behind
  * 80% of the ceiling in the host's fast spells (57-82 Gbit/s, five

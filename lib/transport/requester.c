@@ -504,25 +504,39 @@ uroce_qp_prefetch_wqe(const struct uroce_qp *qp)
 /*
  * The local ACK timeout expired. If something sent asks for a response
  * that has not come (IBTA 9.7.6.1.3), resend from the oldest packet not
- * acknowledged (go-back-N). If nothing does, the responder owes nothing
- * yet (it ACKs on AckReq, responder.c): the requester itself is late with
- * the rest of a message - its engine behind the sum of many paced QPs'
- * rates, or a stalled port. Resending then would only add to the
- * backlog, so the next packet asks for an ACK instead. Either way the
- * expiry counts against retry_cnt, so a port that never takes another
- * packet still ends in IBV_WC_RETRY_EXC_ERR; an ACK's progress restores
- * the count (completer.c). The timer stays armed across the resend for
- * the same reason.
+ * acknowledged (go-back-N); the expiry counts against retry_cnt, and an
+ * ACK's progress restores the count (completer.c). The timer stays armed
+ * across the resend, so that a port that takes no frame still ends in
+ * IBV_WC_RETRY_EXC_ERR.
+ *
+ * If nothing does, the responder owes nothing yet (it ACKs on AckReq,
+ * responder.c): the requester itself is late with the rest of a message,
+ * its engine behind the sum of many QPs' rates or its port full. Nothing
+ * was lost, so nothing is resent and no retry is spent (late_timeouts,
+ * not timeouts): the next packet asks for an ACK, and arms the timer
+ * again (send_pkt()). When these counted, 10,000 QPs asked for 3x their
+ * link lost QPs to RETRY_EXC_ERR at a 4 ms timeout, every expiry coming
+ * while the QP still waited for its turn; re-armed, the expiries were a
+ * timer call on a cold QP every timeout for each QP waiting. A port that
+ * never drains still ends in the error: the net layer drops what it
+ * cannot send after NET_TX_STUCK_MS (port.c, wait_stuck()), so the
+ * packet that asks leaves, and its expiries count.
  */
 static void
 timeout(struct uroce_qp *qp, uint64_t now)
 {
 	struct uroce_requester *req = &qp->req;
-	bool owed = psn_diff(req->ack_due, req->una) > 0;
 
 	req->rto_at = UROCE_TIME_OFF;
 	if (qp->sq.tail == req->start_idx)
 		return;
+	if (psn_diff(req->ack_due, req->una) <= 0) {
+		qp->stats.late_timeouts++;
+		QP_LOG(DEBUG, qp, "timeout with no ACK owed, the next packet "
+		       "asks for one");
+		req->ackreq_next = true;
+		return;
+	}
 	qp->stats.timeouts++;
 	/* retry_cnt retries after the first attempt, then the error
 	 * (IBTA ch. 9.7). */
@@ -531,15 +545,9 @@ timeout(struct uroce_qp *qp, uint64_t now)
 		return;
 	}
 	req->retry_left--;
-	if (owed) {
-		QP_LOG(DEBUG, qp, "timeout, resend from PSN %u (%u retries left)",
-		       req->una, req->retry_left);
-		uroce_req_rewind(qp, req->una);
-	} else {
-		QP_LOG(DEBUG, qp, "timeout with no ACK owed, the next packet asks "
-		       "for one (%u retries left)", req->retry_left);
-		req->ackreq_next = true;
-	}
+	QP_LOG(DEBUG, qp, "timeout, resend from PSN %u (%u retries left)",
+	       req->una, req->retry_left);
+	uroce_req_rewind(qp, req->una);
 	req->rto_at = now + req->rto_cycles;
 }
 

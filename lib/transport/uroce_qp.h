@@ -242,7 +242,10 @@ struct uroce_qp_stats {
 	uint64_t pace_lost_bytes[4];
 	uint64_t rx_pkts, rx_bytes;	/**< frames delivered to the QP */
 	uint64_t retransmits;		/**< request packets sent again */
-	uint64_t timeouts;		/**< retransmit timer expiries */
+	uint64_t timeouts;		/**< local ACK timeouts with an ACK owed
+					 *   (each spends a retry) */
+	uint64_t late_timeouts;		/**< expiries with none owed: the QP
+					 *   itself was late (requester.c) */
 	uint64_t acks_tx, acks_rx;
 	uint64_t naks_tx[4];		/**< by NAK code: PSN seq, inv req, rem acc, rem op */
 	uint64_t naks_rx[4];

@@ -1443,14 +1443,18 @@ gone_after(struct peer *p, const struct uroce_qp_stats *st0)
 
 	memset(&st1, 0, sizeof(st1));
 	ok = UT_CHECK_EQ(uroce_dev_qp_stats(p->gq, &st1), 0);
-	/* retry_cnt retries: retry_cnt + 1 expiries (IBTA 9.7.6.1.3). Some
-	 * may resend nothing: a memif ring the dead server no longer drains
-	 * takes no frame, and when it filled up in the middle of a message
-	 * nothing sent asks for an ACK (requester.c timeout()). */
+	/* retry_cnt retries: retry_cnt + 1 expiries with an ACK owed (IBTA
+	 * 9.7.6.1.3). If a memif ring the dead server no longer drains
+	 * filled up in the middle of a message, nothing sent asked for an
+	 * ACK: that expiry is late and spends no retry (requester.c
+	 * timeout()), and the port's watchdog lets the packet that asks
+	 * leave. */
 	ok &= UT_CHECK_EQ(st1.timeouts - st0->timeouts, p->retry_cnt + 1);
 	printf("peer client: gq qp 0x%06x after the peer died: %" PRIu64
-	       " timeouts, %" PRIu64 " retransmits\n", p->gq->qpn,
-	       st1.timeouts - st0->timeouts, st1.retransmits - st0->retransmits);
+	       " timeouts (%" PRIu64 " late), %" PRIu64 " retransmits\n",
+	       p->gq->qpn, st1.timeouts - st0->timeouts,
+	       st1.late_timeouts - st0->late_timeouts,
+	       st1.retransmits - st0->retransmits);
 	memset(&attr, 0, sizeof(attr));
 	ok &= UT_CHECK_EQ(uroce_dev_qp_query(p->gq, &attr, NULL), 0);
 	ok &= UT_CHECK_EQ(attr.qp_state, IBV_QPS_ERR);

@@ -743,8 +743,9 @@ hold_write(struct env *e, struct hold *h, uint32_t len, uint8_t **src,
  * A's engine falls behind in the middle of an 8-packet WRITE: three
  * packets out, none asking for an ACK, then only A's timers may send (3
  * frames a call). The local ACK timeout finds no ACK owed: it resends
- * nothing, and the next packet asks for an ACK (requester.c timeout()).
- * The WRITE completes with every byte placed and no retransmission.
+ * nothing, spends no retry (a late expiry, not a timeout), and the next
+ * packet asks for an ACK (requester.c timeout()). The WRITE completes
+ * with every byte placed and no retransmission.
  */
 static void
 test_timeout_nothing_owed(void)
@@ -772,28 +773,27 @@ test_timeout_nothing_owed(void)
 	UT_CHECK(h.ackreq[7]);		/* the message's end */
 	for (i = 0; i < 8; i++)
 		UT_CHECK_EQ(h.psn[i], (o.psn[0] + i) & UROCE_PSN_MASK);
-	UT_CHECK(e->qa->stats.timeouts >= 1);
+	UT_CHECK(e->qa->stats.late_timeouts >= 1);
+	UT_CHECK_EQ(e->qa->stats.timeouts, 0);
 	UT_CHECK_EQ(e->qa->stats.retransmits, 0);
 	UT_CHECK_EQ(e->qb->stats.dup_reqs, 0);
 	UT_NOTE("timeout with no ACK owed: no resend, %" PRIu64 " expiries",
-		e->qa->stats.timeouts);
+		e->qa->stats.late_timeouts);
 	env_free(e);
 }
 
 /*
- * A's port takes no frame after three of a WRITE. Whether an ACK is owed
- * (B receives nothing: the 3-packet message's end asked for one) or not
- * (8 packets, the first 3 without AckReq), every expiry counts against
- * retry_cnt and the timer stays armed although nothing can be sent:
- * IBV_WC_RETRY_EXC_ERR after retry_cnt + 1 timeouts, none of them late.
+ * A's port takes no frame after a 3-packet WRITE whose end asked for an
+ * ACK, and B receives nothing: every expiry counts against retry_cnt and
+ * the timer stays armed although nothing can be sent: IBV_WC_RETRY_EXC_ERR
+ * after retry_cnt + 1 timeouts, none of them late.
  */
 static void
-test_timeout_port_stalled(bool owed)
+test_timeout_port_stalled(void)
 {
 	struct ut_qp_opts o;
 	struct hold h = { .after = 3, .stall = true };
 	struct want_n w = { .n = 1 };
-	uint32_t len = (owed ? 3 : 8) * 1024;
 	struct ibv_qp_attr attr;
 	uint64_t rto, t0;
 	uint8_t *src, *dst;
@@ -803,20 +803,84 @@ test_timeout_port_stalled(bool owed)
 	if (e == NULL)
 		return;
 	w.cq = e->qa->send_cq;
-	e->l.node[1].rx_off = owed;
+	e->l.node[1].rx_off = true;
 	t0 = e->l.now;
-	UT_CHECK_EQ(hold_write(e, &h, len, &src, &dst), 0);
+	UT_CHECK_EQ(hold_write(e, &h, 3 * 1024, &src, &dst), 0);
 	UT_CHECK(ut_link_run(&e->l, got_n, &w, ut_link_us(1000000), 100000));
 	UT_CHECK_EQ(w.wc[0].status, IBV_WC_RETRY_EXC_ERR);
 	UT_CHECK_EQ(h.seen, 3);
-	UT_CHECK_EQ(h.ackreq[2], owed);
+	UT_CHECK(h.ackreq[2]);
 	UT_CHECK_EQ(e->qa->stats.timeouts, o.retry_cnt + 1u);
+	UT_CHECK_EQ(e->qa->stats.late_timeouts, 0);
 	UT_CHECK_EQ(e->qa->stats.retransmits, 0);
 	rto = ut_link_us((4096ull * 1024 + 999) / 1000);
 	UT_CHECK_EQ(e->l.now - t0, (o.retry_cnt + 1u) * rto);
 	uroce_qp_query(e->qa, &attr, NULL);
 	UT_CHECK_EQ(attr.qp_state, IBV_QPS_ERR);
-	UT_NOTE("port stalled, %s: RETRY_EXC_ERR", owed ? "ACK owed" : "none owed");
+	UT_NOTE("port stalled, ACK owed: RETRY_EXC_ERR");
+	env_free(e);
+}
+
+/*
+ * A's port takes no frame after three of an 8-packet WRITE, none of them
+ * asking for an ACK. The local ACK timeout expires once, late (nothing
+ * owed): it spends no retry and is not armed again, so nothing is due
+ * while the QP waits for its turn, and it stays in RTS for twice retry_cnt
+ * + 1 timeouts (an engine far behind many QPs, where the retries used to
+ * run out). Then either the port takes frames again and the WRITE
+ * completes, every byte placed, nothing resent; or (dead) what A sends
+ * goes nowhere, as when the net layer drops what a port never drains
+ * (NET_TX_STUCK_MS): the packets that ask for an ACK leave, and retry_cnt
+ * + 1 timeouts later, exactly, IBV_WC_RETRY_EXC_ERR.
+ */
+static void
+test_timeout_stall_none_owed(bool dead)
+{
+	struct ut_qp_opts o;
+	struct hold h = { .after = 3, .stall = true };
+	struct want_n w = { .n = 1 };
+	const uint32_t len = 8 * 1024;
+	struct ibv_qp_attr attr;
+	uint64_t rto, t1;
+	uint8_t *src, *dst;
+	struct env *e;
+
+	e = hold_env(dead ? 17 : 16, &o);
+	if (e == NULL)
+		return;
+	w.cq = e->qa->send_cq;
+	rto = ut_link_us((4096ull * 1024 + 999) / 1000);
+	UT_CHECK_EQ(hold_write(e, &h, len, &src, &dst), 0);
+	/* Quiet: nothing sent, nothing due. */
+	UT_CHECK(!ut_link_run(&e->l, got_n, &w, UINT64_MAX / 4, 100000));
+	e->l.now += 2 * (o.retry_cnt + 1u) * rto;
+	UT_CHECK(!ut_link_run(&e->l, got_n, &w, UINT64_MAX / 4, 100000));
+	UT_CHECK_EQ(w.got, 0);
+	UT_CHECK_EQ(h.seen, 3);
+	UT_CHECK_EQ(e->qa->stats.late_timeouts, 1);
+	UT_CHECK_EQ(e->qa->stats.timeouts, 0);
+	uroce_qp_query(e->qa, &attr, NULL);
+	UT_CHECK_EQ(attr.qp_state, IBV_QPS_RTS);
+
+	e->l.node[0].tx_held = false;
+	e->l.node[0].tx_stalled = false;
+	e->l.node[1].rx_off = dead;
+	t1 = e->l.now;
+	UT_CHECK(ut_link_run(&e->l, got_n, &w, ut_link_us(1000000), 100000));
+	UT_CHECK(h.ackreq[3]);		/* the first after the expiries */
+	if (dead) {
+		UT_CHECK_EQ(w.wc[0].status, IBV_WC_RETRY_EXC_ERR);
+		UT_CHECK_EQ(e->qa->stats.timeouts, o.retry_cnt + 1u);
+		UT_CHECK_EQ(e->l.now - t1, (o.retry_cnt + 1u) * rto);
+		UT_CHECK_EQ(e->qa->stats.retransmits, o.retry_cnt * 8u);
+	} else {
+		UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
+		UT_CHECK_MEM(dst, src, len);
+		UT_CHECK_EQ(e->qa->stats.timeouts, 0);
+		UT_CHECK_EQ(e->qa->stats.retransmits, 0);
+	}
+	UT_NOTE("port stalled for %u timeouts, none owed: %s", 2 * (o.retry_cnt + 1u),
+		dead ? "then dead, RETRY_EXC_ERR" : "then back, the WRITE whole");
 	env_free(e);
 }
 
@@ -899,8 +963,9 @@ main(int argc, char **argv)
 	test_read_resume();
 	test_peer_gone();
 	test_timeout_nothing_owed();
-	test_timeout_port_stalled(false);
-	test_timeout_port_stalled(true);
+	test_timeout_port_stalled();
+	test_timeout_stall_none_owed(false);
+	test_timeout_stall_none_owed(true);
 	test_rnr();
 	return ut_summary();
 }
