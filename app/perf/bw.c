@@ -238,7 +238,8 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 	       struct perf_bw_res *r)
 {
 	struct bw_client c;
-	uint64_t start, end, now, last_done, stall, r0, t0, loops = 0;
+	struct perf_qp_ctr c0;
+	uint64_t start, end, now, last_done, stall, loops = 0;
 	struct perf_live live;
 	double cpu0 = perf_thread_cpu();
 	int ret = 0;
@@ -247,7 +248,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 	ret = client_init(&c, p, ph);
 	if (ret < 0)
 		goto out;
-	perf_qp_counters(p, &r0, &t0);
+	perf_qp_counters(p, &c0);
 	start = now = rte_rdtsc();
 	end = start + (uint64_t)(ph->duration * (double)p->hz);
 	last_done = start;
@@ -288,9 +289,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 	}
 	client_result(&c, ph, start, last_done, r);
 	r->cpu_cycles = (uint64_t)((perf_thread_cpu() - cpu0) * (double)p->hz);
-	perf_qp_counters(p, &r->retransmits, &r->timeouts);
-	r->retransmits -= r0;
-	r->timeouts -= t0;
+	perf_qp_counters_since(p, &c0, &r->qc);
 out:
 	client_fini(&c);
 	return ret;
@@ -305,7 +304,8 @@ struct perf_bw_half {
 	struct bw_client c;
 	struct perf_phase ph;
 	struct perf_bw_res r;
-	uint64_t start, end, now, last_done, r0, t0, steps;
+	struct perf_qp_ctr c0;
+	uint64_t start, end, now, last_done, steps;
 	bool done;
 	int err;
 };
@@ -325,7 +325,7 @@ perf_bw_half_open(struct perf *tw, const struct perf_phase *ph)
 		return ret;
 	}
 	h->ph = *ph;
-	perf_qp_counters(tw, &h->r0, &h->t0);
+	perf_qp_counters(tw, &h->c0);
 	h->start = h->now = h->last_done = rte_rdtsc();
 	h->end = h->start + (uint64_t)(ph->duration * (double)tw->hz);
 	tw->bw_half = h;
@@ -389,9 +389,7 @@ perf_bw_half_close(struct perf *tw, struct perf_bw_res *r)
 		return 0;
 	r->errors = h->r.errors;
 	client_result(&h->c, &h->ph, h->start, h->last_done, r);
-	perf_qp_counters(tw, &r->retransmits, &r->timeouts);
-	r->retransmits -= h->r0;
-	r->timeouts -= h->t0;
+	perf_qp_counters_since(tw, &h->c0, &r->qc);
 	ret = h->err < 0 ? h->err : 0;
 	client_fini(&h->c);
 	free(h);

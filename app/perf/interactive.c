@@ -129,13 +129,14 @@ cmd_show_qp(void *res, struct cmdline *cl, void *data)
 	}
 	printf("QP %u (0x%06x): tx %" PRIu64 " pkts %" PRIu64 " B, rx %" PRIu64
 	       " pkts %" PRIu64 " B, retransmits %" PRIu64 ", timeouts %" PRIu64
-	       ", ACKs tx %" PRIu64 " rx %" PRIu64 ", RNR NAKs tx %" PRIu64
-	       " rx %" PRIu64 ", duplicates %" PRIu64 ", out of sequence %"
-	       PRIu64 ", drops %" PRIu64 ", pacing wait %" PRIu64 " cycles\n",
+	       " (late, none owed: %" PRIu64 "), ACKs tx %" PRIu64 " rx %"
+	       PRIu64 ", RNR NAKs tx %" PRIu64 " rx %" PRIu64 ", duplicates %"
+	       PRIu64 ", out of sequence %" PRIu64 ", drops %" PRIu64
+	       ", pacing wait %" PRIu64 " cycles\n",
 	       w->n, ip->qps[w->n].qpn, s.tx_pkts, s.tx_bytes, s.rx_pkts,
-	       s.rx_bytes, s.retransmits, s.timeouts, s.acks_tx, s.acks_rx,
-	       s.rnr_naks_tx, s.rnr_naks_rx, s.dup_reqs, s.out_of_seq, s.drops,
-	       s.pace_wait_cycles);
+	       s.rx_bytes, s.retransmits, s.timeouts, s.late_timeouts,
+	       s.acks_tx, s.acks_rx, s.rnr_naks_tx, s.rnr_naks_rx, s.dup_reqs,
+	       s.out_of_seq, s.drops, s.pace_wait_cycles);
 }
 
 static void

@@ -379,7 +379,7 @@ client_bw_row(struct perf *p, struct perf_row *w)
 		w->tp.msgs += srv.res.msgs;
 		w->tp.bytes += srv.res.bytes;
 		w->tp.frames += srv.res.frames;
-		w->tp.retransmits += srv.res.retransmits;
+		w->tp.qc.retransmits += srv.res.qc.retransmits;
 		w->tp.secs = RTE_MAX(w->tp.secs, srv.res.secs);
 	}
 	return ret;

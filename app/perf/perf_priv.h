@@ -90,6 +90,13 @@ uint32_t perf_srq_wr(const struct perf_opts *o);
 /* ------------------------------------------------------------------------
  * The run's state, the same shape on both sides.
  */
+/* The transport counters a phase reports, summed over the device's QPs. */
+struct perf_qp_ctr {
+	uint64_t retransmits;
+	uint64_t timeouts;		/* local ACK timeouts, an ACK owed */
+	uint64_t late_timeouts;		/* expiries with none owed */
+};
+
 struct perf_bw_res {
 	uint64_t msgs, bytes, frames, errors;
 	double secs;
@@ -97,7 +104,7 @@ struct perf_bw_res {
 	/* CPU time of this thread in the loop, in TSC cycles: unlike
 	 * cycles, it leaves out the time other processes had the core. */
 	uint64_t cpu_cycles;
-	uint64_t retransmits, timeouts;
+	struct perf_qp_ctr qc;		/* the QPs' counters over the phase */
 	/* The engine loop's gaps over 1 ms in the phase (uroce_lcore_stats,
 	 * lcore 0), in TSC cycles: the server sends its own to the client. */
 	uint64_t gap_cycles;
@@ -398,7 +405,9 @@ uint32_t perf_frame_payload(const struct perf *p, uint32_t size);
 double perf_now(void);
 /* Seconds of CPU time of the calling thread. */
 double perf_thread_cpu(void);
-void perf_qp_counters(struct perf *p, uint64_t *retrans, uint64_t *timeouts);
+void perf_qp_counters(struct perf *p, struct perf_qp_ctr *c);
+void perf_qp_counters_since(struct perf *p, const struct perf_qp_ctr *c0,
+			    struct perf_qp_ctr *c);
 
 /* ------------------------------------------------------------------------
  * Output (report.c, plot.c).

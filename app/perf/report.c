@@ -72,18 +72,19 @@ void
 perf_live_tick(struct perf *p, struct perf_live *l, uint64_t now,
 	       uint64_t msgs, uint64_t bytes)
 {
-	uint64_t pkts, rt, to;
+	struct perf_qp_ctr c;
+	uint64_t pkts;
 	double s;
 
 	if (now < l->next || p->o->quiet)
 		return;
 	s = (double)(now - l->last_tsc) / (double)p->hz;
 	pkts = port_tx(p);
-	perf_qp_counters(p, &rt, &to);
+	perf_qp_counters(p, &c);
 	printf("  %8.3f Mmsg/s %8.3f Gbit/s %7.3f Mpps  retransmits %" PRIu64
 	       "\n", (double)(msgs - l->last_msgs) / s / 1e6,
 	       (double)(bytes - l->last_bytes) * 8 / s / 1e9,
-	       (double)(pkts - l->last_pkts) / s / 1e6, rt);
+	       (double)(pkts - l->last_pkts) / s / 1e6, c.retransmits);
 	fflush(stdout);
 	l->last_tsc = now;
 	l->last_msgs = msgs;
@@ -129,7 +130,7 @@ bw_rows(const struct perf *p, const struct perf_row *rows, unsigned int n,
 			fprintf(f, "%5.0f%% | ", 100 * row_ratio(w));
 		else
 			fprintf(f, "%6s | ", "-");
-		fprintf(f, "%10" PRIu64 " %8" PRIu64 "\n", w->tp.retransmits,
+		fprintf(f, "%10" PRIu64 " %8" PRIu64 "\n", w->tp.qc.retransmits,
 			w->tp.errors);
 	}
 	(void)p;
@@ -212,10 +213,11 @@ json_bw(FILE *f, const struct perf_row *w)
 			", \"seconds\": %.6f, \"goodput_gbps\": %.4f"
 			", \"msg_rate_mps\": %.6f, \"cycles_per_msg\": %.1f"
 			", \"errors\": %" PRIu64 ", \"retransmits\": %" PRIu64
-			", \"timeouts\": %" PRIu64, t->msgs, t->bytes, t->secs,
+			", \"timeouts\": %" PRIu64 ", \"late_timeouts\": %" PRIu64,
+			t->msgs, t->bytes, t->secs,
 			perf_gbps(t), perf_mps(t), t->msgs ?
 			(double)t->cycles / (double)t->msgs : 0, t->errors,
-			t->retransmits, t->timeouts);
+			t->qc.retransmits, t->qc.timeouts, t->qc.late_timeouts);
 	if (w->has_tp)
 		fprintf(f, ", \"cpu_cycles_per_msg\": %.1f", t->msgs ?
 			(double)t->cpu_cycles / (double)t->msgs : 0);

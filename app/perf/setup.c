@@ -313,15 +313,27 @@ perf_recvs_total(const struct perf *p)
 /* Every QP of the device, either backend: the sums of destroyed QPs stay
  * in, callers take differences. */
 void
-perf_qp_counters(struct perf *p, uint64_t *retrans, uint64_t *timeouts)
+perf_qp_counters(struct perf *p, struct perf_qp_ctr *c)
 {
 	struct uroce_qp_stats sum;
 
-	*retrans = *timeouts = 0;
+	memset(c, 0, sizeof(*c));
 	if (uroce_dev_qp_totals(p->dev, &sum, NULL) == 0) {
-		*retrans = sum.retransmits;
-		*timeouts = sum.timeouts;
+		c->retransmits = sum.retransmits;
+		c->timeouts = sum.timeouts;
+		c->late_timeouts = sum.late_timeouts;
 	}
+}
+
+/* Since c0, a perf_qp_counters() earlier. */
+void
+perf_qp_counters_since(struct perf *p, const struct perf_qp_ctr *c0,
+		       struct perf_qp_ctr *c)
+{
+	perf_qp_counters(p, c);
+	c->retransmits -= c0->retransmits;
+	c->timeouts -= c0->timeouts;
+	c->late_timeouts -= c0->late_timeouts;
 }
 
 uint32_t
