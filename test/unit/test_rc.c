@@ -867,7 +867,7 @@ test_timeout_stall_none_owed(bool dead)
 	e->l.node[1].rx_off = dead;
 	t1 = e->l.now;
 	UT_CHECK(ut_link_run(&e->l, got_n, &w, ut_link_us(1000000), 100000));
-	UT_CHECK(h.ackreq[3]);		/* the first after the expiries */
+	UT_CHECK(h.ackreq[3]);		/* the first after the expiry */
 	if (dead) {
 		UT_CHECK_EQ(w.wc[0].status, IBV_WC_RETRY_EXC_ERR);
 		UT_CHECK_EQ(e->qa->stats.timeouts, o.retry_cnt + 1u);
@@ -879,7 +879,8 @@ test_timeout_stall_none_owed(bool dead)
 		UT_CHECK_EQ(e->qa->stats.timeouts, 0);
 		UT_CHECK_EQ(e->qa->stats.retransmits, 0);
 	}
-	UT_NOTE("port stalled for %u timeouts, none owed: %s", 2 * (o.retry_cnt + 1u),
+	UT_NOTE("port stalled for %u timeouts, none owed: %s",
+		2 * (o.retry_cnt + 1u),
 		dead ? "then dead, RETRY_EXC_ERR" : "then back, the WRITE whole");
 	env_free(e);
 }
