@@ -184,6 +184,7 @@ struct net_queue {
 	/* Frames the ethdev did not take yet, oldest first; only the queue's
 	 * lcore touches them (port.c, "Back-pressure"). */
 	uint16_t nb_wait;
+	bool dropping;		/* stuck: what the ethdev refuses is freed */
 	uint64_t stuck_since;	/* TSC the ethdev last took nothing, or 0 */
 	struct rte_mbuf *wait[NET_TX_HOLD];
 } __rte_cache_aligned;

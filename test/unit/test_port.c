@@ -395,7 +395,9 @@ drain(struct uroce_port *b, struct rte_mbuf **got, unsigned int max)
  * a ringlink holds UROCE_GLUE_RINGLINK_SIZE - 1 frames; the next ones wait
  * on the port queue (busy), in order, up to 256; only the rest are freed
  * (tx_full). Once the peer reads, a flush sends what waited, in order. A
- * queue that takes nothing for 100 ms drops what waits (the watchdog).
+ * queue that takes nothing for 100 ms is stuck (the watchdog): it drops
+ * what waits, and what the ethdev refuses after, never busy, until the
+ * ethdev takes a frame again.
  */
 static void
 test_backpressure(struct uroce_port *a, struct uroce_port *b)
@@ -442,8 +444,30 @@ test_backpressure(struct uroce_port *a, struct uroce_port *b)
 	UT_CHECK_EQ(uroce_port_tx_flush(a, 0), 0);
 	UT_CHECK(!uroce_port_tx_busy(a, 0));
 	UT_CHECK_EQ(ut_port_stats(a).tx_full - s0.tx_full, 5);
+	/* Stuck: the ring still full, new frames are dropped, none waits. */
+	for (i = 0; i < MORE; i++)
+		sent[i] = roce_frame(a, b, i, 64);
+	UT_CHECK_EQ(uroce_port_tx(a, 0, sent, MORE), 0);
+	UT_CHECK(!uroce_port_tx_busy(a, 0));
+	UT_CHECK_EQ(ut_port_stats(a).tx_full - s0.tx_full, 5 + MORE);
 	k = drain(b, got, RTE_DIM(got));
 	UT_CHECK_EQ(k, RING);
+	rte_pktmbuf_free_bulk(got, k);
+	/* Taking frames again: past the ring's room they wait, as before. */
+	for (i = 0; i < RING + 5; i++)
+		sent[i] = roce_frame(a, b, i, 64);
+	s0 = ut_port_stats(a);
+	UT_CHECK_EQ(uroce_port_tx(a, 0, sent, RING + 5), RING + 5);
+	UT_CHECK(uroce_port_tx_busy(a, 0));
+	UT_CHECK_EQ(ut_port_stats(a).tx_full - s0.tx_full, 0);
+	k = drain(b, got, RTE_DIM(got));
+	UT_CHECK_EQ(uroce_port_tx_flush(a, 0), 5);
+	UT_CHECK(!uroce_port_tx_busy(a, 0));
+	k += drain(b, got + k, RTE_DIM(got) - k);
+	UT_CHECK_EQ(k, RING + 5);
+	for (i = 0; i < k && i < RING + 5; i++)	/* the same, in order */
+		if (!UT_CHECK(got[i] == sent[i]))
+			break;
 	rte_pktmbuf_free_bulk(got, k);
 }
 
