@@ -47,6 +47,7 @@ struct tel_field {
 static const struct tel_field port_fields[] = {
 	PORT_FIELD(rx_pkts), PORT_FIELD(rx_bytes),
 	PORT_FIELD(tx_pkts), PORT_FIELD(tx_bytes), PORT_FIELD(tx_full),
+	PORT_FIELD(tx_stuck),
 	PORT_FIELD(arp_rx), PORT_FIELD(arp_tx), PORT_FIELD(nd_rx),
 	PORT_FIELD(nd_tx), PORT_FIELD(nd_bad), PORT_FIELD(non_roce),
 	PORT_FIELD(not_ours),

@@ -1027,6 +1027,7 @@ wait_stuck(struct uroce_port *p, struct net_queue *nq)
 		"dropped, and what it refuses until it takes one\n", p->cfg->dev,
 		(unsigned int)(nq - p->q), NET_TX_STUCK_MS, nq->nb_wait);
 	net_ctr_add(&nq->st.tx_full, nq->nb_wait);
+	net_ctr_add(&nq->st.tx_stuck, 1);
 	rte_pktmbuf_free_bulk(nq->wait, nq->nb_wait);
 	nq->nb_wait = 0;
 	nq->stuck_since = 0;

@@ -63,6 +63,8 @@ struct uroce_port_stats {
 	uint64_t tx_pkts, tx_bytes;
 	uint64_t tx_full;		/**< frames the ethdev did not take and
 				     *   that could not wait (freed) */
+	uint64_t tx_stuck;		/**< times a queue took no frame for
+				     *   100 ms and was found stuck */
 	uint64_t arp_rx, arp_tx;	/**< ARP frames handled, ARP sent */
 	/** IPv6 neighbour solicitations and advertisements received (valid
 	 *  or not), sent, and received but dropped as invalid (RFC 4861
@@ -179,11 +181,13 @@ void uroce_port_set_raw(struct uroce_port *p, uroce_port_raw_fn fn, void *arg);
  * call or uroce_port_tx_flush(): a full ethdev queue stalls, as a NIC's
  * send queue does, and the caller should stop producing while
  * uroce_port_tx_busy(). Only frames beyond what can wait are freed and
- * counted (tx_full), and what waits on a queue that took nothing for
- * 100 ms (a dead memif peer: a NIC's transmit watchdog), which had been
- * counted in tx_pkts already. Fault injection (when configured) acts inside the
- * ethdev tx callback, once per frame (frames queued behind a stalled queue
- * skip it).
+ * counted (tx_full). A queue that takes nothing for 100 ms (a dead or
+ * frozen memif peer: a NIC's transmit watchdog) is stuck (tx_stuck): what
+ * waits is freed (tx_full, though counted in tx_pkts already), and so is
+ * what the ethdev refuses until it takes a frame again; it is never busy
+ * meanwhile. Fault injection (when configured) acts inside the ethdev tx
+ * callback, once per frame (frames queued behind a stalled queue skip
+ * it).
  * @return the number of the caller's frames sent or waiting: n minus those
  *   freed as tx_full (a duplicate the fault injector added counts as one of
  *   them).

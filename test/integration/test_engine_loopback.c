@@ -149,13 +149,18 @@ side_close(struct side *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* RESET -> INIT -> RTR -> RTS towards peer (ibv_modify_qp(3) masks). */
+/* Where a QP connects to, and how long it waits for an ACK. */
+struct qp_target {
+	enum ibv_mtu mtu;
+	uint32_t dqpn, sq_psn, rq_psn;
+	const union uroce_gid *dgid;
+	uint8_t timeout, retry_cnt;
+};
+
+/* RESET -> INIT -> RTR -> RTS (ibv_modify_qp(3) masks). */
 static bool
-qp_connect(struct side *s, const struct side *peer, uint32_t sq_psn,
-	   uint32_t rq_psn)
+qp_connect_to(struct uroce_qp *qp, const struct qp_target *t)
 {
-	const struct uroce_qp_env *env = uroce_dev_env(s->dev);
-	const struct uroce_qp_env *penv = uroce_dev_env(peer->dev);
 	struct ibv_qp_attr a;
 	bool ok = true;
 
@@ -165,36 +170,52 @@ qp_connect(struct side *s, const struct side *peer, uint32_t sq_psn,
 	a.port_num = 1;
 	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		IBV_ACCESS_REMOTE_ATOMIC;
-	ok &= UT_CHECK_EQ(uroce_dev_qp_modify(s->qp, &a, IBV_QP_STATE |
+	ok &= UT_CHECK_EQ(uroce_dev_qp_modify(qp, &a, IBV_QP_STATE |
 			  IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			  IBV_QP_ACCESS_FLAGS), 0);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = RTE_MIN(env->lim.active_mtu, penv->lim.active_mtu);
-	a.dest_qp_num = peer->qp->qpn;
-	a.rq_psn = rq_psn;
+	a.path_mtu = t->mtu;
+	a.dest_qp_num = t->dqpn;
+	a.rq_psn = t->rq_psn;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.sgid_index = 0;
 	a.ah_attr.grh.hop_limit = 64;
-	memcpy(a.ah_attr.grh.dgid.raw, penv->gid[0].raw, 16);
-	ok &= UT_CHECK_EQ(uroce_dev_qp_modify(s->qp, &a, IBV_QP_STATE |
+	memcpy(a.ah_attr.grh.dgid.raw, t->dgid->raw, 16);
+	ok &= UT_CHECK_EQ(uroce_dev_qp_modify(qp, &a, IBV_QP_STATE |
 			  IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
 			  IBV_QP_MIN_RNR_TIMER), 0);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
+	a.timeout = t->timeout;
+	a.retry_cnt = t->retry_cnt;
 	a.rnr_retry = 7;
-	a.sq_psn = sq_psn;
+	a.sq_psn = t->sq_psn;
 	a.max_rd_atomic = 4;
-	ok &= UT_CHECK_EQ(uroce_dev_qp_modify(s->qp, &a, IBV_QP_STATE |
+	ok &= UT_CHECK_EQ(uroce_dev_qp_modify(qp, &a, IBV_QP_STATE |
 			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC), 0);
 	return ok;
+}
+
+/* s's QP towards peer's: timeout 14, retry_cnt 7. */
+static bool
+qp_connect(struct side *s, const struct side *peer, uint32_t sq_psn,
+	   uint32_t rq_psn)
+{
+	const struct uroce_qp_env *env = uroce_dev_env(s->dev);
+	const struct uroce_qp_env *penv = uroce_dev_env(peer->dev);
+	const struct qp_target t = {
+		.mtu = RTE_MIN(env->lim.active_mtu, penv->lim.active_mtu),
+		.dqpn = peer->qp->qpn, .sq_psn = sq_psn, .rq_psn = rq_psn,
+		.dgid = &penv->gid[0], .timeout = 14, .retry_cnt = 7,
+	};
+
+	return qp_connect_to(s->qp, &t);
 }
 
 /*
@@ -1029,6 +1050,129 @@ check_active_mtu(void)
 	UT_CHECK_EQ(uroce_dev_active_mtu(68), 0);
 }
 
+/*
+ * A port nobody drains (a ringlink whose side 1 is never opened: its ring
+ * fills and the ethdev takes nothing) under NSTUCK RC QPs, each with one
+ * 64 KiB WRITE to a peer that does not exist (timeout 8, about 1 ms;
+ * retry_cnt 3). The queue is stuck once, for good (tx_stuck 1): from then
+ * on it drops what the ethdev refuses and is never busy, so every QP's
+ * packets leave into the void, the one that asks for an ACK too, and each
+ * QP fails with RETRY_EXC_ERR after its retry_cnt + 1 timeouts. When the
+ * queue dropped only what waited and was busy again at once, the QPs that
+ * had sent nothing waited for a turn that each 100 ms drop gave a batch
+ * or two of (lib/net/port.c, wait_stuck()), and the queue was found stuck
+ * again every 100 ms.
+ */
+#define NSTUCK		64
+#define STUCK_LEN	(64 * 1024)
+
+static void
+stuck_traffic(struct side *s, struct uroce_qp **qps)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf, .length = STUCK_LEN,
+		.lkey = s->mr->lkey,
+	};
+	struct ibv_send_wr wr, *bad = NULL;
+	struct uroce_qp_stats st;
+	bool failed[NSTUCK] = { false };
+	struct ibv_wc wc;
+	unsigned int i, n;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = 0x10000;
+	wr.wr.rdma.rkey = 0x1234;
+	for (i = 0; i < NSTUCK; i++) {
+		wr.wr_id = i;
+		UT_CHECK_EQ(uroce_qp_post_send(qps[i], &wr, &bad), 0);
+	}
+	for (n = 0; n < NSTUCK; n++) {
+		memset(&wc, 0, sizeof(wc));
+		if (!UT_CHECK(ut_wait_wc(s->cq, &wc)) ||
+		    !UT_CHECK(wc.wr_id < NSTUCK))
+			return;
+		UT_CHECK(!failed[wc.wr_id]);
+		failed[wc.wr_id] = true;
+		UT_CHECK_EQ(wc.status, IBV_WC_RETRY_EXC_ERR);
+		UT_CHECK_EQ(wc.qp_num, qps[wc.wr_id]->qpn);
+	}
+	for (i = 0; i < NSTUCK; i++) {
+		UT_CHECK_EQ(uroce_dev_qp_stats(qps[i], &st), 0);
+		UT_CHECK_EQ(st.timeouts, 4u);	/* retry_cnt + 1 */
+		UT_CHECK_EQ(qps[i]->state, IBV_QPS_ERR);
+	}
+}
+
+static void
+check_stuck_port(void)
+{
+	static const struct scenario sc = {
+		.name = "a port nobody drains", .link = "h4st", .ndev = 1,
+		.net = 12, .mtu = 1500, .cfg_lcores = 1,
+		.flags = UROCE_ENGINE_NO_LCORES,
+	};
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 2, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct uroce_qp *qps[NSTUCK] = { NULL };
+	struct uroce_port_stats ps0, ps1;
+	struct uroce_config cfg;
+	union uroce_gid dgid;
+	/* timeout 8: about 1 ms; retry_cnt 3 */
+	struct qp_target t = {
+		.mtu = IBV_MTU_1024, .dgid = &dgid, .timeout = 8,
+		.retry_cnt = 3,
+	};
+	struct side s;
+	unsigned int i;
+	bool ok;
+
+	printf("scenario: %s\n", sc.name);
+	ut_stuck = false;
+	make_cfg(&sc, &cfg);
+	/* The peer's MAC is known: nothing waits for ARP. */
+	cfg.neigh_cnt = 1;
+	cfg.neigh[0].ip4 = htobe32(UINT32_C(0x0a090c02));	/* 10.9.12.2 */
+	cfg.neigh[0].mac = (struct rte_ether_addr){
+		{ 0x02, 0x00, 0x00, 0x00, 0x0c, 0x02 } };
+	{
+		char err[512] = "";
+
+		if (!UT_CHECK_EQ(uroce_engine_init(&cfg, sc.flags, err,
+						   sizeof(err)), 0)) {
+			fprintf(stderr, "     %s: %s\n", sc.name, err);
+			return;
+		}
+	}
+	uroce_gid_from_v4(&dgid, cfg.neigh[0].ip4);
+	ok = side_open(&s, uroce_dev_get(0));
+	for (i = 0; ok && i < NSTUCK; i++) {
+		t.dqpn = 0x100 + i;
+		ok = UT_CHECK_EQ(uroce_dev_qp_create(s.pd, s.cq, s.cq, &init,
+						     NULL, &qps[i]), 0) &&
+			qp_connect_to(qps[i], &t);
+	}
+	uroce_port_stats_get(uroce_dev_port(s.dev), &ps0);
+	if (ok)
+		stuck_traffic(&s, qps);
+	uroce_port_stats_get(uroce_dev_port(s.dev), &ps1);
+	UT_CHECK_EQ(ps1.tx_stuck - ps0.tx_stuck, 1);
+	UT_CHECK(ps1.tx_full - ps0.tx_full > 0);
+	UT_NOTE("a port nobody drains: %u QPs RETRY_EXC_ERR, stuck once, "
+		"%" PRIu64 " frames dropped", NSTUCK, ps1.tx_full - ps0.tx_full);
+	for (i = 0; i < NSTUCK; i++)
+		if (qps[i] != NULL)
+			UT_CHECK_EQ(uroce_dev_qp_destroy(qps[i]), 0);
+	side_close(&s);
+	engine_down(&sc);
+}
+
 /* Init errors leave nothing up: a second init then works. */
 static void
 check_init_errors(void)
@@ -1104,6 +1248,7 @@ main(int argc, char **argv)
 	for (i = 0; i < RTE_DIM(scs); i++)
 		run_scenario(&scs[i]);
 	run_two_lcores();
+	check_stuck_port();
 	check_init_errors();
 	snprintf(rundir, sizeof(rundir), "%s", rte_eal_get_runtime_dir());
 	rte_eal_cleanup();

@@ -444,12 +444,14 @@ test_backpressure(struct uroce_port *a, struct uroce_port *b)
 	UT_CHECK_EQ(uroce_port_tx_flush(a, 0), 0);
 	UT_CHECK(!uroce_port_tx_busy(a, 0));
 	UT_CHECK_EQ(ut_port_stats(a).tx_full - s0.tx_full, 5);
+	UT_CHECK_EQ(ut_port_stats(a).tx_stuck - s0.tx_stuck, 1);
 	/* Stuck: the ring still full, new frames are dropped, none waits. */
 	for (i = 0; i < MORE; i++)
 		sent[i] = roce_frame(a, b, i, 64);
 	UT_CHECK_EQ(uroce_port_tx(a, 0, sent, MORE), 0);
 	UT_CHECK(!uroce_port_tx_busy(a, 0));
 	UT_CHECK_EQ(ut_port_stats(a).tx_full - s0.tx_full, 5 + MORE);
+	UT_CHECK_EQ(ut_port_stats(a).tx_stuck - s0.tx_stuck, 1);
 	k = drain(b, got, RTE_DIM(got));
 	UT_CHECK_EQ(k, RING);
 	rte_pktmbuf_free_bulk(got, k);
