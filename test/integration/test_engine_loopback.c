@@ -752,6 +752,7 @@ struct scenario {
 	uint32_t drop_ppm;	/* seeded loss on the link */
 	bool busy_workers;	/* the host's workers are taken: native */
 	bool ip_cksum_ol;	/* the devices' QPs use the checksum offload */
+	bool peer_neigh;	/* [neigh] 10.9.<net>.2 = 02:00:00:00:<net>:02 */
 };
 
 /* A config built in code: ringlink ports (the file syntax of the config
@@ -777,6 +778,13 @@ make_cfg(const struct scenario *sc, struct uroce_config *cfg)
 			cfg->port[i].fault.drop_ppm = sc->drop_ppm;
 			cfg->port[i].fault.seed = 0x1234 + i;
 		}
+	}
+	if (sc->peer_neigh) {
+		cfg->neigh_cnt = 1;
+		cfg->neigh[0].ip4 = htobe32(UINT32_C(0x0a090002) |
+					    (uint32_t)sc->net << 8);
+		cfg->neigh[0].mac = (struct rte_ether_addr){
+			{ 0x02, 0x00, 0x00, 0x00, sc->net, 0x02 } };
 	}
 }
 
@@ -1065,6 +1073,7 @@ check_active_mtu(void)
  */
 #define NSTUCK		64
 #define STUCK_LEN	(64 * 1024)
+#define STUCK_RETRY	3
 
 static void
 stuck_traffic(struct side *s, struct uroce_qp **qps)
@@ -1102,7 +1111,7 @@ stuck_traffic(struct side *s, struct uroce_qp **qps)
 	}
 	for (i = 0; i < NSTUCK; i++) {
 		UT_CHECK_EQ(uroce_dev_qp_stats(qps[i], &st), 0);
-		UT_CHECK_EQ(st.timeouts, 4u);	/* retry_cnt + 1 */
+		UT_CHECK_EQ(st.timeouts, STUCK_RETRY + 1u);
 		UT_CHECK_EQ(qps[i]->state, IBV_QPS_ERR);
 	}
 }
@@ -1113,7 +1122,7 @@ check_stuck_port(void)
 	static const struct scenario sc = {
 		.name = "a port nobody drains", .link = "h4st", .ndev = 1,
 		.net = 12, .mtu = 1500, .cfg_lcores = 1,
-		.flags = UROCE_ENGINE_NO_LCORES,
+		.flags = UROCE_ENGINE_NO_LCORES, .peer_neigh = true,
 	};
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
@@ -1124,10 +1133,10 @@ check_stuck_port(void)
 	struct uroce_port_stats ps0, ps1;
 	struct uroce_config cfg;
 	union uroce_gid dgid;
-	/* timeout 8: about 1 ms; retry_cnt 3 */
+	/* timeout 8: about 1 ms */
 	struct qp_target t = {
 		.mtu = IBV_MTU_1024, .dgid = &dgid, .timeout = 8,
-		.retry_cnt = 3,
+		.retry_cnt = STUCK_RETRY,
 	};
 	struct side s;
 	unsigned int i;
@@ -1135,21 +1144,10 @@ check_stuck_port(void)
 
 	printf("scenario: %s\n", sc.name);
 	ut_stuck = false;
-	make_cfg(&sc, &cfg);
-	/* The peer's MAC is known: nothing waits for ARP. */
-	cfg.neigh_cnt = 1;
-	cfg.neigh[0].ip4 = htobe32(UINT32_C(0x0a090c02));	/* 10.9.12.2 */
-	cfg.neigh[0].mac = (struct rte_ether_addr){
-		{ 0x02, 0x00, 0x00, 0x00, 0x0c, 0x02 } };
-	{
-		char err[512] = "";
-
-		if (!UT_CHECK_EQ(uroce_engine_init(&cfg, sc.flags, err,
-						   sizeof(err)), 0)) {
-			fprintf(stderr, "     %s: %s\n", sc.name, err);
-			return;
-		}
-	}
+	memset(&cfg, 0, sizeof(cfg));
+	/* The peer's MAC is known (peer_neigh): nothing waits for ARP. */
+	if (!engine_up(&sc, &cfg))
+		return;
 	uroce_gid_from_v4(&dgid, cfg.neigh[0].ip4);
 	ok = side_open(&s, uroce_dev_get(0));
 	for (i = 0; ok && i < NSTUCK; i++) {

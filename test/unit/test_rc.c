@@ -711,6 +711,10 @@ hold_tap(struct ut_link *l, int from, const struct uroce_pkt *pkt, void *ctx)
 	return true;
 }
 
+/* hold_env()'s local ACK timeout, 4.096 us x 2^10 rounded up to the
+ * microsecond, on the link's clock. */
+#define HOLD_RTO	ut_link_us((4096ull * 1024 + 999) / 1000)
+
 /* The pair the timeout tests use (4.2 ms local ACK timeout, retry_cnt 3);
  * NULL if it could not be made. */
 static struct env *
@@ -813,7 +817,7 @@ test_timeout_port_stalled(void)
 	UT_CHECK_EQ(e->qa->stats.timeouts, o.retry_cnt + 1u);
 	UT_CHECK_EQ(e->qa->stats.late_timeouts, 0);
 	UT_CHECK_EQ(e->qa->stats.retransmits, 0);
-	rto = ut_link_us((4096ull * 1024 + 999) / 1000);
+	rto = HOLD_RTO;
 	UT_CHECK_EQ(e->l.now - t0, (o.retry_cnt + 1u) * rto);
 	uroce_qp_query(e->qa, &attr, NULL);
 	UT_CHECK_EQ(attr.qp_state, IBV_QPS_ERR);
@@ -849,7 +853,7 @@ test_timeout_stall_none_owed(bool dead)
 	if (e == NULL)
 		return;
 	w.cq = e->qa->send_cq;
-	rto = ut_link_us((4096ull * 1024 + 999) / 1000);
+	rto = HOLD_RTO;
 	UT_CHECK_EQ(hold_write(e, &h, len, &src, &dst), 0);
 	/* Quiet: nothing sent, nothing due. */
 	UT_CHECK(!ut_link_run(&e->l, got_n, &w, UINT64_MAX / 4, 100000));
