@@ -37,6 +37,9 @@ struct bw_client {
 	uint64_t posted, done, target;	/* target 0: until the deadline */
 	uint64_t sig_out, sig_max;	/* signaled WRs outstanding, CQ room */
 	uint64_t inflight;		/* cap on posted - done, 0: none */
+	bool *failed;			/* QP index -> an error completion came */
+	uint32_t failed_qps;
+	uint64_t lost;			/* failed QPs' WRs never confirmed */
 	struct ibv_send_wr wr[SIG_MAX];
 	struct ibv_sge sge[SIG_MAX];
 };
@@ -60,14 +63,18 @@ wr_chain(struct bw_client *c, uint32_t size)
 	c->wr[c->sig - 1].send_flags |= IBV_SEND_SIGNALED;
 }
 
-/* One batch on QP qi: the last b WRs of the chain; wr_id says whose and
- * how many. */
+/* One batch on QP qi: the last b WRs of the chain; wr_id says whose (on
+ * every WR: a QP in error completes each, signaled or not) and, on the
+ * signaled last, how many. */
 static int
 post_batch(struct bw_client *c, uint32_t qi, uint32_t b)
 {
 	struct ibv_send_wr *bad = NULL;
+	uint32_t i;
 	int ret;
 
+	for (i = c->sig - b; i < c->sig - 1; i++)
+		c->wr[i].wr_id = qi;
 	c->wr[c->sig - 1].wr_id = ((uint64_t)b << 32) | qi;
 	ret = c->p->ops->post_send(&c->p->qps[qi], &c->wr[c->sig - b], &bad);
 	if (ret < 0) {
@@ -118,7 +125,8 @@ room_init(struct bw_client *c)
 
 	c->room = calloc(c->p->nqp, sizeof(*c->room));
 	c->queued = calloc(c->p->nqp, sizeof(*c->queued));
-	if (c->room == NULL || c->queued == NULL)
+	c->failed = calloc(c->p->nqp, sizeof(*c->failed));
+	if (c->room == NULL || c->queued == NULL || c->failed == NULL)
 		return -ENOMEM;
 	for (qi = 0; qi < c->p->nqp; qi++)
 		if (has_room(c, qi))
@@ -152,6 +160,37 @@ post_some(struct bw_client *c)
 	return 0;
 }
 
+/*
+ * An error completion: the QP is in the error state and completes each
+ * WR it still holds, flushed (ibv_poll_cq(3)). At its first, what it had
+ * outstanding is lost: WRs that left before the failing one may have
+ * arrived, but none will be confirmed. The run then posts no more and
+ * waits for every other QP's WRs (client_drained()), so that one failure
+ * says how many QPs failed, not only which came first.
+ */
+static void
+qp_failed(struct bw_client *c, const struct ibv_wc *wc)
+{
+	uint32_t qi = (uint32_t)wc->wr_id;
+
+	if (qi >= c->p->nqp || c->failed[qi])
+		return;
+	if (c->failed_qps++ == 0)
+		fprintf(stderr, "uroce-perf: completion on QP 0x%06x: %s\n",
+			wc->qp_num, perf_wc_status(wc->status));
+	c->failed[qi] = true;
+	c->lost += c->p->qps[qi].outstanding;
+	c->p->qps[qi].outstanding = 0;
+}
+
+/* Every WR posted has completed, or is lost with its QP. */
+static bool
+client_drained(const struct bw_client *c)
+{
+	return c->done + c->lost == c->posted;
+}
+
+/* The completions polled (errors included), < 0: the CQ failed. */
 static int
 reap(struct bw_client *c, struct perf_bw_res *r)
 {
@@ -166,11 +205,9 @@ reap(struct bw_client *c, struct perf_bw_res *r)
 	}
 	for (i = 0; i < n; i++) {
 		if (wc[i].status != IBV_WC_SUCCESS) {
-			fprintf(stderr, "uroce-perf: completion on QP 0x%06x: "
-				"%s\n", wc[i].qp_num,
-				perf_wc_status(wc[i].status));
 			r->errors++;
-			return -EIO;
+			qp_failed(c, &wc[i]);
+			continue;
 		}
 		cnt = (uint32_t)(wc[i].wr_id >> 32);
 		qi = (uint32_t)wc[i].wr_id;
@@ -214,8 +251,19 @@ client_fini(struct bw_client *c)
 {
 	free(c->room);
 	free(c->queued);
+	free(c->failed);
 	c->room = NULL;
 	c->queued = NULL;
+	c->failed = NULL;
+}
+
+/* Whether the phase posts more: not after a QP failed. */
+static bool
+client_posting(const struct bw_client *c, uint64_t now, uint64_t end)
+{
+	if (perf_stop || c->failed_qps > 0)
+		return false;
+	return c->target != 0 ? c->posted < c->target : now < end;
 }
 
 /* What a finished client half did (r->cycles from its first post to its
@@ -231,6 +279,11 @@ client_result(struct bw_client *c, const struct perf_phase *ph,
 	r->msgs = c->done;
 	r->bytes = c->done * ph->size;
 	r->frames = c->done * ((ph->size + p->mtu - 1) / p->mtu);
+	r->failed_qps = c->failed_qps;
+	if (c->failed_qps > 0)
+		fprintf(stderr, "uroce-perf: %u of %u QPs failed; %" PRIu64
+			" of %" PRIu64 " messages posted not completed\n",
+			c->failed_qps, p->nqp, c->lost, c->posted);
 }
 
 int
@@ -256,8 +309,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 	perf_live_start(p, &live, start);
 	perf_pace_begin(p, ph->duration);
 	for (;;) {
-		bool posting = !perf_stop &&
-			(c.target != 0 ? c.posted < c.target : now < end);
+		bool posting = client_posting(&c, now, end);
 
 		if (posting && (ret = post_some(&c)) < 0)
 			break;
@@ -268,7 +320,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 		/* The clock only when something completed or now and then:
 		 * rdtsc costs more than a loop in some VMs. */
 		if (ret == 0 && (++loops & 63) != 0 &&
-		    !(!posting && c.done == c.posted))
+		    !(!posting && client_drained(&c)))
 			continue;
 		now = rte_rdtsc();
 		if (ret > 0)
@@ -280,8 +332,8 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 			ret = -ETIMEDOUT;
 			break;
 		}
-		if (!posting && c.done == c.posted) {
-			ret = 0;
+		if (!posting && client_drained(&c)) {
+			ret = c.failed_qps > 0 ? -EIO : 0;
 			break;
 		}
 		perf_live_tick(p, &live, now, c.done, c.done * ph->size);
@@ -346,8 +398,7 @@ perf_bw_half_step(struct perf *tw)
 	/* The clock now and then (rdtsc costs more than a step here). */
 	if ((++h->steps & 15) == 0)
 		h->now = rte_rdtsc();
-	posting = !perf_stop &&
-		(c->target != 0 ? c->posted < c->target : h->now < h->end);
+	posting = client_posting(c, h->now, h->end);
 	if (posting && (h->err = post_some(c)) < 0) {
 		h->done = true;
 		return;
@@ -367,7 +418,9 @@ perf_bw_half_step(struct perf *tw)
 		h->done = true;
 		return;
 	}
-	h->done = !posting && c->done == c->posted;
+	h->done = !posting && client_drained(c);
+	if (h->done && c->failed_qps > 0)
+		h->err = -EIO;
 }
 
 bool

@@ -299,10 +299,9 @@ client_phase(struct perf *p, const struct perf_phase *ph, void *res,
 	struct perf_msg m = { .type = MSG_PHASE, .ph = *ph };
 	int ret;
 
-	if (p->twin != NULL) {
-		memset(srv, 0, sizeof(*srv));
+	memset(srv, 0, sizeof(*srv));
+	if (p->twin != NULL)
 		return perf_loop_phase(p, ph, res, &srv->res, &srv->lat_errors);
-	}
 	if (!perf_ctl_send(p->fd, &m, sizeof(m)) ||
 	    !expect(p, &m, MSG_READY, PERF_WAIT_S))
 		return -ECONNRESET;
@@ -318,8 +317,11 @@ client_phase(struct perf *p, const struct perf_phase *ph, void *res,
 	if (!perf_ctl_send(p->fd, &m, sizeof(m)))
 		return -ECONNRESET;
 	bidir_wait(p, ph);
-	if (!expect(p, srv, MSG_RESULT, PERF_WAIT_S + 5))
+	if (!expect(p, srv, MSG_RESULT, PERF_WAIT_S + 5)) {
+		/* No result (the server gone mid-phase): none counted. */
+		memset(srv, 0, sizeof(*srv));
 		return -ECONNRESET;
+	}
 	if (ret == 0 && srv->status != 0) {
 		fprintf(stderr, "uroce-perf: the server failed the phase: %s\n",
 			strerror((int)srv->status));
@@ -373,8 +375,9 @@ client_bw_row(struct perf *p, struct perf_row *w)
 	say(p, perf_wls[p->o->wl]->name, ph.size);
 	ret = client_phase(p, &ph, &w->tp, &srv);
 	perf_pace_peer(p, &srv.res);
-	w->has_tp = ret == 0 || w->tp.msgs != 0;
+	w->has_tp = ret == 0 || w->tp.msgs != 0 || w->tp.errors != 0;
 	w->tp.errors += srv.res.errors + p->bidir_rx.errors;
+	w->tp.failed_qps += srv.res.failed_qps;
 	if (p->o->bidir) {	/* the server's half is in its result */
 		w->tp.msgs += srv.res.msgs;
 		w->tp.bytes += srv.res.bytes;

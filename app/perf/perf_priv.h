@@ -99,6 +99,7 @@ struct perf_qp_ctr {
 
 struct perf_bw_res {
 	uint64_t msgs, bytes, frames, errors;
+	uint64_t failed_qps;		/* QPs with an error completion */
 	double secs;
 	uint64_t cycles;		/* of the busy loop */
 	/* CPU time of this thread in the loop, in TSC cycles: unlike

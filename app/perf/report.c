@@ -212,12 +212,13 @@ json_bw(FILE *f, const struct perf_row *w)
 		fprintf(f, ", \"messages\": %" PRIu64 ", \"bytes\": %" PRIu64
 			", \"seconds\": %.6f, \"goodput_gbps\": %.4f"
 			", \"msg_rate_mps\": %.6f, \"cycles_per_msg\": %.1f"
-			", \"errors\": %" PRIu64 ", \"retransmits\": %" PRIu64
+			", \"errors\": %" PRIu64 ", \"failed_qps\": %" PRIu64
+			", \"retransmits\": %" PRIu64
 			", \"timeouts\": %" PRIu64 ", \"late_timeouts\": %" PRIu64,
 			t->msgs, t->bytes, t->secs,
 			perf_gbps(t), perf_mps(t), t->msgs ?
 			(double)t->cycles / (double)t->msgs : 0, t->errors,
-			t->qc.retransmits, t->qc.timeouts, t->qc.late_timeouts);
+			t->failed_qps, t->qc.retransmits, t->qc.timeouts, t->qc.late_timeouts);
 	if (w->has_tp)
 		fprintf(f, ", \"cpu_cycles_per_msg\": %.1f", t->msgs ?
 			(double)t->cpu_cycles / (double)t->msgs : 0);

@@ -19,7 +19,6 @@
 
 #define PERF_INLINE	64
 #define PERF_RD_ATOM	16	/* READs / atomics in flight, as perftest */
-#define PERF_SIG	16	/* WRs per signaled completion (bw.c) */
 
 static int
 fail(const char *what, int ret)
@@ -96,7 +95,7 @@ perf_setup(struct perf *p, const struct perf_hello *h)
 	const struct perf_wl *wl = perf_wls[h->wl];
 	const struct uroce_qp_env *env;
 	struct ibv_qp_init_attr init;
-	uint32_t sig = RTE_MIN(h->depth, (uint32_t)PERF_SIG), i;
+	uint32_t i;
 	uint64_t cqe_s, cqe_r;
 	int ret;
 
@@ -108,8 +107,9 @@ perf_setup(struct perf *p, const struct perf_hello *h)
 	ret = wait_link(p);
 	if (ret < 0)
 		return ret;
-	/* Latency runs sign every WR; bandwidth runs one in sig. */
-	cqe_s = (uint64_t)h->nqp * (h->depth / sig + 1) + 64;
+	/* Bandwidth runs sign one WR in sig, but a QP in error completes
+	 * every WR it holds (flushed): room for all of them. */
+	cqe_s = (uint64_t)h->nqp * h->depth + 64;
 	p->rx_depth = (uint32_t)RTE_MIN((uint64_t)h->depth * PERF_RX_DEPTH,
 					env->max_qp_wr);
 	cqe_r = wl->needs_recv ? (uint64_t)h->nqp * p->rx_depth + 64 : 64;

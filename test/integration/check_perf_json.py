@@ -26,16 +26,17 @@ def fail(msg):
 
 
 def check_bw(r, iters):
-    for k in ("messages", "bytes", "errors", "raw", "ratio", "goodput_gbps",
-              "msg_rate_mps", "cycles_per_msg", "retransmits"):
+    for k in ("messages", "bytes", "errors", "failed_qps", "raw", "ratio",
+              "goodput_gbps", "msg_rate_mps", "cycles_per_msg", "retransmits"):
         if k not in r:
             fail(f"size {r.get('size')}: no {k}")
     if r["messages"] <= 0 or (iters and r["messages"] != iters):
         fail(f"size {r['size']}: {r['messages']} messages, wanted {iters}")
     if r["bytes"] != r["messages"] * r["size"]:
         fail(f"size {r['size']}: {r['bytes']} bytes != messages x size")
-    if r["errors"] != 0:
-        fail(f"size {r['size']}: {r['errors']} errors")
+    if r["errors"] != 0 or r["failed_qps"] != 0:
+        fail(f"size {r['size']}: {r['errors']} errors, "
+             f"{r['failed_qps']} QPs failed")
     raw = r["raw"]
     if raw is None or raw["frames"] <= 0 or raw["pps"] <= 0:
         fail(f"size {r['size']}: no raw ceiling: {raw}")
