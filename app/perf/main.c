@@ -317,7 +317,9 @@ client_phase(struct perf *p, const struct perf_phase *ph, void *res,
 	if (!perf_ctl_send(p->fd, &m, sizeof(m)))
 		return -ECONNRESET;
 	bidir_wait(p, ph);
-	if (!expect(p, srv, MSG_RESULT, PERF_WAIT_S + 5)) {
+	/* A live server answers the end at once. */
+	if (!expect(p, srv, MSG_RESULT,
+		    ret < 0 ? PERF_FAIL_WAIT_S : PERF_WAIT_S + 5)) {
 		/* No result (the server gone mid-phase): none counted. */
 		memset(srv, 0, sizeof(*srv));
 		return -ECONNRESET;

@@ -41,6 +41,8 @@
 #define PERF_MAX_QPS		10000
 #define PERF_DEF_PORT		18515	/* perftest's default */
 #define PERF_WAIT_S		30.0	/* bound of every wait without progress */
+#define PERF_FAIL_WAIT_S	5.0	/* for the server's result after a failed
+					 * phase: the server may be why */
 
 /* ------------------------------------------------------------------------
  * Options.
