@@ -218,7 +218,8 @@ json_bw(FILE *f, const struct perf_row *w)
 			t->msgs, t->bytes, t->secs,
 			perf_gbps(t), perf_mps(t), t->msgs ?
 			(double)t->cycles / (double)t->msgs : 0, t->errors,
-			t->failed_qps, t->qc.retransmits, t->qc.timeouts, t->qc.late_timeouts);
+			t->failed_qps, t->qc.retransmits, t->qc.timeouts,
+			t->qc.late_timeouts);
 	if (w->has_tp)
 		fprintf(f, ", \"cpu_cycles_per_msg\": %.1f", t->msgs ?
 			(double)t->cpu_cycles / (double)t->msgs : 0);

@@ -7,13 +7,13 @@
 # client's first 1 s line shows traffic, the server is stopped (SIGSTOP):
 # the link stays up, but nothing drains the memif ring. The client's
 # transmit queue must then be found stuck once (lib/net/port.c,
-# wait_stuck(): its WARNING), and every QP must fail with RETRY_EXC_ERR, those that had
-# sent nothing yet too: the client's summary says QPS of QPS failed, the
-# first with "transport retry counter exceeded", and its JSON has
-# failed_qps QPS and traffic before the freeze. The server is killed once
-# the client has said so; the client must exit with status 1. No timing
-# threshold: the waits below are bounds on a hang (the test's own timeout
-# is the limit), not figures.
+# wait_stuck(): its WARNING), and every QP must fail with RETRY_EXC_ERR,
+# those that had sent nothing yet too: the client's summary says QPS of
+# QPS failed, the first with "transport retry counter exceeded", and
+# its JSON has failed_qps QPS and traffic before the freeze. The server
+# is killed once the client has said so; the client must exit with
+# status 1. No timing threshold: the waits below are bounds on a hang
+# (the test's own timeout is the limit), not figures.
 #
 #	perf_frozen.sh UROCE_PERF [QPS]
 set -u
@@ -38,8 +38,8 @@ fail() {
 
 # Wait (at most $2 s, while the client lives) until command $1 succeeds.
 wait_for() {
-	local i
-	for i in $(seq 1 $(($2 * 10))); do
+	local _
+	for _ in $(seq 1 $(($2 * 10))); do
 		eval "$1" && return 0
 		kill -0 "$cpid" 2>/dev/null || return 1
 		sleep 0.1
@@ -80,8 +80,9 @@ echo "perf_frozen: client exit $crc"
 stuck=$(grep -c "tx queue 0 took no frame for 100 ms" "$tmp/client.out")
 [ "$stuck" -eq 1 ] ||
 	fail "the client's transmit queue was found stuck $stuck times, not once"
-grep -Eq "^uroce-perf: completion on QP 0x[0-9a-f]{6}: transport retry counter exceeded$" \
-	"$tmp/client.out" || fail "the first error is not RETRY_EXC_ERR"
+first="^uroce-perf: completion on QP 0x[0-9a-f]{6}: transport retry"
+grep -Eq "$first counter exceeded\$" "$tmp/client.out" ||
+	fail "the first error is not RETRY_EXC_ERR"
 grep -q "^uroce-perf: $nqp of $nqp QPs failed;" "$tmp/client.out" ||
 	fail "not every QP failed"
 /usr/bin/python3 - "$tmp/out.json" "$nqp" <<'EOF' || fail "JSON"
