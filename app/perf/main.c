@@ -267,11 +267,12 @@ perf_bidir_begin(struct perf *p, const struct perf_phase *ph)
 	return 0;
 }
 
-/* Until the server's result comes: keep serving its half. */
+/* Until the server's result comes (at most wait_s): keep serving its
+ * half. */
 static void
-bidir_wait(struct perf *p, const struct perf_phase *ph)
+bidir_wait(struct perf *p, const struct perf_phase *ph, double wait_s)
 {
-	double end = perf_now() + PERF_WAIT_S;
+	double end = perf_now() + wait_s;
 	uint64_t loops = 0;
 
 	if (p->raw_rx == NULL && p->self_srv == NULL)
@@ -316,8 +317,9 @@ client_phase(struct perf *p, const struct perf_phase *ph, void *res,
 	m.type = MSG_END;
 	if (!perf_ctl_send(p->fd, &m, sizeof(m)))
 		return -ECONNRESET;
-	bidir_wait(p, ph);
-	/* A live server answers the end at once. */
+	/* A live server answers the end once its half is done; after a
+	 * failed phase, the server may be why: wait less. */
+	bidir_wait(p, ph, ret < 0 ? PERF_FAIL_WAIT_S : PERF_WAIT_S);
 	if (!expect(p, srv, MSG_RESULT,
 		    ret < 0 ? PERF_FAIL_WAIT_S : PERF_WAIT_S + 5)) {
 		/* No result (the server gone mid-phase): none counted. */
