@@ -190,6 +190,13 @@ client_drained(const struct bw_client *c)
 	return c->done + c->lost == c->posted;
 }
 
+/* A drained client's outcome. */
+static int
+client_status(const struct bw_client *c)
+{
+	return c->failed_qps > 0 ? -EIO : 0;
+}
+
 /* The completions polled (errors included), < 0: the CQ failed. */
 static int
 reap(struct bw_client *c, struct perf_bw_res *r)
@@ -333,7 +340,7 @@ perf_bw_client(struct perf *p, const struct perf_phase *ph,
 			break;
 		}
 		if (!posting && client_drained(&c)) {
-			ret = c.failed_qps > 0 ? -EIO : 0;
+			ret = client_status(&c);
 			break;
 		}
 		perf_live_tick(p, &live, now, c.done, c.done * ph->size);
@@ -419,8 +426,8 @@ perf_bw_half_step(struct perf *tw)
 		return;
 	}
 	h->done = !posting && client_drained(c);
-	if (h->done && c->failed_qps > 0)
-		h->err = -EIO;
+	if (h->done)
+		h->err = client_status(c);
 }
 
 bool
