@@ -34,15 +34,29 @@ pair_init() {
 	case $mem in *--in-memory*) mem="--no-huge -m 256" ;; esac
 }
 
-# Wait (up to 10 s) for the uroce-perf server $spid to say it listens in
-# $tmp/server.out; returns at once if it died.
-pair_wait_server() {
-	for _ in $(seq 1 100); do
-		grep -q 'server on TCP port' "$tmp/server.out" && return 0
-		kill -0 "$spid" 2>/dev/null || return 1
+# pair_until SECS PID COMMAND...: run COMMAND every 0.1 s until it
+# succeeds (0), for at most SECS s while process PID lives (1 otherwise).
+pair_until() {
+	local secs=$1 pid=$2
+	shift 2
+	for _ in $(seq 1 $((secs * 10))); do
+		"$@" && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
 		sleep 0.1
 	done
 	return 1
+}
+
+# Wait (up to 10 s) for the uroce-perf server $spid to say it listens in
+# $tmp/server.out; returns at once if it died.
+pair_wait_server() {
+	pair_until 10 "$spid" grep -q 'server on TCP port' "$tmp/server.out"
+}
+
+# A uroce-perf pair's outputs, $tmp/server.out and $tmp/client.out.
+pair_show() {
+	echo "--- server"; cat "$tmp/server.out"
+	echo "--- client"; cat "$tmp/client.out"
 }
 
 # The memif pair's two configs, $tmp/a.conf (server, 192.168.77.1) and

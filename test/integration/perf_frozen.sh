@@ -25,26 +25,16 @@ pair_init perf-frozen
 port=$((20000 + $$ % 20000))
 pair_memif_confs
 
-show() {
-	echo "--- server"; cat "$tmp/server.out"
-	echo "--- client"; cat "$tmp/client.out"
-}
-
 fail() {
 	echo "perf_frozen: $*"
-	show
+	pair_show
 	exit 1
 }
 
-# Wait (at most $2 s, while the client lives) until command $1 succeeds.
-wait_for() {
-	local _
-	for _ in $(seq 1 $(($2 * 10))); do
-		eval "$1" && return 0
-		kill -0 "$cpid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
+# A 1 s line of the client's with a non-zero rate.
+rate_seen() {
+	awk '$4 == "Gbit/s" && $3 > 0 { f = 1 } END { exit !f }' \
+		"$tmp/client.out"
 }
 
 "$perf" -c "$tmp/a.conf" --server -p "$port" --core -1 \
@@ -57,11 +47,10 @@ pair_wait_server || fail "the server did not start"
 	--json "$tmp/out.json" >"$tmp/client.out" 2>&1 &
 cpid=$!
 # A 1 s line with a non-zero rate: WRITEs complete, the QPs are mid-run.
-wait_for "awk '\$4 == \"Gbit/s\" && \$3 > 0 { f = 1 } END { exit !f }' \
-	'$tmp/client.out'" 120 || fail "no traffic"
+pair_until 120 "$cpid" rate_seen || fail "no traffic"
 kill -STOP "$spid"
 echo "perf_frozen: server $spid stopped under $nqp QPs"
-wait_for "grep -q 'QPs failed' '$tmp/client.out'" 150 ||
+pair_until 150 "$cpid" grep -q 'QPs failed' "$tmp/client.out" ||
 	fail "the client did not report its QPs failed"
 kill -KILL "$spid"
 wait "$spid" 2>/dev/null
@@ -69,7 +58,7 @@ spid=
 wait "$cpid"
 crc=$?
 cpid=
-show
+pair_show
 echo "perf_frozen: client exit $crc"
 # 1: uroce-perf's failed run (a sanitizer's abort, 134, is not that).
 [ "$crc" -eq 1 ] || fail "the client exited $crc, not 1"

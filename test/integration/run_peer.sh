@@ -38,15 +38,7 @@ pair_memif_confs "$fault_a" "$fault_b"
 # Wait (at most $3 s, while process $4 lives) for a line matching $2 in
 # file $1; print it.
 wait_line() {
-	local i
-	for i in $(seq 1 $(($3 * 10))); do
-		if grep -m1 "$2" "$1" 2>/dev/null; then
-			return 0
-		fi
-		kill -0 "$4" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
+	pair_until "$3" "$4" grep -m1 "$2" "$1" 2>/dev/null
 }
 
 show() {

@@ -40,11 +40,6 @@ if [ "${1:-}" = --loop ]; then
 	exit $?	# (not exec: the EXIT trap cleans up)
 fi
 
-show() {
-	echo "--- server"; cat "$tmp/server.out"
-	echo "--- client"; cat "$tmp/client.out"
-}
-
 # shellcheck disable=SC2086	# PERF_SERVER_OPTS: words
 ${PERF_SERVER_WRAP:-} "$perf" -c "$tmp/a.conf" --server -p "$port" --core -1 \
 	${PERF_SERVER_OPTS:-} >"$tmp/server.out" 2>&1 &
@@ -59,7 +54,7 @@ cpid=
 wait "$spid"
 src=$?
 spid=
-show
+pair_show
 echo "run_perf: client exit $crc, server exit $src"
 [ "$crc" -eq 0 ] && [ "$src" -eq 0 ] || exit 1
 case " ${PERF_SERVER_OPTS:-} " in
