@@ -12,7 +12,7 @@
  * the port's tx_bytes per window for the aggregate (a WRITE client's port
  * sends only its requests) and each QP's tx_bytes over the measured
  * windows. Cycles per frame are the engine's work cycles (iterations that
- * found work, preempted ones left out: struct uroce_lcore_stats) over the
+ * found work, those over 1 ms left out: struct uroce_lcore_stats) over the
  * frames the port sent, which other load on the machine distorts less
  * than wall time, and of them those of the port's transmit bursts
  * (tx_cycles: for memif the copy into the shared ring, whose cost swings
@@ -41,7 +41,7 @@
 struct pace_mark {
 	uint64_t tsc, bytes, pkts, work, long_loops, timers;
 	uint64_t work_loops;		/* iterations that found work */
-	uint64_t long_cycles;		/* of the preempted ones */
+	uint64_t long_cycles;		/* of those over 1 ms */
 	uint64_t gap_loops, gap_cycles;	/* the loop's gaps over 1 ms */
 	uint64_t tx_cycles;		/* in the port's transmit bursts */
 };
@@ -60,7 +60,7 @@ struct perf_pace {
 	double port_cyc_per_frame;	/* of them, the port's tx bursts */
 	double timers_per_frame;	/* wheel expiries: wake-ups per frame */
 	double frames_per_loop;		/* per busy iteration */
-	double preempted_share;		/* time in preempted iterations */
+	double preempted_share;		/* time in iterations over 1 ms */
 	/* Time in the loop's gaps over 1 ms (uroce_lcore_stats): here, in
 	 * the windows; the server's, over its phase (-1: not known). */
 	double gap_share, peer_gap_share;
@@ -350,7 +350,7 @@ perf_pace_report(const struct perf *p, FILE *f)
 	fprintf(f, "; %.0f engine cycles (%.0f of them the port's transmit) "
 		"and %.2f timer expiries per frame, "
 		"%.1f frames per busy iteration, %" PRIu64
-		" preempted iterations (%.2f%% of the time); the loop stalled "
+		" iterations over 1 ms (%.2f%% of the time); the loop stalled "
 		"over 1 ms %" PRIu64 " times (%.2f%% of the time; the "
 		"server's %s); tokens lost to "
 		"late service %.2f%%, a full window %.2f%%, waiting for a "

@@ -138,12 +138,15 @@ struct uroce_lcore_stats {
 	/** TSC cycles of the iterations that found work, from the
 	 * iteration's start (after idle ones: its first clock read, the
 	 * clock being read lazily) to its end: what the stack costs, for cycles per
-	 * frame. An iteration longer than a millisecond is left out (the
-	 * thread was preempted: other load would count as ours). */
+	 * frame. An iteration longer than a millisecond is left out: the
+	 * thread was preempted, or (on a VM) the vCPU ran slow while the
+	 * loop caught up at its full budget, and either would count the
+	 * host's load as ours. */
 	uint64_t work_cycles;
 	uint64_t long_loops;		/**< iterations left out of work_cycles */
-	/** their TSC cycles: on a VM, mostly time the host took the vCPU
-	 * away (a paced QP loses the tokens of a stall beyond its burst) */
+	/** their TSC cycles: on a VM, time the host took the vCPU away or
+	 * slowed it (a paced QP loses the tokens of a stall beyond its
+	 * burst) */
 	uint64_t long_cycles;
 	/** Gaps: the loop did not start an iteration for more than a
 	 * millisecond after the last one started (a back-off sleep is at
