@@ -32,8 +32,9 @@ extern int uroce_engine_logtype;
 /* Sizes. */
 #define ENG_RX_BURST		32
 /* Receive and transmit in balance: an iteration reads up to ENG_RX_BURSTS
- * bursts and builds up to ENG_TX_BUDGET frames, so that a lcore busy
- * sending still reads the ACKs its peer sends (which the peer would
+ * bursts and builds up to ENG_TX_BUDGET frames from its timers and as many
+ * from its ready lists (neither stage starves the other), so that a lcore
+ * busy sending still reads the ACKs its peer sends (which the peer would
  * otherwise drop when its tx queue fills: go-back-N retransmissions). */
 #define ENG_RX_BURSTS		4
 #define ENG_TX_BUDGET		(ENG_RX_BURSTS * ENG_RX_BURST)
