@@ -10,7 +10,7 @@
  * transport (qp.c, requester.c, completer.c, responder.c, ud.c, raw.c) and
  * the engine that owns the QP (lib/engine).
  *
- * Threads (DESIGN.md §2, one owner per QP):
+ * Threads (docs/architecture.md, Threads and ownership: one owner per QP):
  *  - uroce_qp_post_send() and uroce_qp_post_recv() run on application
  *    threads. They write WQEs into the SQ/RQ rings (SPSC; a per-queue
  *    spinlock keeps the producer single when several threads post) and
