@@ -506,7 +506,7 @@ eng_flush_all(struct eng_lcore *lc)
  * (uroce_qp_pace_handoff(), as one burst), so that however late that is
  * (a batch filled by other QPs, a thread preempted), no full burst
  * follows right behind them and the wire never shows more than
- * max_burst_sz back to back (README, Pacing).
+ * max_burst_sz back to back (docs/pacing.md).
  */
 static uint64_t
 eng_qp_clock(struct eng_lcore *lc, const struct eng_qp *eq)
