@@ -223,8 +223,8 @@ qp_connect(struct side *s, const struct side *peer, uint32_t sq_psn,
  * between them, so the QP joined the ready lists in INIT (the no-wire
  * list) and is still queued. Now in RTS it must wait on its port's list:
  * only that list stops while the port stalls; from the no-wire list it
- * would build frames the port cannot hold (lost, go-back-N: the 512
- * retransmissions of a 10,000-QP uroce-perf run).
+ * would build frames the port cannot hold (freed as tx_full, then resent
+ * by go-back-N).
  */
 static void
 check_ready_list(const struct side *s)
