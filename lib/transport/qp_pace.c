@@ -43,10 +43,10 @@
  * up to UROCE_PACE_BATCH_MAX_PKTS while they leave within
  * UROCE_PACE_BATCH_SPAN_US at the rate (Batch span, below); and at least
  * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
- * transmit batch (50 us at 25 Gbit/s: about 60 frames of 2 KiB per
- * wake-up, near the 73 of an unpaced iteration, at about 5% more cycles a
- * frame than the unpaced stream; half of it costs 11-14%, which leaves a
- * QP near the ceiling no room to catch up after a stall).
+ * transmit batch (at 25 Gbit/s, 50 us let a busy engine iteration build
+ * about 60 frames of 2 KiB, near the unpaced stream's 73, at about 5%
+ * more cycles a frame; 25 us allow 30, at 11-14% more, which leaves a QP
+ * near the ceiling no room to catch up after a stall).
  * max_burst_sz 0 picks the default: the two added, 8 typical packets at
  * a low rate (below 3.3 Mbit/s at 2 KiB), 16 packets and 5 ms of slack
  * from 6.6 Mbit/s, 5.05 ms at a high one (at most UROCE_PACE_BURST_MAX; a
