@@ -172,8 +172,8 @@ glue_devarg(const char *dev, const char *key, char *val, size_t len)
 
 /*
  * memif with its default 2048-byte buffers loses frames that span two
- * descriptors in DPDK 22.11 (seen as floods of stale duplicates, or as a
- * tx that never drains, with a 4096 MTU): give every frame up to the
+ * descriptors in DPDK 22.11 (it shows as floods of stale duplicates, or
+ * as a tx that never drains, with a 4096 MTU): give every frame up to the
  * 9000-byte MTU one buffer, unless the dev string chose a size itself.
  */
 #define MEMIF_BSIZE	"16384"
@@ -237,9 +237,9 @@ uroce_glue_attach(const char *dev, uint16_t nb_queues,
  * thread with memif_disconnect(); our stop runs memif_disconnect() too and
  * our close frees the port's private data. When the peer leaves while we
  * stop and close, the two threads free the same regions, or the handler
- * runs on a port already released (a SEGV at exit, seen about once in a
- * few test runs). So the client goes at once, and the server waits for
- * the client to have gone (its link down), up to MEMIF_SERVER_WAIT_MS (a
+ * runs on a port already released (a SEGV at exit, now and then). So the
+ * client goes at once, and the server waits for the client to have gone
+ * (its link down), up to MEMIF_SERVER_WAIT_MS (a
  * client that lives on then sees the server leave while it runs, which is
  * safe); whichever side finds its link already down leaves the handler
  * MEMIF_GRACE_MS to finish before it stops.

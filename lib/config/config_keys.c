@@ -160,7 +160,7 @@ parse_on_off(const char *val, bool *off, char *why, size_t whylen)
 	return -EINVAL;
 }
 
-/* zero_copy = on|off (README, zero-copy transmit); on by default. */
+/* zero_copy = on|off (docs/configuration.md); on by default. */
 static int
 set_zero_copy(void *obj, const char *val, char *why, size_t whylen)
 {
@@ -170,7 +170,7 @@ set_zero_copy(void *obj, const char *val, char *why, size_t whylen)
 }
 
 /* csum_offload = on|off: the IPv4 header checksum left to a NIC that
- * offers it (README, PCI NICs); on by default. */
+ * offers it (docs/plain-nics.md); on by default. */
 static int
 set_csum_offload(void *obj, const char *val, char *why, size_t whylen)
 {
@@ -180,7 +180,7 @@ set_csum_offload(void *obj, const char *val, char *why, size_t whylen)
 }
 
 /* exception = DEV | off: the kernel's interface for the frames that are
- * not the stack's (README, PCI NICs). */
+ * not the stack's (docs/plain-nics.md). */
 static int
 set_exception(void *obj, const char *val, char *why, size_t whylen)
 {

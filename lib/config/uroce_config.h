@@ -27,7 +27,7 @@
  *	                      ; is not RoCEv2 (a vdev, or off); PCI default:
  *	                      ; net_tap_uroce<n>,iface=uroce<n>
  *	steer  = auto         ; auto|flow|soft: rte_flow rules, or software
- *	                      ; dispatch (see README)
+ *	                      ; dispatch (docs/plain-nics.md)
  *	[port1]               ; port 1, device uroce1; ports are numbered 0..7
  *	...                   ; without gaps
  *	[eal]

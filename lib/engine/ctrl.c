@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The uroce authors
  *
- * Control messages: a QP's control verbs run on its owner lcore (DESIGN.md
- * §2, one owner per QP), so the transport's owner-side state never needs a
- * lock. A caller on another thread puts a message (a function and its
- * argument, on the caller's stack) on the owner's MPSC ring and waits for
- * the answer; the owner runs it at the start of its next iteration. The
- * call runs inline when the caller is the owner, or in native mode, where
- * it takes the native lock that uroce_engine_poll() holds for an
- * iteration.
+ * Control messages: a QP's control verbs run on its owner lcore
+ * (docs/architecture.md, Threads and ownership: one owner per QP), so the
+ * transport's owner-side state never needs a lock. A caller on another
+ * thread puts a message (a function and its argument, on the caller's
+ * stack) on the owner's MPSC ring and waits for the answer; the owner runs
+ * it at the start of its next iteration. The call runs inline when the
+ * caller is the owner, or in native mode, where it takes the native lock
+ * that uroce_engine_poll() holds for an iteration.
  *
  * eng_sync() waits until no lcore can still hold a pointer it found before
  * the call: the readers are the background lcores (rte_rcu_qsbr, one

@@ -44,10 +44,10 @@ extern int uroce_engine_logtype;
 #define ENG_PACE_HO_MAX		UROCE_TXB_MAX	/* pending hand-offs */
 /* Slots of about 1 us per wheel level: a block of about 0.5 ms, a lap of
  * about 256 ms. A wake-up filed in a later lap waits in the overflow
- * list, which is walked at each lap's start (uroce_pace.h): with 256
- * slots (a lap of 64 ms) 10,000 slow paced QPs, waking up every 30-120
- * ms, were nearly all there, and wheel_refile took 1.3% of the sender's
- * samples; 0.3% with 512. Two blocks (ENG_RANGE_BLOCKS) are 1 ms, within
+ * list, which is walked at each lap's start (uroce_pace.h): 512 slots
+ * hold the wake-ups of slow paced QPs (every 30-120 ms at 10,000 QPs)
+ * within a lap, where 256 (a lap of 64 ms) would send nearly all of them
+ * to the overflow list. Two blocks (ENG_RANGE_BLOCKS) are 1 ms, within
  * the 1.5 ms a QP with the default burst may wake up late (qp_pace.c). */
 #define ENG_WHEEL_SLOTS		512
 /* Wake-up ranges (lcore.c): the shortest one used, in wheel blocks, and
@@ -71,7 +71,7 @@ TAILQ_HEAD(eng_qp_list, eng_qp);
 
 /* A QP's timer entry, packed with the others' (tmo.c): one cache line,
  * so that the expiry's miss on it brings the QP pointers with it (at 48
- * bytes, every other entry straddled two lines: a second miss per
+ * bytes, every other entry would straddle two lines: a second miss per
  * wake-up, on the prefetch's load of qp). */
 struct eng_tmo {
 	struct uroce_wheel_entry e;	/* armed at uroce_qp_deadline() */

@@ -163,9 +163,9 @@ eng_qp_wired(const struct eng_qp *eq)
  * after: a QP that waits on the no-wire list since INIT and is then
  * modified to RTR/RTS (every modify activates it) moves to its port's list.
  * Left on the no-wire list it would build frames while the port stalls,
- * and what the port cannot hold would be lost (10,000 QPs connected with
- * no engine pass between the modifies: 256 frames freed as tx_full, go-back-N
- * retransmissions at the start of the first phase). A QP that leaves RTS
+ * and what the port cannot hold would be freed as tx_full and resent by
+ * go-back-N (as when many QPs are connected with no engine pass between
+ * their modifies and then start sending at once). A QP that leaves RTS
  * while it waits on a stalled port's list runs when the stall ends (at the
  * latest the port's tx watchdog, uroce_port.h).
  */
@@ -190,8 +190,8 @@ eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq)
  * armed time still in that range stands. Only where it pays: with at
  * least ENG_RANGE_MIN_TIMERS timers armed (below that the wheel's lists
  * stay in the cache and moving them costs little, while a range takes
- * half of the QP's margin against the host's stalls: one QP at 10 Mbit/s
- * lost 0.4-0.8% of its rate in two of four runs with it, none without),
+ * half of the QP's margin against the host's stalls, which a lone paced
+ * QP needs whole to keep its rate),
  * and for a range of at least ENG_RANGE_BLOCKS blocks: the QPs due at a
  * block's start are served one after another, over up to a block when
  * the engine is busy (150 frames per busy iteration at 10,000 QPs), and
@@ -234,10 +234,9 @@ static void eng_tx_now(struct eng_lcore *lc, struct eng_qp *eq);
  * packet back until a time its armed timer calls it at (a paced QP waiting
  * for its batch's tokens), and a call before that would do nothing
  * (uroce_qp_tx_waits()); the timer's call finds the WQE posted or the
- * ACK's progress. With 10,000 slow paced QPs, the ACKs and posts that
- * kicked a QP in that wait made 58% of eng_tx()'s calls (55 per 1,000
- * frames) and a call on the posting thread per message, each reading a
- * cold QP's lines for nothing.
+ * ACK's progress. With thousands of slow paced QPs most kicks (the ACKs
+ * and posts) come in that wait, and each call for one would read a cold
+ * QP's lines for nothing, on the posting thread once per message.
  */
 static bool
 eng_kick_waits(struct eng_lcore *lc, const struct eng_qp *eq)
@@ -251,8 +250,8 @@ eng_kick_waits(struct eng_lcore *lc, const struct eng_qp *eq)
  * posting thread becomes the owner for as long as it takes to serve the
  * QP, the way a NIC starts on the doorbell write. Without this the WR
  * would wait for the poster's next uroce_poll() to get through the
- * control, doorbell, receive and timer steps first (issue 8: a third of
- * the latency of a hop). false: someone else runs the loop; ring.
+ * control, doorbell, receive and timer steps first (a third of the
+ * latency of a hop). false: someone else runs the loop; ring.
  */
 static bool
 eng_kick_native(struct eng_lcore *lc, struct eng_qp *eq)
@@ -507,7 +506,7 @@ eng_flush_all(struct eng_lcore *lc)
  * (uroce_qp_pace_handoff(), as one burst), so that however late that is
  * (a batch filled by other QPs, a thread preempted), no full burst
  * follows right behind them and the wire never shows more than
- * max_burst_sz back to back (README, Pacing).
+ * max_burst_sz back to back (docs/pacing.md).
  */
 static uint64_t
 eng_qp_clock(struct eng_lcore *lc, const struct eng_qp *eq)
@@ -818,9 +817,8 @@ eng_rx_ring(struct eng_lcore *lc, struct rte_ring *r, bool counted)
  * expire one at a time, ENG_PF_QP calls ahead of the call on their QP, so
  * that each miss is taken while a call runs rather than one after another:
  *  - the entry: the wheel's lists are chains, and the expiry of one entry
- *    starts the load of the next (uroce_wheel_expire()); taken 8 at a
- *    time, the 8 loads waited for each other (uroce_wheel_expire: 3.0%
- *    of the sender's samples at 10,000 QPs, now 1.4%; 0.7% at one QP);
+ *    starts the load of the next (uroce_wheel_expire()); taken several
+ *    at a time, their loads would wait for each other, one after another;
  *  - the eng_qp and the QP's own lines, its requester's among them, in the
  *    two stages of uroce_qp_prefetch(): asked for when the entry expires
  *    (it points at both, tmo.c), and its send WQE, which the requester's
@@ -880,10 +878,11 @@ eng_timer_take(struct eng_lcore *lc, struct eng_tmo **slot)
 /*
  * Timers expire while the iteration's transmit budget lasts, at most
  * ENG_TIMER_MAX: the due ones left wait in the wheel, in deadline order,
- * for the next iteration. Expiring 32 at once sent those past the budget
- * through the ready list: a second call, and list links in cold QPs,
- * which with 10,000 slow paced QPs (6 frames per wake-up) was most
- * iterations; now at most the ENG_PF_QP taken ahead go there.
+ * for the next iteration. Expiring a fixed number at once would send
+ * those past the budget through the ready list (a second call, and list
+ * links in cold QPs), which with 10,000 slow paced QPs (6 frames per
+ * wake-up) is most iterations; taken one at a time, at most the
+ * ENG_PF_QP taken ahead go there.
  */
 static unsigned int
 eng_timers(struct eng_lcore *lc)
@@ -944,9 +943,9 @@ eng_count_work(struct eng_lcore *lc)
  * (uroce_lcore_stats). One clock read per iteration, apart from the lazy
  * eng_now(), since the stalls that matter most to a paced QP come while
  * the loop is idle, waiting for its wake-up, and an idle iteration reads
- * no clock: at 1 Gbit/s, 1-10 ms stalls of idle iterations (a few a
- * second on the 2-vCPU VM) were nearly all of a QP's lost rate, and
- * long_loops saw none of them.
+ * no clock: stalls of 1-10 ms between idle iterations (a few a second on
+ * a shared host) cost a paced QP its rate, and long_loops sees none of
+ * them.
  */
 static void
 eng_count_gap(struct eng_lcore *lc)

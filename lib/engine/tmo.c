@@ -5,12 +5,12 @@
  * into lists: filing one touches the list's last entry, moving a level-2
  * list down a level (a slow paced QP's wake-up 20 ms ahead lands there)
  * walks every entry in it, and expiring one touches its neighbour. With
- * the entry inside each eng_qp, 10,000 paced QPs made each of those a
- * cache miss on a cold QP, several per wake-up (bench/pace: wheel_refile
- * alone was 5% of the sender's cycles). Packed in chunks, 10,000 entries
- * are 640 KB, a line each, rather than a line in each of 10,000 QPs; the
- * entry also holds the QP pointers, so that an expiry can prefetch the QP
- * without loading its eng_qp first (engine_priv.h: in the entry's line).
+ * the entry inside each eng_qp, each of those would be a cache miss on a
+ * cold QP, several per wake-up of 10,000 paced QPs. Packed in chunks,
+ * 10,000 entries are 640 KB, a line each, rather than a line in each of
+ * 10,000 QPs; the entry also holds the QP pointers, so that an expiry
+ * can prefetch the QP without loading its eng_qp first (engine_priv.h:
+ * in the entry's line).
  *
  * Entries are handed out and returned under the engine lock (QP create and
  * destroy); chunks are freed with the engine.

@@ -6,9 +6,10 @@
 
 /**
  * @file
- * The engine: the lcores that run the transport (DESIGN.md §2), the devices
- * (one per configured port: uroce0, uroce1, ...) and their objects (PD, CQ,
- * MR, AH, QP). This is what the verbs layer and the tests use.
+ * The engine: the lcores that run the transport (docs/architecture.md,
+ * Threads and ownership), the devices (one per configured port: uroce0,
+ * uroce1, ...) and their objects (PD, CQ, MR, AH, QP). This is what the
+ * verbs layer and the tests use.
  *
  * One engine per process. Each QP belongs to one engine lcore, its owner;
  * so does each CQ while QPs use it (the owner of its first QP). Control

@@ -9,7 +9,7 @@
  * Counters for people: names of the QP counters, a device's totals over
  * its QPs, and the DPDK telemetry commands that show them all.
  *
- * Telemetry (issue 8). Once an engine runs, the process answers on DPDK's
+ * Telemetry. Once an engine runs, the process answers on DPDK's
  * telemetry socket, <runtime dir>/dpdk_telemetry.v2 (the runtime dir is
  * /var/run/dpdk/<file-prefix> for root; "rte" is the default prefix; a
  * second process with the same prefix gets dpdk_telemetry.v2:1, ...):

@@ -193,7 +193,7 @@ uint64_t uroce_tb_excess(const struct uroce_tb *tb,
  * taking it out are all it costs. uroce_wheel_add_range() files there what
  * may leave at any time in a range that holds a block's start: with
  * 10,000 slow paced QPs, whose wake-ups 20 ms ahead land in level 2, each
- * moving down a level was a cache miss on a cold entry (bench/pace), and
+ * move down a level would be a cache miss on a cold entry, and
  * the QPs that wake up together share the engine's transmit batches.
  *
  * Cost: add and del are O(1). An entry moves down at most twice; while it

@@ -23,76 +23,60 @@
  * at once (uroce_tb_handoff()). A wake-up later than the slack loses
  * tokens for good, so the slack must outlast what stalls a busy thread
  * here, plus up to 20 us to build a transmit batch of 64 frames of 2 KiB.
- * A spinning vCPU of the 2-vCPU VM (none of ours: the host's) loses
- * 4-5% of its time to gaps of 20-50 us, over a thousand a second, and
- * 0.2-0.5% to gaps of 0.5-5 ms, a few a second. A slack of 25 us left
- * about 6 us for the wake-up, and a QP at 90% of the link lost 1-2% of
- * its rate even in the faster spells of the machine. 100 us took the
- * short gaps, but the millisecond ones still cost one QP at 90% of the
- * ceiling 1.1-2.7% in seven runs of seven (late service, or a missed
- * turn when the receiver's stall filled the link's ring), and 100 QPs at
- * 80% 0.7-1.0%; with 2 ms, -0.1% to -0.7% and -0.1% to -0.2%
- * (interleaved pairs over the memif pair, session 14). 2 ms still lost
- * 1.2-3.9% in the runs whose loops stalled for 3-5 ms at a time (one QP
- * at 90% and at 1 Gbit/s, session 15), so the slack is
- * UROCE_PACE_SLACK_US (5 ms), and at least one typical packet
- * (milliseconds at a low rate): after a stall the QP catches up with at
- * most that much at once, never more than its burst. The slack is for
- * stalls while the QP has frames queued, not for a pause of the
- * application: the tokens a pause brings fill the bucket only up to the
- * batch, or up to what it held when its queue ran empty (Lost rate,
- * below), so the first frames of a paced stream that pauses leave as one
- * batch, not as the whole burst. The batch: at least
- * UROCE_PACE_BATCH_PKTS typical packets, so that 10,000 slow QPs
- * cost the engine a wheel expiry per 6 frames, not per frame (a frame is
- * its payload and 58 B of headers over IPv4, so the bytes of 7 packets
- * of the default typical size, the path MTU, hold 6 full frames); up to
- * UROCE_PACE_BATCH_MAX_PKTS while they leave within
+ * On a shared host a spinning thread loses its CPU for 20-50 us over a
+ * thousand times a second, and for 0.5-5 ms a few times a second; a QP
+ * near the link's rate cannot catch up what a stall longer than its slack
+ * costs it. So the slack is UROCE_PACE_SLACK_US (5 ms: outlasts those
+ * stalls) at the rate, and at least one typical packet (milliseconds at a
+ * low rate): after a stall the QP catches up with at most that much at
+ * once, never more than its burst. The slack is for stalls while the QP
+ * has frames queued, not for a pause of the application: the tokens a
+ * pause brings fill the bucket only up to the batch, or up to what it
+ * held when its queue ran empty (Lost rate, below), so the first frames
+ * of a paced stream that pauses leave as one batch, not as the whole
+ * burst.
+ *
+ * Batch. At least UROCE_PACE_BATCH_PKTS typical packets, so that 10,000
+ * slow QPs cost the engine a wheel expiry per 6 frames, not per frame (a
+ * frame is its payload and 58 B of headers over IPv4, so the bytes of 7
+ * packets of the default typical size, the path MTU, hold 6 full frames);
+ * up to UROCE_PACE_BATCH_MAX_PKTS while they leave within
  * UROCE_PACE_BATCH_SPAN_US at the rate (Batch span, below); and at least
  * UROCE_PACE_BATCH_US at the rate, so that a fast QP fills the engine's
- * transmit batch: at 25 Gbit/s a batch of 25 us took 30 frames per busy
- * engine iteration and 11-14% more cycles a frame than the unpaced
- * stream (73 frames), which left a QP at 90% of the ceiling no room to
- * catch up after a stall; 50 us take about 60 and 5% more.
+ * transmit batch (at 25 Gbit/s, 50 us let a busy engine iteration build
+ * about 60 frames of 2 KiB, near the unpaced stream's 73, at about 5%
+ * more cycles a frame; 25 us allow 30, at 11-14% more, which leaves a QP
+ * near the ceiling no room to catch up after a stall).
  * max_burst_sz 0 picks the default: the two added, 8 typical packets at
  * a low rate (below 3.3 Mbit/s at 2 KiB), 16 packets and 5 ms of slack
  * from 6.6 Mbit/s, 5.05 ms at a high one (at most UROCE_PACE_BURST_MAX; a
  * user who wants it smoother after stalls sets max_burst_sz). An explicit
  * max_burst_sz is split the same way as far as it goes: the batch first,
  * then the slack, at least one typical packet of it (pace_batch_bytes()).
- * A batch of 15 packets (default burst 16) took 8-10% fewer cycles a frame
- * at 10,000 QPs, but when the engine fell behind its rate, all the QPs'
- * full buckets queued more work than the local ACK timeout (10,000 x 16
- * frames of 2 KiB, about 70 ms at the link's rate): a QP held back in the
- * ready list mid-message timed out with no ACK due (550 timeouts in two of
- * three runs of bench/pace). 8 packets keep that under half of it. Tried
- * again once such a timeout resent nothing (requester.c, timeout()): no
- * fewer cycles a frame in five interleaved pairs at 10,000 QPs, and
- * 10-1,494 timeouts a run where 7 packets had 0-4. (Since session 24
- * such an expiry spends no retry, and counts in late_timeouts.)
+ * The batch is bounded because full buckets are work queued in the engine:
+ * when the engine falls behind the sum of the rates, every QP's full
+ * bucket leaves in one round, and a round longer than the local ACK
+ * timeout makes a QP held back in the ready list mid-message time out
+ * with no ACK due (such an expiry resends nothing and spends no retry:
+ * late_timeouts, requester.c, timeout()). A flat batch of 15 packets (a
+ * burst of 16) would hold 10,000 x 16 frames of 2 KiB, about 70 ms at
+ * the link's rate, whatever the QPs' rates; a burst of 8 keeps that under
+ * half, and the span below bounds a larger batch by time.
  *
- * Batch span. With batches of 7 packets, 10,000 QPs fell 2.4-6.3% behind
- * 80% of the ceiling in the host's fast spells (57-82 Gbit/s, five
- * interleaved pairs, session 19): a wake-up is a call on a cold QP, and
- * there the engine's cycles a frame are what limits the rate. Up to 16
- * packets in 40 ms, QPs of 2.5-10 Mbit/s (those 10,000 sharing 80% of
- * such a link, uroce-perf's 1:2:3:4 split) gather 7 to 16: 0.073-0.089
- * wake-ups a frame instead of 0.118-0.136, 4-18% fewer engine cycles a
- * frame, and the aggregate came within 0.3-0.8% of its target in four of
- * the five pairs (-1.6% in the fifth, where the ceiling was lowest and a
- * frame dearest). The span in time keeps the batch of a slow QP (7
- * packets below 3.3 Mbit/s at 2 KiB, as before) and its quantum on the
- * wire short, and bounds the work full buckets hold when the engine
- * falls behind: 40 ms and the slack of each QP's rate, where the flat 15
- * packets above held 70 ms at the link's rate whatever the QPs' rates.
- * Rates that add up to 1.2x what the engine builds lost nothing to it (4
- * pairs); at 3x, the round of full buckets outlasts the local ACK timeout
- * again: 1,500-11,700 timeouts a run (nothing owed: nothing resent) where
- * 7 packets had up to 2,700, and 5-25% less throughput in 6 pairs of 11
- * (within 3% in 4, 8% more in 1; README, Performance). A
- * lone QP at 10 Mbit/s now sends about 15 frames every 26 ms rather
- * than 7 every 11 ms: uroce-perf measured it 0.27-0.38% above its rate
- * over 3 s in four runs, which is that quantum (within 0.16% before).
+ * Batch span. A wake-up is a call on a cold QP, and with 10,000 QPs the
+ * engine's cycles a frame are what limits the aggregate rate, so a slow
+ * QP gathers more than the minimum when it can do so in
+ * UROCE_PACE_BATCH_SPAN_US at its rate (40 ms: QPs of 2.5-10 Mbit/s,
+ * 10,000 sharing 80% of a link 1:2:3:4, gather 7 to 16 packets, about
+ * 0.08 wake-ups a frame instead of 0.13). The span keeps the batch of a
+ * slow QP (7 packets below 3.3 Mbit/s at 2 KiB) and its quantum on the
+ * wire short, and bounds the work full buckets hold when the engine falls
+ * behind: 40 ms and the slack of each QP's rate. Rates that add up to
+ * several times what the engine builds still make rounds longer than the
+ * local ACK timeout (late timeouts, nothing resent). The quantum shows in
+ * short measurements: a lone QP at 10 Mbit/s sends about 15 frames every
+ * 26 ms, so a window of a few seconds sees it a fraction of a percent
+ * above its rate.
  *
  * typical_pkt_sz 0 is the port's MTU (ibv_query_port active_mtu); for
  * RAW_PACKET, whose frames carry no transport headers and are as long as
@@ -186,10 +170,10 @@ pace_batch_bytes(uint32_t rate_kbps, uint32_t burst, uint32_t typical)
  * default burst that is 1.5 ms from 3.3 Mbit/s up (a slack of 5 ms), and
  * more below, where the slack is one typical packet: 2.8 ms at 2.2 Mbit/s
  * (10,000 QPs sharing a link); a block is about 500 us. The reserve is
- * 2 ms rather than the whole default slack: with 5 ms, 10,000 QPs at
- * 2.2 Mbit/s could be filed only 1.3 ms late instead of 2.8, and the
- * engine sent 116-133 frames per busy iteration instead of about 150
- * (session 16).
+ * 2 ms rather than the whole default slack: reserving 5 ms would let
+ * 10,000 QPs at 2.2 Mbit/s be filed only 1.3 ms late instead of 2.8, and
+ * fewer of them would share a transmit batch (about 120 frames per busy
+ * iteration instead of 150).
  */
 #define PACE_LATE_RESERVE_US	2000
 

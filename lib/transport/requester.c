@@ -514,10 +514,10 @@ uroce_qp_prefetch_wqe(const struct uroce_qp *qp)
  * its engine behind the sum of many QPs' rates or its port full. Nothing
  * was lost, so nothing is resent and no retry is spent (late_timeouts,
  * not timeouts): the next packet asks for an ACK, and arms the timer
- * again (send_pkt()). When these counted, 10,000 QPs asked for 3x their
- * link lost QPs to RETRY_EXC_ERR at a 4 ms timeout, every expiry coming
- * while the QP still waited for its turn; re-armed, the expiries were a
- * timer call on a cold QP every timeout for each QP waiting. A port that
+ * again (send_pkt()). Counted as retries, such expiries would end QPs in
+ * RETRY_EXC_ERR while they only wait for their turn (10,000 QPs asking
+ * for 3x their link, at a 4 ms timeout); re-armed at once, they would be
+ * a timer call on a cold QP every timeout for each QP waiting. A port that
  * never drains still ends in the error: the net layer drops what it
  * cannot send after NET_TX_STUCK_MS (port.c, wait_stuck()), so the
  * packet that asks leaves, and its expiries count.
@@ -588,8 +588,7 @@ uroce_req_timer(struct uroce_qp *qp, uint64_t now)
  * an mbuf), the local ACK timeout does not run (uroce_req_timer() only
  * moves it), so its deadline is not one: the call at wait_at moves it. A
  * wake-up for it would be a call on a cold QP for nothing, and paced QPs
- * whose waits outlast the timeout had one every other wait (a quarter of
- * the timer expiries of 10,000 paced QPs, bench/pace).
+ * whose waits outlast the timeout would have one every other wait.
  */
 uint64_t
 uroce_req_deadline(const struct uroce_qp *qp)

@@ -817,11 +817,11 @@ uc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
  * burst (uroce_qp_tx_owed(), which the engine calls for the burst's QPs;
  * the kick asks for a transmit call otherwise). One ACK then answers all
  * the requests of a burst that ask for one (IBTA 9.7.5.1.1: an ACK
- * acknowledges every request before its PSN), where one per request went
- * out before: a stream of small SENDs, each the last packet of its
- * message, drew as many ACKs as requests, and both ends handled twice the
- * frames. A ping-pong's burst is its one request: its ACK leaves as soon
- * as before.
+ * acknowledges every request before its PSN), rather than one per
+ * request: a stream of small SENDs, each the last packet of its message,
+ * would draw as many ACKs as requests, and both ends would handle twice
+ * the frames. A ping-pong's burst is its one request: its ACK leaves at
+ * once.
  */
 void
 uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,

@@ -269,7 +269,7 @@ rndv_first(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		uroce_tm_take(tm, slot, msg);
 		tag_complete(qp, slot, IBV_WC_SUCCESS, IBV_WC_TM_MATCH, 0, false);
 	}
-	/* The meta-data after the RVH is software's: not kept. */
+	/* The meta-data after the RVH is software's: discarded. */
 	r->tm_mode = UROCE_TMM_DISCARD;
 	if (pkt->op->flags & UROCE_OPF_LAST) {
 		r->tm_mode = UROCE_TMM_NONE;

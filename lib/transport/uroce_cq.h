@@ -131,8 +131,8 @@ void uroce_cq_set_no_events(struct uroce_cq *cq);
  * arm from the application's next poll: so either the engine sees the arm
  * and signals, or the application's poll after arming sees the completion.
  * Always false, with no barrier, for a CQ set with uroce_cq_set_no_events()
- * (the barrier waits for the store buffer: 5.8% of a receiver of 64 B
- * SENDs, one completion each).
+ * (the barrier waits for the store buffer to drain, a cost paid per
+ * completion that a receiver of small SENDs notices).
  */
 bool uroce_cq_should_notify(struct uroce_cq *cq, const struct ibv_wc *wc,
 			    bool solicited);

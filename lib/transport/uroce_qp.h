@@ -10,7 +10,7 @@
  * transport (qp.c, requester.c, completer.c, responder.c, ud.c, raw.c) and
  * the engine that owns the QP (lib/engine).
  *
- * Threads (DESIGN.md §2, one owner per QP):
+ * Threads (docs/architecture.md, Threads and ownership: one owner per QP):
  *  - uroce_qp_post_send() and uroce_qp_post_recv() run on application
  *    threads. They write WQEs into the SQ/RQ rings (SPSC; a per-queue
  *    spinlock keeps the producer single when several threads post) and
@@ -93,8 +93,7 @@ struct uroce_qp_env_ops {
 
 /** The engine's env.tx_zc_min where zero-copy is allowed. Below it a copy
  *  into one mbuf costs less than the chain (3 mbufs, attach, refcounts):
- *  uroce-zcopy-bench measured zc/copy 2.0 at 256 B, 1.6 at 1 KiB, 1.25 at
- *  2 KiB, 0.98 at 4 KiB (build + free, release, 2-vCPU VM). */
+ *  uroce-zcopy-bench: the chain costs more up to 2 KiB, the same at 4 KiB. */
 #define UROCE_TX_ZC_MIN		4096
 
 /** Largest GID table of a port. */
@@ -140,7 +139,7 @@ uroce_mtu_bytes(enum ibv_mtu mtu)
  * lock). rte_spinlock_unlock() is an xchg on x86: a locked instruction,
  * which waits until every store before it is visible to other cores,
  * such as the frame just written into a memif ring that the peer polls
- * (hundreds of cycles; issue 8). A RELEASE store orders the critical
+ * (hundreds of cycles). A RELEASE store orders the critical
  * section before the release just as well, at the cost of a plain store.
  */
 static inline void
@@ -254,7 +253,7 @@ struct uroce_qp_stats {
 	uint64_t out_of_seq;		/**< requests ahead of the expected PSN */
 	uint64_t drops;			/**< packets the QP dropped (bad P_Key/Q_Key,
 					 *   wrong state, UC gap ...) */
-	/* Breakdowns (telemetry; issue 8). drops stays the total. */
+	/* Breakdowns (telemetry). drops stays the total. */
 	uint64_t rnr_retries;		/**< RNR NAKs answered by a resend after the wait */
 	uint64_t dup_resps;		/**< responses for no outstanding PSN (dropped) */
 	uint64_t drop_state;		/**< frames in a state that takes none, or a
@@ -362,7 +361,7 @@ struct uroce_qp {
 	 *  it: never false while something is owed). */
 	bool resp_owed;
 	bool path_resolved;
-	/* Pacing (issue 6): the requester consults it when pace_on. */
+	/* Pacing (qp_pace.c): the requester consults it when pace_on. */
 	bool pace_on;
 	struct uroce_responder *resp;
 	struct uroce_zc *zc;		/**< zero-copy frames' buffer owner, or NULL */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The uroce authors
  *
- * Zero-copy transmit (issue 3). An RC request packet whose payload is at
+ * Zero-copy transmit. An RC request packet whose payload is at
  * least env->tx_zc_min bytes is built as a chain instead of a copy:
  *
  *   [headers: direct mbuf] -> [piece: external buffer = registered memory]

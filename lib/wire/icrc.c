@@ -70,7 +70,7 @@ icrc_hdrs_generic(const uint8_t *l3, uint16_t l3_len)
  * starts 8 bytes before the IP header (inside the Ethernet header, which the
  * callers guarantee) and those 8 bytes are OR'ed to 1s: the LRH stand-in.
  * Whole-vector stores also let the CRC's 16-byte loads forward from them
- * (a byte-wise copy stalls there, which showed on 64-byte packets).
+ * (a byte-wise copy stalls that forwarding, which 64-byte packets feel).
  */
 #define M1 0xff
 static const uint8_t mask_v4[48] __rte_aligned(16) = {

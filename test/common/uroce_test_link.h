@@ -2,11 +2,12 @@
  * Copyright (c) 2026 The uroce authors
  *
  * An in-memory link between two transport endpoints, for tests that run
- * QPs without a NIC (DESIGN.md §2: the link is an interface, time is an
- * argument). Two nodes, A (0) and B (1), each with a mempool, an MR table,
- * a send and a receive CQ, a PD and stub engine hooks that record what the
- * transport asks (kicks, asynchronous events, CQ events; resolve() fills a
- * fixed MAC, or says -EAGAIN a given number of times).
+ * QPs without a NIC (docs/architecture.md, Time and the link as
+ * interfaces: the link is an interface, time is an argument). Two nodes, A
+ * (0) and B (1), each with a mempool, an MR table, a send and a receive
+ * CQ, a PD and stub engine hooks that record what the transport asks
+ * (kicks, asynchronous events, CQ events; resolve() fills a fixed MAC, or
+ * says -EAGAIN a given number of times).
  *
  * ut_link_run() moves frames A->B and B->A through uroce_wire_parse()
  * (ICRC checked) and uroce_qp_rx(), calls uroce_qp_tx() on every QP, and

@@ -50,7 +50,7 @@ the configuration (UROCE_PORT_DEV, UROCE_EAL_ARGS), and the prefix's
 runtime directory is removed afterwards. Cases run one after the other:
 two processes with one engine lcore each at a time (a 2-core machine).
 
-Issue 7 (--group net): --gid N runs the tools on GID N (1: the IPv6
+The net group (--group net): --gid N runs the tools on GID N (1: the IPv6
 link-local GID of the MAC, reached by neighbour discovery), --vlan N gives
 both ports [port] vlan = N; every RoCEv2 frame captured must then have
 the IP version of --expect-ip, the VLAN with the case's sl as PCP (or no
@@ -219,7 +219,7 @@ CASES = {
                      bw_max=10),
     ],
 }
-# The net group (issue 7): a service level and a traffic class on every
+# The net group: a service level and a traffic class on every
 # tool that takes them; run with --gid (an IPv6 GID) and --vlan, each
 # capture must then show the sl as 802.1Q PCP (sl & 7) and the traffic
 # class's DSCP with ECN Not-ECT (107 = DSCP 26 + ECN CE asked for).

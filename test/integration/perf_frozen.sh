@@ -62,10 +62,10 @@ pair_show
 echo "perf_frozen: client exit $crc"
 # 1: uroce-perf's failed run (a sanitizer's abort, 134, is not that).
 [ "$crc" -eq 1 ] || fail "the client exited $crc, not 1"
-# Stuck once, for good: when a stuck queue dropped only what waited and
-# was busy again at once, it was found stuck every 100 ms (hundreds of
-# times in a run), and the QPs that had sent nothing failed about 20 a
-# second, each waiting for a turn after a drop.
+# Stuck once, for good: a stuck queue that dropped only what waited and
+# was busy again at once would be found stuck every 100 ms (hundreds of
+# times in a run), and the QPs that had sent nothing would fail a few at
+# a time, each waiting for a turn after a drop.
 stuck=$(grep -c "tx queue 0 took no frame for 100 ms" "$tmp/client.out")
 [ "$stuck" -eq 1 ] ||
 	fail "the client's transmit queue was found stuck $stuck times, not once"

@@ -223,8 +223,8 @@ qp_connect(struct side *s, const struct side *peer, uint32_t sq_psn,
  * between them, so the QP joined the ready lists in INIT (the no-wire
  * list) and is still queued. Now in RTS it must wait on its port's list:
  * only that list stops while the port stalls; from the no-wire list it
- * would build frames the port cannot hold (lost, go-back-N: the 512
- * retransmissions of a 10,000-QP uroce-perf run).
+ * would build frames the port cannot hold (freed as tx_full, then resent
+ * by go-back-N).
  */
 static void
 check_ready_list(const struct side *s)
@@ -1065,11 +1065,11 @@ check_active_mtu(void)
  * retry_cnt 3). The queue is stuck once, for good (tx_stuck 1): from then
  * on it drops what the ethdev refuses and is never busy, so every QP's
  * packets leave into the void, the one that asks for an ACK too, and each
- * QP fails with RETRY_EXC_ERR after its retry_cnt + 1 timeouts. When the
- * queue dropped only what waited and was busy again at once, the QPs that
- * had sent nothing waited for a turn that each 100 ms drop gave a batch
- * or two of (lib/net/port.c, wait_stuck()), and the queue was found stuck
- * again every 100 ms.
+ * QP fails with RETRY_EXC_ERR after its retry_cnt + 1 timeouts. A queue
+ * that dropped only what waited and was busy again at once would make the
+ * QPs that had sent nothing wait for a turn that each 100 ms drop gave a
+ * batch or two of (lib/net/port.c, wait_stuck()), and would be found
+ * stuck again every 100 ms.
  */
 #define NSTUCK		64
 #define STUCK_LEN	(64 * 1024)

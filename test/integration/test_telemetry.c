@@ -255,7 +255,7 @@ check_lost_ack(struct side *a, struct side *b)
 }
 
 /*
- * Native progress (issue 8): a post sends its frame before it returns
+ * Native progress: a post sends its frame before it returns
  * (direct_tx); the poll that receives a WRITE places its data and sends
  * the ACK.
  */

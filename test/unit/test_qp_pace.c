@@ -1005,8 +1005,9 @@ test_slow_no_timeout(bool drop_last)
 	UT_CHECK(s->qa->stats.pace_wait_cycles > 0);
 	/* One wake-up per frame held back (the 7 after the first), none at
 	 * the local ACK timeout while a frame waits for its tokens
-	 * (requester.c, uroce_req_deadline(): the old rule made 10 and 15);
-	 * the loss adds the timeout and the waits of the 2 resent frames. */
+	 * (requester.c, uroce_req_deadline(): waking up there too would make
+	 * 10 and 15); the loss adds the timeout and the waits of the 2 resent
+	 * frames. */
 	UT_CHECK_EQ(s->l.timer_runs, drop_last ? 10 : 7);
 	UT_NOTE("slow paced stream, %s", drop_last ? "last packet lost once" :
 		"no loss");

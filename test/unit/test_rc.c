@@ -830,8 +830,8 @@ test_timeout_port_stalled(void)
  * asking for an ACK. The local ACK timeout expires once, late (nothing
  * owed): it spends no retry and is not armed again, so nothing is due
  * while the QP waits for its turn, and it stays in RTS for twice retry_cnt
- * + 1 timeouts (an engine far behind many QPs, where the retries used to
- * run out). Then either the port takes frames again and the WRITE
+ * + 1 timeouts (an engine far behind many QPs, whose retries must not run
+ * out). Then either the port takes frames again and the WRITE
  * completes, every byte placed, nothing resent; or (dead) what A sends
  * goes nowhere, as when the net layer drops what a port never drains
  * (NET_TX_STUCK_MS): the packets that ask for an ACK leave, and retry_cnt

@@ -14,8 +14,8 @@
  *    API reads equals ibv_poll_cq()'s, and the data is intact;
  *  - completion events on an ex CQ through its channel (the -e style);
  *  - EBUSY destroying an ex CQ a QP uses, then a clean destroy;
- *  - the verbs of issue 4 that stay absent: honest EOPNOTSUPP;
- *  - bad input across the object verbs (issue 4's audit): objects of
+ *  - the extended verbs that stay absent: honest EOPNOTSUPP;
+ *  - bad input across the object verbs: objects of
  *    another device, limits, invalid transitions and attributes give
  *    EINVAL with nothing changed, objects in use EBUSY, NULL EINVAL.
  */
@@ -539,7 +539,7 @@ test_error_completion(struct side *a, struct side *b)
 	}
 }
 
-/* Issue 4's other extended verbs: honest about what is absent. */
+/* The other extended verbs: honest about what is absent. */
 static void
 test_absent(struct ibv_context *ctx)
 {

@@ -68,7 +68,7 @@ test_attributes(struct ibv_context *ctx, struct ibv_device *dev)
 	UT_CHECK_EQ(da.device_cap_flags & IBV_DEVICE_RESIZE_MAX_WR, 0);
 	UT_CHECK_EQ(ibv_query_device_ex(ctx, NULL, &dx), 0);
 	UT_CHECK_EQ(dx.orig_attr.max_qp, da.max_qp);
-	/* Packet pacing (issue 6): RC, UC, UD and RAW_PACKET, 1 kbit/s to
+	/* Packet pacing: RC, UC, UD and RAW_PACKET, 1 kbit/s to
 	 * 100 Gbit/s. */
 	UT_CHECK_EQ(dx.packet_pacing_caps.qp_rate_limit_min, 1);
 	UT_CHECK_EQ(dx.packet_pacing_caps.qp_rate_limit_max, 100000000);
