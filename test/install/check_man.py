@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The uroce authors
-"""Every section and key the configuration parser accepts is documented in
-uroce.conf(5).
+"""The man pages document what the programs accept: every section and key
+of the configuration parser in uroce.conf(5), every option of
+`uroce-run --help` in uroce-run(1) and of `uroce-perf --help` in
+uroce-perf(1).
 
 The parser is asked, not read: a file with an unknown section, and one
 with an unknown key in [port] and in [eal], make it print what it knows
@@ -10,6 +12,9 @@ with an unknown key in [port] and in [eal], make it print what it knows
 starts DPDK, so nothing else runs. Each key must have its own entry,
 "*key* = ...", under the man page's "# [port] KEYS" or "# [eal] KEYS"
 heading, and each section a "*[section]*" entry under "# SECTIONS".
+An option is a line of --help that starts with it ("  -c, --config FILE",
+"      --server"); each must open an entry of the page's OPTIONS
+("*-c, --config* _FILE_", "*--server*").
 """
 
 import argparse
@@ -48,10 +53,32 @@ def section(page, title):
     return m.group(1) if m else ''
 
 
+def options(prog, page_file):
+    """The options of `prog --help` missing from page_file's OPTIONS."""
+    p = subprocess.run([prog, '--help'], capture_output=True, text=True,
+                       timeout=60, stdin=subprocess.DEVNULL)
+    opts = re.findall(r'^\s+((?:-\w, )?--[a-z][a-z-]*)', p.stdout, re.M)
+    if p.returncode != 0 or len(opts) < 2:
+        sys.exit('FAIL %s --help listed no options (exit %d)'
+                 % (prog, p.returncode))
+    text = section(open(page_file).read(), 'OPTIONS')
+    missing = []
+    for o in opts:
+        ok = re.search(r'^\*%s[* ]' % re.escape(o), text, re.M)
+        print('%s %s %s' % ('ok  ' if ok else 'FAIL',
+                            os.path.basename(prog), o))
+        if not ok:
+            missing.append('%s %s' % (os.path.basename(prog), o))
+    return missing
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--perf', required=True, help='uroce-perf')
+    ap.add_argument('--run', required=True, help='uroce-run')
     ap.add_argument('--page', required=True, help='man/uroce.conf.5.scd')
+    ap.add_argument('--perf-page', required=True, help='man/uroce-perf.1.scd')
+    ap.add_argument('--run-page', required=True, help='man/uroce-run.1.scd')
     a = ap.parse_args()
     page = open(a.page).read()
     keys = {
@@ -80,8 +107,13 @@ def main():
         sys.exit('FAIL only %d keys found: the parser output changed?' % n)
     if missing:
         print('not in %s: %s' % (a.page, ', '.join(missing)))
+    missing_opts = options(a.perf, a.perf_page) + options(a.run, a.run_page)
+    if missing_opts:
+        print('not in their man pages: %s' % ', '.join(missing_opts))
+    if missing or missing_opts:
         return 1
-    print('%d keys and %d sections documented' % (n, len(sects)))
+    print('%d keys, %d sections and every option documented'
+          % (n, len(sects)))
     return 0
 
 
