@@ -13,7 +13,7 @@ starts DPDK, so nothing else runs. Each key must have its own entry,
 "*key* = ...", under the man page's "# [port] KEYS" or "# [eal] KEYS"
 heading, and each section a "*[section]*" entry under "# SECTIONS".
 An option is a line of --help that starts with it ("  -c, --config FILE",
-"      --server"); each must open an entry of the page's OPTIONS
+"      --server", "  -v"); each must open an entry of the page's OPTIONS
 ("*-c, --config* _FILE_", "*--server*").
 """
 
@@ -57,7 +57,8 @@ def options(prog, page_file):
     """The options of `prog --help` missing from page_file's OPTIONS."""
     p = subprocess.run([prog, '--help'], capture_output=True, text=True,
                        timeout=60, stdin=subprocess.DEVNULL)
-    opts = re.findall(r'^\s+((?:-\w, )?--[a-z][a-z-]*)', p.stdout, re.M)
+    opts = re.findall(r'^\s+(-\w(?:, --[a-z][a-z-]*)?|--[a-z][a-z-]*)'
+                      r'(?=[ ,]|$)', p.stdout, re.M)
     if p.returncode != 0 or len(opts) < 2:
         sys.exit('FAIL %s --help listed no options (exit %d)'
                  % (prog, p.returncode))
