@@ -171,7 +171,7 @@ def check_man(c, a, top):
     pages = [('man1', 'uroce-run.1'), ('man1', 'uroce-perf.1'),
              ('man5', 'uroce.conf.5')]
     if a.man_pages == 0:
-        print('SKIP man pages: not built (scdoc not found, -Dman=auto)')
+        print('SKIP man pages: not built (-Dman=disabled, or scdoc not found)')
         return
     for sect, name in pages:
         f = os.path.join(mandir, sect, name)
