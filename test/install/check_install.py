@@ -12,7 +12,8 @@
   (LD_DEBUG=libs) shows that the libibverbs.so.1 it loaded is the
   installed one, not the build tree's or the system's;
 - each installed man page renders with neither man nor groff warning;
-- pkg-config finds uroce.pc in the DESTDIR; a small native program
+- pkg-config finds uroce.pc in the DESTDIR; every installed header
+  compiles on its own with its Cflags; a small native program
   compiles against the installed headers (its dependency list names them)
   and links against the installed liburoce with `pkg-config --libs uroce`
   (liburoce is static: its dependencies are public Requires, so the shared
@@ -240,6 +241,16 @@ def check_pkgconfig(c, a, dest, top):
     if not c.check(p.returncode == 0, 'a native program compiles with '
                    '`pkg-config --cflags uroce`\n%s' % p.stderr):
         return
+    # Every installed header stands alone on the installed include path:
+    # none may need a header that is not installed.
+    incdir = under(top, os.path.join(a.includedir, 'uroce'))
+    for h in sorted(os.listdir(incdir)):
+        one = os.path.join(dest, 'one.c')
+        with open(one, 'w') as f:
+            f.write('#include <uroce/%s>\n' % h)
+        p = sh(cc + a.cflags.split() + cflags + ['-fsyntax-only', one])
+        c.check(p.returncode == 0, '<uroce/%s> compiles on its own with '
+                'the installed headers\n%s' % (h, p.stderr[-2000:]))
     deps = ' '.join(norm(x) for x in open(dep).read().split())
     c.check(under(top, os.path.join(a.includedir, 'uroce', 'uroce.h'))
             in deps and under(top, os.path.join(a.includedir, 'uroce',
