@@ -13,9 +13,14 @@
  * absolute so that a program that changes directory still finds it), then
  * exec the program. Nothing stays running: the library does the rest.
  *
- * The library is looked for beside the launcher: in the build tree
- * (app/run/uroce-run -> lib/verbs/) or in the install layout
- * (<bindir>/uroce-run -> <libdir>/uroce/). Errors are one line and exit 2.
+ * The library is looked for relative to the launcher's own executable:
+ * first in the install layout (<bindir>/uroce-run -> <libdir>/uroce/, the
+ * path meson computed from bindir), so that an installed tree works
+ * wherever it is unpacked; then in the build tree (app/run/uroce-run ->
+ * lib/verbs/); then at the configured absolute <libdir>/uroce. The
+ * install layout comes first because the build tree's relative path,
+ * seen from an installed <bindir>, could name an unrelated folder
+ * (<prefix>/../lib/verbs). Errors are one line and exit 2.
  */
 
 #include <errno.h>
@@ -37,10 +42,11 @@
 #define EXIT_USAGE	2
 #define VERBS_LIB	"libibverbs.so.1"
 
-/* Where the library may be, relative to the launcher's directory first. */
+/* Where the library may be, relative to the launcher's directory, in the
+ * order tried. */
 static const char *const lib_dirs_rel[] = {
-	"../../lib/verbs",		/* build tree */
 	UROCE_RUN_LIBDIR_REL,		/* install layout */
+	"../../lib/verbs",		/* build tree */
 };
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
