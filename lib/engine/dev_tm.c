@@ -12,7 +12,7 @@
 #include <errno.h>
 
 #include "engine_priv.h"
-#include "srq_priv.h"
+#include "uroce_srq.h"
 
 struct tm_ops_msg {
 	struct uroce_srq *srq;
