@@ -22,7 +22,7 @@
 #include <rte_cycles.h>
 
 #include "uroce_wire.h"
-#include "crc32_priv.h"
+#include "uroce_crc32.h"
 
 #define CRC_BUF_LEN	4096
 #define FRAME_CAP	(4096 + 256)

@@ -3,7 +3,7 @@
  *
  * SRQs of a device: create, destroy, and their numbers. An SRQ belongs to
  * no lcore: the QPs that take from it may be owned by several, and its
- * own locks (lib/transport/uroce_srq.h) serialise them, so modify and
+ * own locks (lib/transport/include/uroce_srq.h) serialise them, so modify and
  * query run on the caller's thread, without a control message.
  *
  * SRQ numbers index one table for the process (ENG_MAX_SRQ entries, set

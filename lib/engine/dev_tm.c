@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The uroce authors
  *
  * ibv_post_srq_ops() of tag-matching SRQs. The tag list of a TM-SRQ
- * (lib/transport/uroce_tm.h) belongs to the engine lcore that owns the
+ * (lib/transport/include/uroce_tm.h) belongs to the engine lcore that owns the
  * SRQ's CQ, which also owns every QP on the SRQ (dev.c, eng_pick_owner):
  * the ops run there as a control message, so matching and list changes
  * never race, and their completions are pushed by the CQ's one producer.
@@ -12,7 +12,7 @@
 #include <errno.h>
 
 #include "engine_priv.h"
-#include "srq_priv.h"
+#include "uroce_srq.h"
 
 struct tm_ops_msg {
 	struct uroce_srq *srq;

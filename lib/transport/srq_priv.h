@@ -28,9 +28,4 @@ extern const struct uroce_srq_type uroce_srq_type_basic;
 extern const struct uroce_srq_type uroce_srq_type_xrc;	/* xrc.c */
 extern const struct uroce_srq_type uroce_srq_type_tm;
 
-/* ibv_post_srq_ops() on the owner of a TM-SRQ's CQ (tm_rx.c): -EINVAL on
- * another type, else uroce_tm_post_ops() with completions on srq->cq. */
-int uroce_srq_post_ops(struct uroce_srq *srq, struct ibv_ops_wr *wr,
-		       struct ibv_ops_wr **bad_wr);
-
 #endif /* UROCE_SRQ_PRIV_H */

@@ -8,7 +8,7 @@
  * ibv_wc_read_*() accessors.
  *
  * The CQ is the same engine CQ as ibv_create_cq()'s, whose entries are
- * struct ibv_wc (lib/transport/uroce_cq.h): start_poll and next_poll move
+ * struct ibv_wc (lib/transport/include/uroce_cq.h): start_poll and next_poll move
  * the oldest entry into the CQ's "current" completion (one 48-byte copy,
  * as ibv_poll_cq() does) and the accessors read its fields. The entry
  * leaves the ring at once, so end_poll has nothing to release, and
@@ -24,7 +24,7 @@
  * completion_timestamp_mask are 0 in ibv_query_device_ex()), CVLAN, flow
  * tags (no flow steering). Tag matching info (IBV_WC_EX_WITH_TM_INFO) is
  * carried by the IBV_WC_TM_RECV entries of TM-SRQs in fields RC does not
- * use (lib/transport/uroce_tm.h); ibv_wc_read_tm_info() unpacks it.
+ * use (lib/transport/include/uroce_tm.h); ibv_wc_read_tm_info() unpacks it.
  * Accessors are set for the wc_flags asked for only, as the providers do;
  * the others stay NULL.
  */

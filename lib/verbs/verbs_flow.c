@@ -6,7 +6,7 @@
  * Flow steering: ibv_create_flow() and ibv_destroy_flow(), which
  * <infiniband/verbs.h> implements inline through verbs_context's
  * ibv_create_flow and ibv_destroy_flow ops (ibv_create_flow(3)). The rules
- * and their errors are the engine's (lib/engine/uroce_flow.h); here only
+ * and their errors are the engine's (lib/engine/include/uroce_flow.h); here only
  * the conventions: create returns NULL with errno, destroy returns the
  * errno value. The kernel asks for CAP_NET_RAW to create RAW_PACKET QPs and
  * their flows; a userspace stack has no such gate.

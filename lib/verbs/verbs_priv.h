@@ -78,7 +78,7 @@ void uroce_verbs_device_put(struct uroce_verbs_device *dev);
  *
  * Each verbs object is the public struct the application sees, first (so
  * that the two pointers are one), followed by the engine object behind it
- * (lib/engine/uroce_engine.h). Inside lib/ errors are negative errno; each
+ * (lib/engine/include/uroce_engine.h). Inside lib/ errors are negative errno; each
  * verb converts them to its own convention (man page) at its return.
  */
 struct uroce_dev;

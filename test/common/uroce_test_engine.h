@@ -2,7 +2,7 @@
  * Copyright (c) 2026 The uroce authors
  *
  * Waiting for the engine in tests that drive it through its C API
- * (lib/engine/uroce_engine.h): progress on this thread when the engine has
+ * (lib/engine/include/uroce_engine.h): progress on this thread when the engine has
  * no lcores (native poll), else let its lcores run. Every wait is bounded
  * by UT_WAIT_S, a hang guard and not a performance threshold; once a wait
  * ran out, ut_stuck makes later waits give up at once so that a broken

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The uroce authors
  *
- * The SPSC ring (lib/transport/uroce_ring.h) and the CQ on it
+ * The SPSC ring (lib/transport/include/uroce_ring.h) and the CQ on it
  * (lib/transport/cq.c): fill/drain/wrap, the 32-bit index wrap, a two-thread
  * stress run, CQ order, partial polls, overrun, notification arming, and a
  * two-thread arm/poll/notify run that would hang on a lost wakeup.

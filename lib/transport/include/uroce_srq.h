@@ -139,6 +139,11 @@ uint32_t uroce_srq_count(struct uroce_srq *srq);
  */
 bool uroce_srq_take(struct uroce_srq *srq, struct uroce_recv_wqe *dst);
 
+/* ibv_post_srq_ops() on the owner of a TM-SRQ's CQ (tm_rx.c): -EINVAL on
+ * another type, else uroce_tm_post_ops() with completions on srq->cq. */
+int uroce_srq_post_ops(struct uroce_srq *srq, struct ibv_ops_wr *wr,
+		       struct ibv_ops_wr **bad_wr);
+
 #ifdef __cplusplus
 }
 #endif

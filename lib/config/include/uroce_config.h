@@ -52,7 +52,7 @@
  * typo in one is an error rather than silently ignored.
  *
  * dev = af_xdp:IFACE[,devargs] is an AF_XDP port on kernel interface IFACE
- * (pmd_glue/uroce_glue.h). On ports whose dev names a kernel interface
+ * (pmd_glue/include/uroce_glue.h). On ports whose dev names a kernel interface
  * (af_xdp:, net_af_xdp..,iface=, net_af_packet..,iface=) ip and ip6 may be
  * left out: the interface's own kernel addresses are used.
  *

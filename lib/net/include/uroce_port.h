@@ -21,7 +21,7 @@
  *
  * Errors are negative errno; open also writes one line naming the key.
  *
- * The dev string (pmd_glue/uroce_glue.h has the grammar): a vdev
+ * The dev string (pmd_glue/include/uroce_glue.h has the grammar): a vdev
  * ("net_memif0,role=server,socket=/tmp/a.sock", "net_af_packet0,iface=veth0",
  * "net_tap0", "net_ring0", any other vdev), a PCI address with devargs, or
  * uroce's in-process link "ringlink:NAME,side=0|1" (two ports of one
@@ -105,7 +105,7 @@ struct uroce_port;
  * interface's kernel addresses are the port's; af_xdp ports take the
  * interface's MTU (mtu, when given, lowered to it and to what an AF_XDP
  * frame holds) and hand their addresses to the XDP program after the
- * start (pmd_glue/uroce_glue.h). Installs the fault callbacks and opens the capture file if the
+ * start (pmd_glue/include/uroce_glue.h). Installs the fault callbacks and opens the capture file if the
  * config asks, then sends a gratuitous ARP when the port has an IPv4
  * address. cfg must outlive the port.
  *
