@@ -219,10 +219,10 @@ perf_report_table(const struct perf *p, const struct perf_row *rows,
 		fprintf(f, ", at most %u in flight", p->o->inflight);
 	fprintf(f, ", path MTU %u, %s per phase\n", p->mtu,
 		p->o->iters ? "fixed iterations" : "fixed time");
-	fprintf(f, "each row: the median of %u round%s of the raw ceiling and "
-		"uroce, alternating, on the same port and core; ratio = median "
-		"uroce / median raw; min..max over the rounds (Gbit/s, Mmsg/s "
-		"or Mpps for rate rows, ns)\n", p->o->rounds,
+	fprintf(f, "each row: the median of %u round%s, each the raw ceiling "
+		"then uroce on the same port and core; ratio = uroce / raw, "
+		"the medians; min..max over the rounds (Gbit/s; Mmsg/s and "
+		"Mpps for rate rows; ns)\n", p->o->rounds,
 		p->o->rounds > 1 ? "s" : "");
 	bw_rows(p, rows, n, f);
 	lat_rows(rows, n, f);
