@@ -219,11 +219,12 @@ perf_report_table(const struct perf *p, const struct perf_row *rows,
 		fprintf(f, ", at most %u in flight", p->o->inflight);
 	fprintf(f, ", path MTU %u, %s per phase\n", p->mtu,
 		p->o->iters ? "fixed iterations" : "fixed time");
-	fprintf(f, "each row: the median of %u round%s, each the raw ceiling "
-		"then uroce on the same port and core; ratio = uroce / raw, "
-		"the medians; min..max over the rounds (Gbit/s; Mmsg/s and "
-		"Mpps for rate rows; ns)\n", p->o->rounds,
-		p->o->rounds > 1 ? "s" : "");
+	fprintf(f, "each row: the median of %u round%s, each %s on the same "
+		"port and core; ratio = uroce / raw, the medians; min..max "
+		"over the rounds (Gbit/s; Mmsg/s and Mpps for rate rows; ns)\n",
+		p->o->rounds, p->o->rounds > 1 ? "s" : "",
+		p->o->no_raw ? "uroce alone" : p->o->raw_only ?
+		"the raw ceiling alone" : "the raw ceiling then uroce");
 	bw_rows(p, rows, n, f);
 	lat_rows(rows, n, f);
 	for (i = 0; i < n && !rows[i].moved; i++)
