@@ -97,21 +97,26 @@ perf_live_tick(struct perf *p, struct perf_live *l, uint64_t now,
 /* ------------------------------------------------------------------------
  * Table.
  */
-/* "lo..hi" of a row's rounds into buf, right-aligned in width. */
+/* Decimals for a figure of the table's spread columns: 3 or 4 digits. */
+static int
+prec(double v)
+{
+	return v >= 100 ? 0 : v >= 10 ? 1 : v >= 1 ? 2 : 4;
+}
+
+/* "lo..hi" of a row's rounds, right-aligned in width. */
 static void
 spread_col(FILE *f, const double *v, unsigned int n, int width)
 {
-	char buf[48];
+	char buf[64];
 	double lo, hi;
-	int prec;
 
 	if (n == 0) {
 		fprintf(f, "%*s", width, "-");
 		return;
 	}
 	perf_spread(v, n, &lo, &hi);
-	prec = hi >= 100 ? 0 : hi >= 10 ? 1 : hi >= 1 ? 2 : 4;
-	snprintf(buf, sizeof(buf), "%.*f..%.*f", prec, lo, prec, hi);
+	snprintf(buf, sizeof(buf), "%.*f..%.*f", prec(lo), lo, prec(hi), hi);
 	fprintf(f, "%*s", width, buf);
 }
 
