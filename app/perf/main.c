@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * Copyright (c) 2026 The uroce authors
  *
- * uroce-perf: the client runs a list of phases (for each size: the raw
- * ceiling, then the transport) and the server follows them over the TCP
- * control connection:
+ * uroce-perf: the client runs a list of phases (for each row, --rounds
+ * times: the raw ceiling, then the transport) and the server follows them
+ * over the TCP control connection:
  *
  *	client			server
- *	hello (run params) -->	objects from the params
+ *	hello (run params,
+ *	  rounds a row)	   -->	objects from the params
  *			   <--	hello (its buffer, GID, MAC)
  *	QPNs		   -->
  *			   <--	QPNs		both bring their QPs to RTS
- *	phase		   -->	prepare (receives)
+ *	phase (its round)  -->	prepare (receives)
  *			   <--	ready		both run the phase
  *	end		   -->	stop
  *			   <--	result (what the server counted)
@@ -35,7 +36,7 @@
 
 #include "perf_priv.h"
 
-#define HELLO_MAGIC	0x75706631u	/* "upf1" */
+#define HELLO_MAGIC	0x75706632u	/* "upf2" */
 #define MAX_ROWS	(2 * PERF_MAX_SIZES + 1)
 
 enum msg_type {
@@ -213,7 +214,8 @@ run_server(struct perf *p)
 	close(lfd);
 	if (p->fd < 0 || perf_ctl_recv(p->fd, &h, sizeof(h), PERF_WAIT_S) != 1 ||
 	    h.magic != HELLO_MAGIC || h.wl >= perf_nwls || h.nqp == 0 ||
-	    h.nqp > PERF_MAX_QPS || h.depth == 0 || h.max_size == 0) {
+	    h.nqp > PERF_MAX_QPS || h.depth == 0 || h.max_size == 0 ||
+	    h.rounds == 0 || h.rounds > PERF_MAX_ROUNDS) {
 		fprintf(stderr, "uroce-perf: no valid hello from the client\n");
 		return -EPROTO;
 	}
@@ -223,6 +225,7 @@ run_server(struct perf *p)
 	p->o->qps = h.nqp;
 	p->o->bidir = h.bidir != 0;
 	p->o->srq = h.srq_wr != 0;
+	p->o->rounds = h.rounds;
 	p->peer = h.info;
 	ret = perf_setup(p, &h);
 	if (ret < 0)
@@ -240,6 +243,8 @@ run_server(struct perf *p)
 			return -EPROTO;
 		if (m.ph.kind == PH_QUIT)
 			break;
+		if (m.ph.round >= p->o->rounds)
+			return -EPROTO;
 		ret = server_phase(p, &m);
 	}
 	return ret;
@@ -335,97 +340,201 @@ client_phase(struct perf *p, const struct perf_phase *ph, void *res,
 }
 
 static void
-say(const struct perf *p, const char *what, uint32_t size)
+say(const struct perf *p, const char *what, uint32_t size, uint32_t round)
 {
-	if (!p->o->quiet) {
+	if (p->o->quiet)
+		return;
+	if (p->o->rounds > 1)
+		printf("%s, %u B, round %u/%u:\n", what, size, round + 1,
+		       p->o->rounds);
+	else
 		printf("%s, %u B:\n", what, size);
-		fflush(stdout);
-	}
+	fflush(stdout);
 }
 
-/* A bw or rate row: the raw ceiling, then the transport. */
+/* The figure a bw or rate round is judged by. */
+static double
+bw_fig(const struct perf_row *w, const struct perf_bw_res *r)
+{
+	return w->mode == PERF_MODE_RATE ? perf_mps(r) : perf_gbps(r);
+}
+
+/* One round of a bw or rate row: the raw ceiling, then the transport. */
 static int
-client_bw_row(struct perf *p, struct perf_row *w)
+bw_round(struct perf *p, struct perf_row *w, uint32_t round,
+	 struct perf_bw_res *raw, struct perf_bw_res *tp)
 {
 	uint32_t fpm = (w->size + p->mtu - 1) / p->mtu;	/* frames a message */
-	struct perf_phase ph = { .duration = p->o->duration };
+	struct perf_phase ph = { .round = round,
+				 .duration = p->o->duration / p->o->rounds };
 	struct perf_msg srv;
 	int ret;
 
-	/* The ceiling is measured again for each row, even for a frame length
-	 * an earlier row had: right before its transport phase, it sees the
-	 * same machine (other load, frequency) as the figure it judges. */
-	w->frame_len = perf_frame_len(p, w->size);
 	if (!p->o->no_raw) {
 		ph.kind = PH_RAW_BW;
 		ph.size = w->frame_len;
 		ph.iters = p->o->iters * fpm;
-		say(p, "raw", ph.size);
-		ret = client_phase(p, &ph, &w->raw, &srv);
+		say(p, "raw", ph.size, round);
+		ret = client_phase(p, &ph, raw, &srv);
 		if (ret < 0)
 			return ret;
 		/* The ceiling is what arrived, over the receiver's window
 		 * (--bidir: both receivers, the longer window). */
-		w->raw.frames = srv.res.frames + p->bidir_rx.frames;
-		w->raw.secs = RTE_MAX(srv.res.secs, p->bidir_rx.secs);
-		w->raw.bytes = srv.res.frames * perf_frame_payload(p, w->size);
-		w->has_raw = true;
+		raw->frames = srv.res.frames + p->bidir_rx.frames;
+		raw->secs = RTE_MAX(srv.res.secs, p->bidir_rx.secs);
+		raw->bytes = srv.res.frames * perf_frame_payload(p, w->size);
+		w->raw_fig[w->nraw++] = bw_fig(w, raw);
 	}
 	if (p->o->raw_only)
 		return 0;
 	ph.kind = PH_BW;
 	ph.size = w->size;
 	ph.iters = p->o->iters;
-	say(p, perf_wls[p->o->wl]->name, ph.size);
-	ret = client_phase(p, &ph, &w->tp, &srv);
+	say(p, perf_wls[p->o->wl]->name, ph.size, round);
+	ret = client_phase(p, &ph, tp, &srv);
 	perf_pace_peer(p, &srv.res);
-	w->has_tp = ret == 0 || w->tp.msgs != 0 || w->tp.errors != 0;
-	w->tp.errors += srv.res.errors + p->bidir_rx.errors;
-	w->tp.failed_qps += srv.res.failed_qps;
+	tp->errors += srv.res.errors + p->bidir_rx.errors;
+	tp->failed_qps += srv.res.failed_qps;
 	if (p->o->bidir) {	/* the server's half is in its result */
-		w->tp.msgs += srv.res.msgs;
-		w->tp.bytes += srv.res.bytes;
-		w->tp.frames += srv.res.frames;
-		w->tp.qc.retransmits += srv.res.qc.retransmits;
-		w->tp.secs = RTE_MAX(w->tp.secs, srv.res.secs);
+		tp->msgs += srv.res.msgs;
+		tp->bytes += srv.res.bytes;
+		tp->frames += srv.res.frames;
+		tp->qc.retransmits += srv.res.qc.retransmits;
+		tp->secs = RTE_MAX(tp->secs, srv.res.secs);
 	}
+	if (ret == 0 || tp->msgs != 0 || tp->errors != 0)
+		w->tp_fig[w->ntp++] = bw_fig(w, tp);
 	return ret;
+}
+
+/* The row's figures: its median rounds, the trouble of every round. */
+static void
+bw_row_sum(struct perf *p, struct perf_row *w, const struct perf_bw_res *raw,
+	   const struct perf_bw_res *tp)
+{
+	unsigned int i;
+
+	if (w->nraw > 0)
+		w->raw = raw[perf_median_round(w->raw_fig, w->nraw)];
+	w->has_raw = w->nraw > 0;
+	w->moved = perf_row_moved(w, p->o->moved);
+	if (w->ntp == 0)
+		return;
+	w->tp = tp[perf_median_round(w->tp_fig, w->ntp)];
+	w->has_tp = true;
+	memset(&w->tp.qc, 0, sizeof(w->tp.qc));
+	w->tp.errors = w->tp.failed_qps = 0;
+	for (i = 0; i < w->ntp; i++) {
+		w->tp.errors += tp[i].errors;
+		w->tp.failed_qps += tp[i].failed_qps;
+		w->tp.qc.retransmits += tp[i].qc.retransmits;
+		w->tp.qc.timeouts += tp[i].qc.timeouts;
+		w->tp.qc.late_timeouts += tp[i].qc.late_timeouts;
+	}
+}
+
+/* A bw or rate row: rounds of the raw ceiling, then the transport. The
+ * ceiling is measured again for each row, even for a frame length an
+ * earlier row had, and in every round: right before its transport phase,
+ * it sees the same machine (other load, frequency) as the figure it
+ * judges. */
+static int
+client_bw_row(struct perf *p, struct perf_row *w)
+{
+	struct perf_bw_res *raw, *tp;
+	uint32_t r;
+	int ret = 0;
+
+	w->frame_len = perf_frame_len(p, w->size);
+	raw = calloc(p->o->rounds, sizeof(*raw));
+	tp = calloc(p->o->rounds, sizeof(*tp));
+	if (raw == NULL || tp == NULL)
+		ret = -ENOMEM;
+	for (r = 0; ret == 0 && r < p->o->rounds && !perf_stop; r++)
+		ret = bw_round(p, w, r, &raw[w->nraw], &tp[w->ntp]);
+	if (raw != NULL && tp != NULL)
+		bw_row_sum(p, w, raw, tp);
+	free(raw);
+	free(tp);
+	return ret;
+}
+
+/* One round of a latency row: the raw ping-pong, then the transport's. */
+static int
+lat_round(struct perf *p, struct perf_row *w, uint32_t round,
+	  struct perf_lat_res *raw, struct perf_lat_res *tp)
+{
+	struct perf_phase ph = { .round = round, .iters = p->o->iters,
+				 .duration = p->o->duration / p->o->rounds };
+	struct perf_msg srv;
+	int ret;
+
+	if (!p->o->no_raw) {
+		ph.kind = PH_RAW_LAT;
+		ph.size = w->frame_len;
+		say(p, "raw ping-pong", ph.size, round);
+		ret = client_phase(p, &ph, raw, &srv);
+		if (ret < 0)
+			return ret;
+		w->raw_fig[w->nraw++] = (double)perf_hist_pct(&raw->h, 50);
+	}
+	if (p->o->raw_only)
+		return 0;
+	ph.kind = PH_LAT;
+	ph.size = w->size;
+	say(p, "latency", ph.size, round);
+	ret = client_phase(p, &ph, tp, &srv);
+	tp->errors += srv.lat_errors;
+	w->tp_fig[w->ntp++] = (double)perf_hist_pct(&tp->h, 50);
+	return ret;
+}
+
+/* The median round of n (by p50) into a new copy; *dst NULL if none. */
+static int
+lat_median(struct perf_lat_res **dst, const struct perf_lat_res *r,
+	   const double *fig, unsigned int n)
+{
+	uint64_t errors = 0;
+	unsigned int i;
+
+	*dst = NULL;
+	if (n == 0)
+		return 0;
+	*dst = malloc(sizeof(**dst));
+	if (*dst == NULL)
+		return -ENOMEM;
+	**dst = r[perf_median_round(fig, n)];
+	for (i = 0; i < n; i++)
+		errors += r[i].errors;
+	(*dst)->errors = errors;
+	return 0;
 }
 
 static int
 client_lat_row(struct perf *p, struct perf_row *w)
 {
-	struct perf_phase ph = { .duration = p->o->duration,
-				 .iters = p->o->iters, .size = w->size };
-	struct perf_msg srv;
-	int ret;
+	struct perf_lat_res *raw, *tp;
+	uint32_t r;
+	int ret = 0, ret2;
 
 	w->frame_len = perf_frame_len(p, w->size);
-	w->rlat = calloc(1, sizeof(*w->rlat));
-	w->tlat = calloc(1, sizeof(*w->tlat));
-	if (w->rlat == NULL || w->tlat == NULL)
-		return -ENOMEM;
-	if (!p->o->no_raw) {
-		ph.kind = PH_RAW_LAT;
-		ph.size = w->frame_len;
-		say(p, "raw ping-pong", ph.size);
-		ret = client_phase(p, &ph, w->rlat, &srv);
-		if (ret < 0)
-			return ret;
-	} else {
-		free(w->rlat);
-		w->rlat = NULL;
+	raw = calloc(p->o->rounds, sizeof(*raw));
+	tp = calloc(p->o->rounds, sizeof(*tp));
+	if (raw == NULL || tp == NULL)
+		ret = -ENOMEM;
+	for (r = 0; ret == 0 && r < p->o->rounds && !perf_stop; r++)
+		ret = lat_round(p, w, r, &raw[w->nraw], &tp[w->ntp]);
+	if (raw != NULL && tp != NULL) {
+		ret2 = lat_median(&w->rlat, raw, w->raw_fig, w->nraw);
+		if (ret2 == 0)
+			ret2 = lat_median(&w->tlat, tp, w->tp_fig, w->ntp);
+		ret = ret ? ret : ret2;
 	}
-	if (p->o->raw_only) {
-		free(w->tlat);
-		w->tlat = NULL;
-		return 0;
-	}
-	ph.kind = PH_LAT;
-	ph.size = w->size;
-	say(p, "latency", ph.size);
-	ret = client_phase(p, &ph, w->tlat, &srv);
-	w->tlat->errors += srv.lat_errors;
+	w->has_raw = w->rlat != NULL;
+	w->has_tp = w->tlat != NULL;
+	w->moved = perf_row_moved(w, p->o->moved);
+	free(raw);
+	free(tp);
 	return ret;
 }
 
@@ -481,7 +590,7 @@ run_client(struct perf *p)
 		.magic = HELLO_MAGIC, .wl = p->o->wl, .nqp = p->o->qps,
 		.depth = p->o->depth, .max_size = p->o->max_size,
 		.rate_kbps = p->o->rate_kbps, .bidir = p->o->bidir,
-		.srq_wr = perf_srq_wr(p->o),
+		.srq_wr = perf_srq_wr(p->o), .rounds = p->o->rounds,
 	};
 	int ret;
 

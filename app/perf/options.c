@@ -32,8 +32,14 @@ static const char usage_text[] =
 "      --max-size N    largest message of -a (8M)\n"
 "      --lat-size N    latency message bytes (8)\n"
 "  -q, --depth N       outstanding WRs per QP (128)\n"
-"  -D, --duration S    seconds per phase (2; fractions allowed)\n"
-"  -n, --iters N       messages per phase instead of a duration\n"
+"  -D, --duration S    seconds of each figure, split over the rounds (2;\n"
+"                      fractions allowed)\n"
+"  -n, --iters N       messages per phase, every round, instead of -D\n"
+"      --rounds N      each row alternates the raw ceiling and the transport\n"
+"                      N times, 1..25, and reports the median of each (3;\n"
+"                      1 with --window)\n"
+"      --moved PCT     flag a row whose ceiling moved by more than PCT\n"
+"                      percent between its rounds (15)\n"
 "      --qps N         QPs, 1..10000, posted to round robin (1)\n"
 "      --inflight N    messages in flight over all QPs (qps x depth)\n"
 "      --rate KBPS     rate limit per QP (kbit/s)\n"
@@ -62,7 +68,8 @@ static const char usage_text[] =
 enum {
 	O_SERVER = 256, O_CONNECT, O_CORE, O_MAXSZ, O_LATSZ, O_QPS, O_RATE,
 	O_RAW, O_NORAW, O_JSON, O_PLOT, O_QUIET, O_SRQ, O_BIDIR, O_VERBS,
-	O_LOOP, O_INFLIGHT, O_RATE_TOTAL, O_BURST, O_WINDOW,
+	O_LOOP, O_INFLIGHT, O_RATE_TOTAL, O_BURST, O_WINDOW, O_ROUNDS,
+	O_MOVED,
 };
 
 static const struct option long_opts[] = {
@@ -80,6 +87,8 @@ static const struct option long_opts[] = {
 	{ "depth", required_argument, NULL, 'q' },
 	{ "duration", required_argument, NULL, 'D' },
 	{ "iters", required_argument, NULL, 'n' },
+	{ "rounds", required_argument, NULL, O_ROUNDS },
+	{ "moved", required_argument, NULL, O_MOVED },
 	{ "qps", required_argument, NULL, O_QPS },
 	{ "inflight", required_argument, NULL, O_INFLIGHT },
 	{ "rate", required_argument, NULL, O_RATE },
@@ -228,6 +237,17 @@ parse_one(int c, struct perf_opts *o, uint64_t *size, bool *sweep)
 				  "not a number of seconds in (0, 3600]");
 		break;
 	case 'n': ret = num("--iters", optarg, 1, UINT32_MAX, &o->iters); break;
+	case O_ROUNDS:
+		ret = num("--rounds", optarg, 1, PERF_MAX_ROUNDS, &v);
+		o->rounds = (unsigned int)v;
+		break;
+	case O_MOVED:
+		o->moved = strtod(optarg, &end) / 100;
+		if (end == optarg || *end != '\0' || !(o->moved > 0) ||
+		    o->moved > 10)
+			ret = bad("--moved", optarg,
+				  "not a percentage in (0, 1000]");
+		break;
 	case O_QPS:
 		ret = num("--qps", optarg, 1, PERF_MAX_QPS, &v);
 		o->qps = (uint32_t)v;
@@ -318,6 +338,7 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 	o->max_size = MAX_MSG;
 	o->depth = 128;
 	o->qps = 1;
+	o->moved = PERF_DEF_MOVED;
 	opterr = 0;	/* our own one-line messages */
 	while ((c = getopt_long(argc, argv, "c:p:w:m:s:aq:D:n:ih", long_opts,
 				NULL)) != -1) {
@@ -344,6 +365,11 @@ perf_opts_parse(int argc, char **argv, struct perf_opts *o)
 			    "two processes, one way, no -i");
 	if (o->raw_only && o->no_raw)
 		return rule("--raw/--no-raw", "give at most one");
+	/* The pacing windows measure one transport phase. */
+	if (o->window_s != 0 && o->rounds > 1)
+		return rule("--window/--rounds", "windows measure one round");
+	if (o->rounds == 0)
+		o->rounds = o->window_s != 0 ? 1 : PERF_DEF_ROUNDS;
 	if (o->duration == 0 && o->iters == 0)
 		o->duration = 2;
 	if (o->duration != 0 && o->iters != 0)

@@ -10,7 +10,10 @@
  * follows them through the TCP control connection. Every transport phase
  * has a raw phase (plain DPDK tx/rx bursts of frames of the same length on
  * the same port, no transport) run just before it, so each figure comes
- * with its ceiling from the same run.
+ * with its ceiling from the same run. A row alternates the two in rounds
+ * (ceiling, transport, ceiling, transport, ...) and reports the median
+ * round of each, their spread, and whether the ceiling moved between
+ * rounds by more than --moved (the machine changed speed meanwhile).
  *
  * Roles of the files:
  *   options.c    command line
@@ -24,6 +27,7 @@
  *   lat.c        latency ping-pong on the transport
  *   raw.c        the raw ceiling: bandwidth, packet rate, ping-pong
  *   hist.c       latency histogram
+ *   rounds.c     medians, spreads and the moved rule of a row's rounds
  *   report.c     live line, final table, JSON
  *   plot.c       gnuplot output
  *   pace.c       per-QP rates and pacing measured in windows (--window)
@@ -43,6 +47,16 @@
 #define PERF_WAIT_S		30.0	/* bound of every wait without progress */
 #define PERF_FAIL_WAIT_S	5.0	/* for the server's result after a failed
 					 * phase: the server may be why */
+#define PERF_MAX_ROUNDS		25
+/* Rounds of a row: three give a median that one slow spell of the host
+ * cannot move, and keep the demo's sweep (21 rows) at its 30 s since -D
+ * is split over the rounds. */
+#define PERF_DEF_ROUNDS		3
+/* A ceiling that moved by more than 15% between two rounds flags its row:
+ * on a quiet 2-vCPU VM the unpaced ceiling varies by up to that much from
+ * one run to the next; bench/pace/run.sh applies the same limit
+ * (PACE_MOVED) to the ceilings around a paced run. */
+#define PERF_DEF_MOVED		0.15
 
 /* ------------------------------------------------------------------------
  * Options.
@@ -66,8 +80,11 @@ struct perf_opts {
 	uint32_t lat_size;
 	uint32_t max_size;		/* buffer size (largest message) */
 	uint32_t depth;			/* outstanding WRs per QP */
-	double duration;		/* seconds per phase (0: iterations) */
-	uint64_t iters;			/* messages per phase */
+	double duration;		/* seconds of a row's figure, split over
+					 * its rounds (0: iterations) */
+	uint64_t iters;			/* messages per phase, every round */
+	unsigned int rounds;		/* ceiling/transport rounds of a row */
+	double moved;			/* fraction: the ceiling moved limit */
 	uint32_t qps;
 	uint32_t inflight;		/* messages in flight, all QPs (0: qps x depth) */
 	uint32_t rate_kbps;		/* per QP, 0: none */
@@ -300,13 +317,31 @@ struct perf_lat_res {
 	uint64_t errors;
 };
 
+/* A row: raw, tp, rlat and tlat are its median round's (by the figure
+ * the row is judged by), except the trouble counters (errors, failed QPs,
+ * retransmits, timeouts), which are summed over all its rounds. */
 struct perf_row {
 	enum perf_mode mode;
 	uint32_t size, frame_len;
 	bool has_raw, has_tp;
 	struct perf_bw_res raw, tp;	/* bw, rate */
 	struct perf_lat_res *rlat, *tlat; /* lat */
+	/* Each round's figure: Gbit/s (bw), Mmsg/s or Mpps (rate), p50 ns
+	 * (lat); nraw, ntp of them measured. */
+	double raw_fig[PERF_MAX_ROUNDS], tp_fig[PERF_MAX_ROUNDS];
+	unsigned int nraw, ntp;
+	bool moved;			/* the ceiling moved between rounds */
 };
+
+/* rounds.c: the round whose figure is the median of v[0..n) (the lower
+ * one of the middle two for an even n); the smallest and largest. */
+unsigned int perf_median_round(const double *v, unsigned int n);
+void perf_spread(const double *v, unsigned int n, double *min, double *max);
+/* Whether a figure moved from a to b by more than the fraction lim of a:
+ * the rule for a ceiling measured twice. */
+bool perf_moved(double a, double b, double lim);
+/* Whether the row's ceiling moved between any two of its rounds. */
+bool perf_row_moved(const struct perf_row *w, double lim);
 
 /* ------------------------------------------------------------------------
  * Control connection (ctl.c).
@@ -316,12 +351,16 @@ struct perf_phase {
 	uint32_t size;			/* message bytes, or frame bytes (raw) */
 	uint64_t iters;
 	double duration;
+	uint32_t round;			/* of the row, 0 .. hello rounds - 1 */
+	uint32_t pad;
 };
 
 struct perf_hello {
 	uint32_t magic;
 	uint32_t wl, nqp, depth, max_size, rate_kbps, bidir;
 	uint32_t srq_wr;		/* --srq: receives the SRQ holds; 0: none */
+	uint32_t rounds;		/* phases of a row come in that many */
+	uint32_t pad;
 	struct perf_peer_info info;
 };
 

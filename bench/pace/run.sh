@@ -2,37 +2,39 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The uroce authors
 #
-# The pacing benchmark over the memif pair (issue 6): uroce-perf between two
-# processes, each one busy thread pinned to its own core, RC WRITE streams
-# of 64 KiB messages, measured in windows (uroce-perf --window, app/perf/
-# pace.c).
+# Pacing accuracy over the memif pair: uroce-perf between two processes,
+# each one busy thread pinned to its own core, RC WRITE streams of 64 KiB
+# messages, the frame bytes each QP and the port send measured in windows
+# against the rates set (uroce-perf --window, app/perf/pace.c).
 #
-#	bench/pace/run.sh [BUILD_DIR] [OUT_DIR]      (defaults: build, bench/pace/results)
+#	bench/pace/run.sh [BUILD_DIR] [OUT_DIR]
 #
+# BUILD_DIR: the build with app/perf/uroce-perf (default: build);
+# OUT_DIR: where the results go (default: BUILD_DIR/bench/pace).
 #  1. one stream at 10 Mbit/s .. 10 Gbit/s and at 90% of the unpaced
 #     ceiling, 1 .. 10,000 QPs whose rates (1:2:3:4 round robin) sum to 80%
-#     of it (each scenario PACE_REPEAT times, the median reported; each
-#     run near the ceiling right after its own unpaced run, one stream,
-#     whose rate is its ceiling, and again if the ceiling measured right
-#     after it differs by more than PACE_MOVED%) -> OUT_DIR/pace.json
-#     (summary.py: the table on stdout; each run's uroce-perf JSON, with
-#     every QP's achieved/target, beside it as OUT_DIR/runs/NAME.json);
-#  2. a captured run (the client port's [port] pcap): 4 QPs at
-#     PCAP_RATE kbit/s each with max_burst_sz PCAP_BURST, and burst.py
-#     -> OUT_DIR/burst.json;
+#     of it. Each scenario runs PACE_REPEAT times, the runs interleaved,
+#     and the median run is reported. A run near the ceiling takes its
+#     target from an unpaced one-stream run right before it, and is run
+#     again when the ceiling measured right after it differs from that by
+#     more than PACE_MOVED percent (uroce-perf's --moved rule).
+#     -> OUT_DIR/pace.json, the table on stdout (summary.py), each run's
+#     uroce-perf JSON (every QP's achieved/target) in OUT_DIR/runs/NAME.json;
+#  2. a captured run (the client port's [port] pcap): 4 QPs at PCAP_RATE
+#     kbit/s each with max_burst_sz PCAP_BURST, the largest burst of each
+#     QP against it (burst.py) -> OUT_DIR/burst.json;
 #  3. gnuplot: target vs achieved, log-log -> OUT_DIR/pace.png.
-# Environment: PACE_WINDOWS (default 4, the first discarded), PACE_WINDOW
-# (1 s), PACE_REPEAT (3), PACE_MOVED (15: percent the ceiling after a run
-# near it may differ from the one before), PCAP_RATE (200000), PCAP_BURST
-# (16384), PACE_MODE=tiny (the integration test: 3 QPs at 20 Mbit/s in
-# 0.2 s windows, the JSON checked by summary.py --check; no capture, no
-# plot), PACE_MODE=burst (step 2 only). Creates its own sockets and file
-# prefixes (with its PID) in a temp dir and removes them, and the EAL
-# runtime dirs, at exit.
+# Environment: PACE_WINDOWS (windows per run, the first discarded; 4),
+# PACE_WINDOW (seconds; 1), PACE_REPEAT (3), PACE_MOVED (15), PCAP_RATE
+# (200000), PCAP_BURST (16384), PACE_MODE: full (the default), tiny (one
+# run of 3 QPs at 20 Mbit/s in 0.2 s windows, its JSON checked by
+# summary.py --check -> OUT_DIR/tiny.json; the integration test), burst
+# (step 2 only). Its memif socket and EAL file prefixes carry its PID, in
+# a temporary folder removed at exit with the EAL runtime folders.
 set -u
 here=$(dirname "$(readlink -f "$0")")
-build=${1:-$here/../../build}
-out=${2:-$here/results}
+build=$(readlink -f "${1:-$here/../../build}")
+out=${2:-$build/bench/pace}
 exe=$build/app/perf/uroce-perf
 [ -x "$exe" ] || { echo "run.sh: no $exe (build first)" >&2; exit 2; }
 windows=${PACE_WINDOWS:-4}
@@ -88,9 +90,8 @@ confs() {
 
 # run NAME QPS SECONDS uroce-perf-client-options...: one server/client
 # pair, the client's JSON to $runs/NAME.json. Depth: 128 messages in
-# flight over the QPs (perftest's default tx depth), at least 2 per QP. 32
-# (2 MiB) left one stream idle 0.5% of the time (idle_share) while the
-# receiver stalled.
+# flight over the QPs (perftest's default tx depth), at least 2 per QP:
+# with fewer (32, 2 MiB) a stream goes idle while the receiver stalls.
 run_pair() {
 	local name=$1 nqp=$2 secs=$3 depth crc src i
 	shift 3
@@ -127,33 +128,31 @@ run_pair() {
 secs=$($py -c "print($windows * $window)")
 
 if [ "$mode" = tiny ]; then
-	runs=$tmp
+	runs=$out
+	mkdir -p "$runs" || exit 1
 	confs ""
 	window=0.2
 	run_pair tiny 3 0.6 --rate 20000 -s 16K &&
-	$py "$here/summary.py" --check "$tmp/tiny.json"
+	$py "$here/summary.py" --check "$runs/tiny.json"
 	exit $?
 fi
 
 runs=$out/runs
-mkdir -p "$runs"
+mkdir -p "$runs" || exit 1
 status=0
 [ "$mode" = burst ] && only_burst=1 || only_burst=0
 if [ "$only_burst" = 0 ]; then
 rm -f "$runs"/*.json
 confs ""
-echo "== uroce-perf pacing: $(date -u +%F), $ncpu CPUs, server on core" \
+echo "== uroce-perf pacing: $ncpu CPUs, server on core" \
 	"$core_a, client on core $core_b; windows of ${window} s, $windows" \
 	"per scenario (the first discarded)"
 # The unpaced ceiling moves by up to 15% from one run to the next on a
-# 2-vCPU VM (50.8 to 60.0 Gbit/s in one quiet session), and by more within
-# minutes in a slow hour (a median of 46.2 Gbit/s taken first, and the
-# scenarios after it never reached 80% of that, one stream included).
-# So each run near the ceiling has its own: an unpaced run right before
-# it (ceiling-NAME), and its target from that; and one right after it,
-# which must agree within that spread (PACE_MOVED, 15%) for the run to
-# count: in session 15 the ceiling went from 80.3 to 33.5 Gbit/s across
-# one run of 100 QPs, which then came 35% under its target.
+# 2-vCPU VM, and by more within minutes when other load comes and goes. So
+# each run near the ceiling has its own: an unpaced run right before it
+# (ceiling-NAME), its target taken from that, and one right after it
+# (after-NAME), which must agree within PACE_MOVED percent for the run to
+# count.
 kbps() {
 	$py -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["pace"]["achieved_bps"] / 1000))' "$runs/$1.json"
 }
@@ -189,8 +188,7 @@ near() {
 # Every scenario PACE_REPEAT times (NAME, NAME-2, ...), interleaved so
 # that a slow spell of the machine hits one run of each rather than every
 # run of one; summary.py reports the median run. A host stall of a few
-# milliseconds costs a 1 s window about that share of its rate (one at
-# 10 Gbit/s took 2.97% in a run where the loop stalled 1.69% of the time).
+# milliseconds costs a 1 s window about that share of its rate.
 for k in $(seq 1 "$repeat"); do
 	sfx=$([ "$k" = 1 ] || echo "-$k")
 	for r in 10000 100000 1000000 5000000 10000000; do

@@ -22,7 +22,7 @@ runs'), with every run's error beside it, and the ceiling of that run.
 "stalled c/s": the share of the median run's time in which the client's
 and the server's loops stalled for over 1 ms (gap_share, peer_gap_share:
 on the VM, the host taking the vCPU away).
-Verdicts (issue 6): aggregate within 1%, each QP within 5% (multi), targets
+Verdicts: aggregate within 1%, each QP within 5% (multi), targets
 above the ceiling (the run's own, else the median of all) reported as
 such. The cycles ratio, 10,000 QPs against 1, is given twice: from the
 medians of cycles per frame, and from the medians of each run's cycles per
@@ -138,7 +138,7 @@ def median_of(rs, key):
 
 def stack_cycles(rs):
     """The median over runs rs of cycles per frame less the port's, None
-    if a run lacks the port's (before session 20)."""
+    if a run lacks the port's figure."""
     if any("port_tx_cycles_per_frame" not in r["pace"] for r in rs):
         return None
     return statistics.median(r["pace"]["cycles_per_frame"] -

@@ -2,19 +2,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The uroce authors
 #
-# perftest's ib_write_bw through uroce-run against uroce-perf --verbs
-# (issue 8: within 15%), with the same parameters on the same port pair:
-# RC WRITE, 64 KiB messages, 1 QP, depth 128, one direction, a fixed
-# duration, over af_packet ports on a veth pair between two network
-# namespaces (perftest gives up unless the port is ACTIVE when it starts,
-# which a memif server is not until its client connects). Each side is one
-# process with one engine lcore and the program's own thread, one
-# completion signaled every 16 WRs (-Q 16, as uroce-perf); nothing is
-# pinned (perftest pins nothing). Then native uroce-perf on the same pair
-# for the cost of the verbs layer.
+# perftest's ib_write_bw through uroce-run against uroce-perf --verbs,
+# with the same parameters on the same port pair, then native uroce-perf
+# for the cost of the verbs layer: RC WRITE, 64 KiB messages, 1 QP, depth
+# 128, one direction, a fixed duration, over af_packet ports on a veth pair
+# between two network namespaces (perftest gives up unless the port is
+# ACTIVE when it starts). Each side is one process with one engine lcore
+# and the program's own thread, one completion signaled every 16 WRs (-Q
+# 16, as uroce-perf); nothing is pinned (perftest pins nothing).
 #
-#	bench/perf/run.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, bench/perf/results)
+#	bench/perf/run.sh [BUILD_DIR] [OUT_DIR]
 #
+# BUILD_DIR: the build with uroce-perf and uroce-run (default: build);
+# OUT_DIR: where the results go (default: BUILD_DIR/bench/perf).
 # Environment: PERF_DURATION (seconds per run, default 5), PERF_RUNS (runs
 # of each tool, alternating, default 3; the median is reported).
 # Prints the table and writes OUT_DIR/write_bw.json (and each tool's
@@ -23,7 +23,7 @@
 set -u
 here=$(dirname "$(readlink -f "$0")")
 build=$(readlink -f "${1:-$here/../../build}")
-out=${2:-$here/results}
+out=${2:-$build/bench/perf}
 perf=$build/app/perf/uroce-perf
 run=$build/app/run/uroce-run
 dur=${PERF_DURATION:-5}
@@ -146,7 +146,7 @@ print(r["goodput_gbps"], r["raw"]["goodput_gbps"])' "$tmp/$mode-$i.json" \
 	done
 done
 
-mkdir -p "$out"
+mkdir -p "$out" || exit 1
 for f in perftest verbs native; do	# the last run's own output
 	cp "$tmp/$f.out" "$out/$f.log"
 done

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The uroce authors
 #
-# AF_XDP against the link's ceiling and kernel TCP, on one veth pair
-# between two network namespaces (issue 7), in one run:
+# uroce on AF_XDP against the link's ceiling, af_packet and kernel TCP,
+# on one veth pair between two network namespaces:
 #
-#	bench/xdp/run.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, bench/xdp/results)
+#	bench/xdp/run.sh [BUILD_DIR] [OUT_DIR]
 #
+# BUILD_DIR: the build with app/perf/uroce-perf (default: build);
+# OUT_DIR: where the results go (default: BUILD_DIR/bench/xdp).
 #  1. xdp      uroce-perf, RC WRITE 64 KiB, on AF_XDP ports (af_xdp:IFACE,
 #              our XDP program; kernel addresses and neighbours)
 #  2. xdp-raw  uroce-perf --raw on the same AF_XDP ports: the raw DPDK
@@ -22,14 +24,15 @@
 # run, start-up included, divided by the bytes. uroce-perf's ends poll: each
 # burns a core for its whole life, so their CPU per GB is about 2 cores x
 # run time / bytes. Kernel work done outside the processes (ksoftirqd) is
-# not counted, which favours iperf3 a little.
+# not counted, which favours iperf3 a little. Each uroce-perf run is one
+# phase (--rounds 1), so that its bytes are those of its CPU time.
 # Environment: XDP_BENCH_SECONDS (5 per run), XDP_BENCH_MTU (veth MTU,
-# 1500). Results: OUT_DIR/xdp.json and the table on stdout. Runs under
-# /tmp/uroce-net.lock when flock(1) is there.
+# 1500). Results: OUT_DIR/xdp.json and the table on stdout. Root only
+# (namespaces); runs under /tmp/uroce-net.lock when flock(1) is there.
 set -u
 here=$(dirname "$(readlink -f "$0")")
-build=${1:-$here/../../build}
-out=${2:-$here/results}
+build=$(readlink -f "${1:-$here/../../build}")
+out=${2:-$build/bench/xdp}
 perf=$build/app/perf/uroce-perf
 [ -x "$perf" ] || { echo "run.sh: no $perf (build first)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "run.sh: needs root (namespaces)" >&2; exit 2; }
@@ -46,7 +49,7 @@ ns_b=uroce-xdpb-$tag-b
 if_a=${tag}a
 if_b=${tag}b
 tmp=$(mktemp -d /tmp/uroce-xdpb.XXXXXX) || exit 1
-mkdir -p "$out"
+mkdir -p "$out" || exit 1
 
 cleanup() {
 	ip netns del "$ns_a" 2>/dev/null
@@ -101,7 +104,7 @@ perf() {
 	sleep 2
 	cpu "$tmp/$name.cpu_b" ip netns exec "$ns_b" "$perf" \
 		-c "$tmp/$link-b.conf" --connect 10.82.0.1 -w write -s 65536 \
-		-m bw -D "$secs" --quiet "$3" --json "$tmp/$name.json" \
+		-m bw -D "$secs" --rounds 1 --quiet "$3" --json "$tmp/$name.json" \
 		>"$tmp/$name-b.log" 2>&1
 	rc=$?
 	wait "$spid" || rc=$((rc ? rc : $?))

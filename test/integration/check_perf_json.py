@@ -5,7 +5,11 @@
 # Checks the JSON of a uroce-perf run (run_perf.sh): every row has the
 # transport's figures and its raw ceiling; messages completed is what -n
 # asked for, bytes = messages x size, no error, ratios present and
-# positive (--bidir: messages of both sides); the backend the options
+# positive (--bidir: messages of both sides); every row measured in
+# --rounds rounds (3 by default, 1 with --window), its median between
+# the smallest and largest round and equal to the figure it names, the
+# ceiling_moved flag a boolean that agrees with the ceiling's spread and
+# moved_limit; the backend the options
 # chose (--verbs or native); --srq: the SRQ holds min(2 x --inflight,
 # qps x depth) receives; --window: a pace object with a row per QP, none
 # without (with --rate or --rate-total: each QP with a target, sent and
@@ -23,6 +27,43 @@ def opt(args, name, default):
 def fail(msg):
     print("check_perf_json: " + msg)
     sys.exit(1)
+
+
+def check_rounds(what, s, rounds):
+    """s: a row or its raw object, with its figure over the rounds."""
+    for k in ("rounds", "figure", "median", "min", "max", "round_values"):
+        if k not in s:
+            fail(f"{what}: no {k}")
+    if s["rounds"] != rounds or len(s["round_values"]) != rounds:
+        fail(f"{what}: {s['rounds']} rounds, {len(s['round_values'])} "
+             f"values, wanted {rounds}")
+    if not s["min"] <= s["median"] <= s["max"]:
+        fail(f"{what}: median {s['median']} not in "
+             f"{s['min']}..{s['max']}")
+    if sorted(s["round_values"])[(rounds - 1) // 2] != s["median"] or \
+            min(s["round_values"]) != s["min"] or \
+            max(s["round_values"]) != s["max"]:
+        fail(f"{what}: median, min, max not those of {s['round_values']}")
+    # The median is the median round's figure (printed to fewer places).
+    fig = s[s["figure"]]
+    if abs(fig - s["median"]) > 1e-3 * max(abs(fig), 1e-3) + 1e-4:
+        fail(f"{what}: {s['figure']} {fig}, median {s['median']}")
+
+
+def check_moved(what, r, limit):
+    if not isinstance(r.get("ceiling_moved"), bool):
+        fail(f"{what}: ceiling_moved {r.get('ceiling_moved')} not a boolean")
+    lo, hi = r["raw"]["min"], r["raw"]["max"]
+    spread = (hi - lo) / lo if lo > 0 else 0
+    # The figures are printed to 6 places: a small min is rounded most.
+    tol = 1e-3 + (spread + 1) * 1e-6 / lo if lo > 0 else 1e-3
+    if abs(r["ceiling_spread"] - spread) > tol:
+        fail(f"{what}: ceiling_spread {r['ceiling_spread']}, the rounds "
+             f"say {spread}")
+    # Away from the limit, the flag is the spread over the limit.
+    if abs(spread - limit) > tol and r["ceiling_moved"] != (spread > limit):
+        fail(f"{what}: ceiling_moved {r['ceiling_moved']}, spread "
+             f"{spread}, limit {limit}")
 
 
 def check_bw(r, iters):
@@ -66,6 +107,10 @@ def main():
     path, args = sys.argv[1], sys.argv[2:]
     with open(path) as f:
         d = json.load(f)
+    want_rounds = int(opt(args, "--rounds", "1" if "--window" in args else "3"))
+    if d.get("rounds") != want_rounds or "moved_limit" not in d:
+        fail(f"rounds {d.get('rounds')}, wanted {want_rounds}; moved_limit "
+             f"{d.get('moved_limit')}")
     backend = "verbs" if "--verbs" in args else "native"
     if d.get("backend") != backend:
         fail(f"backend {d.get('backend')}, wanted {backend}")
@@ -83,6 +128,10 @@ def main():
             if "-s" in args and "-a" not in args and \
                     r["size"] != int(opt(args, "-s", "0")):
                 fail(f"size {r['size']}, asked {opt(args, '-s', '')}")
+        what = f"{r['mode']} {r['size']}"
+        check_rounds(what, r, want_rounds)
+        check_rounds(what + " raw", r["raw"], want_rounds)
+        check_moved(what, r, d["moved_limit"])
     # --srq: one SRQ holds what can be in flight, not qps x depth receives.
     qps, depth = int(opt(args, "--qps", "1")), int(opt(args, "-q", "128"))
     srq_wr = min(2 * int(opt(args, "--inflight", str(qps * depth))), qps * depth)

@@ -48,6 +48,11 @@ bad "-i" $c --server -i
 bad "unknown option" $c --server --bogus
 bad "unexpected" $c --server extra
 bad "--core" $c --server --core 1023
+bad "--rounds" $c --server --rounds 0
+bad "--rounds" $c --server --rounds 26
+bad "--moved" $c --server --moved 0
+bad "--moved" $c --server --moved x
+bad "--window/--rounds" $c --server --window 0.2 --rounds 2
 # --help: the usage on stdout, status 0
 "$perf" --help | grep -q -- "--connect ADDR" || { echo "FAIL: --help"; fails=$((fails + 1)); }
 echo "perf_options: $fails failed"
