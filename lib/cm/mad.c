@@ -212,7 +212,7 @@ static const struct cm_field sidr_req_fields[] = {
 /* IBTA Table 120: SIDR_REP. */
 static const struct cm_field sidr_rep_fields[] = {
 	NUM("request_id", R, request_id, 0, 0, 32),
-	NUMR("status", R, status, 4, 0, 8, 0, SIDR_STATUS_MAX),
+	NUMR("sidr_status", R, status, 4, 0, 8, 0, SIDR_STATUS_MAX),
 	NUMR("info_len", R, info_len, 5, 0, 8, 0, UROCE_CM_ARI_LEN),
 	NUM("vendor_id_h", R, vendor_id_h, 6, 0, 16),
 	NUM("qpn", R, qpn, 8, 0, 24),
