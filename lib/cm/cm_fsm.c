@@ -3,15 +3,15 @@
  */
 
 /*
- * The CM state machine of one connection as data (IBTA vol. 1 12.9,
- * Figures 90-96; where IBTA leaves a choice, what Linux's cm.c does, so
- * that a RoCE NIC with the kernel's CM talks to us).
+ * The CM state machine of one connection as data (IBTA vol. 1 12.9; where
+ * IBTA leaves a choice, what Linux's cm.c does, so that a RoCE NIC with the
+ * kernel's CM talks to us).
  *
  * One rule per (state, input): the next state, what to do (flags below) and
  * what to tell the user. uroce_cm_step() looks the rule up, checks that the
  * message belongs to the connection, and only then changes anything.
  *
- * Timers follow IBTA 12.4: after a message that awaits an answer the sender
+ * Timers (IBTA ch. 12, as Linux's cm.c runs them): after a message that awaits an answer the sender
  * waits the peer's CM response timeout plus twice the packet life time
  * (active side: the REQ's Remote CM Response Timeout; passive side: its
  * Local CM Response Timeout), resends up to MaxCMRetries times, then gives
@@ -251,8 +251,8 @@ check_sent(const struct uroce_cm_conn *c, const struct uroce_cm_msg *m)
 	}
 }
 
-/* A received message must be addressed to this connection (IBTA 12.9.2:
- * the Remote Communication ID is ours, the Local one the peer's). */
+/* A received message must be addressed to this connection: its Remote
+ * Communication ID is ours, its Local one the peer's. */
 static int
 check_rcvd(const struct uroce_cm_conn *c, const struct uroce_cm_msg *m)
 {

@@ -4,7 +4,7 @@
 
 /*
  * CM MADs in and out of 256 bytes: the 24-byte common MAD header (IBTA
- * 13.4.2) and each CM message as a table of its fields (IBTA vol. 1
+ * ch. 13) and each CM message as a table of its fields (IBTA vol. 1
  * Tables 106-120, with the ECE vendor ID bits of IBA comment 9434 that
  * Linux's include/rdma/ibta_vol1_c12.h also lists).
  */
@@ -367,7 +367,8 @@ field_ok(const struct cm_field *f, uint64_t v)
 }
 
 /* ---------------------------------------------------------------------------
- * The MAD header (IBTA 13.4.2, Figure 146).
+ * The common MAD header: versions, class, method, status, class-specific,
+ * transaction ID, attribute ID, 2 reserved bytes, attribute modifier.
  */
 static void
 hdr_put(uint8_t *mad, const struct uroce_mad_hdr *h)

@@ -29,8 +29,8 @@ static const struct uroce_cm_timing timing = {
 	.cm_resp_timeout = 12, .max_cm_retries = 2, .packet_life = LIFE,
 };
 
-/* What each side waits for an answer (IBTA 12.4): the peer's response
- * timeout plus twice the packet life time, 4.096 us x 2^n each. */
+/* What each side waits for an answer: the peer's response timeout plus
+ * twice the packet life time, 4.096 us x 2^n each. */
 #define T(n)		(4096ull << (n))
 #define WAIT_A		(T(RESP_A) + 2 * T(LIFE))
 #define WAIT_P		(T(RESP_P) + 2 * T(LIFE))

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 /* ---------------------------------------------------------------------------
- * MADs (IBTA 13.4.2) on the GSI (QP1, IBTA 13.5.1; RoCE annex A16/A17).
+ * MADs (IBTA vol. 1 ch. 13) on the GSI, QP1 (ch. 13, RoCE annexes A16/A17).
  */
 #define UROCE_MAD_LEN			256
 #define UROCE_MAD_HDR_LEN		24
@@ -30,11 +30,11 @@
 #define UROCE_MAD_METHOD_SEND		0x03
 
 #define UROCE_GSI_QPN			1
-#define UROCE_GSI_QKEY			0x80010000u	/* IBTA C9-50 well-known Q_Key */
+#define UROCE_GSI_QKEY			0x80010000u	/* the GSI's well-known Q_Key */
 #define UROCE_DEFAULT_PKEY		0xffff
 #define UROCE_LID_PERMISSIVE		0xffff
 
-/* CM attribute IDs (IBTA Table 103). LAP/APR are not handled. */
+/* CM attribute IDs (IBTA ch. 12; LAP 0x19 and APR 0x1A are not handled). */
 enum uroce_cm_attr {
 	UROCE_CM_ATTR_REQ = 0x0010,
 	UROCE_CM_ATTR_MRA = 0x0011,
@@ -89,7 +89,7 @@ struct uroce_cm_path {
 	uint8_t local_ack_timeout;	/* 5 bits */
 };
 
-/* REQ transport service types (IBTA 12.6.5, Table 106). */
+/* REQ transport service types (IBTA Table 106). */
 #define UROCE_CM_TST_RC		0
 #define UROCE_CM_TST_UC		1
 #define UROCE_CM_TST_RD		2
@@ -234,7 +234,7 @@ struct uroce_cm_msg {
 	};
 };
 
-/* REJ reasons (IBTA 12.6.7; the values of Linux's enum ib_cm_rej_reason). */
+/* REJ reasons (IBTA ch. 12; the values of Linux's enum ib_cm_rej_reason). */
 enum uroce_cm_rej_reason {
 	UROCE_CM_REJ_NO_QP = 1,
 	UROCE_CM_REJ_NO_EEC = 2,
@@ -294,7 +294,7 @@ int uroce_cm_encode(const struct uroce_cm_msg *m, uint8_t mad[UROCE_MAD_LEN]);
 /*
  * Decode the CM MAD of @len bytes at @buf into @m. Never reads past @len.
  * -EINVAL: @len is not UROCE_MAD_LEN; -EPROTO: not a CM MAD uroce handles
- * (base/class version, class, method, status, attribute) or a field with a
+ * (base/class version, class, method, attribute) or a field with a
  * reserved value (MRA/REJ message type 3, path MTU 0 or over 5, REJ ARI or
  * SIDR info length over 72, SIDR_REP status over 5). @m is then unspecified.
  */
@@ -360,7 +360,7 @@ int uroce_cma_hdr_get(const uint8_t *priv, size_t len, struct uroce_cma_hdr *hdr
 size_t uroce_cma_user_max(uint16_t attr);
 
 /* ---------------------------------------------------------------------------
- * The connection state machine (IBTA 12.9, Figures 90-96), table-driven.
+ * The connection state machine (IBTA 12.9), table-driven.
  */
 enum uroce_cm_state {
 	UROCE_CM_IDLE,
@@ -395,7 +395,7 @@ enum uroce_cm_input {
 	UROCE_CM_IN_SEND_DREP,
 	UROCE_CM_IN_SEND_SIDR_REQ,
 	UROCE_CM_IN_SEND_SIDR_REP,
-	UROCE_CM_IN_COMM_EST,	/* the QP received before the RTU (IBTA 12.9.7.1) */
+	UROCE_CM_IN_COMM_EST,	/* the QP received before the RTU came */
 	/* received messages: @msg is the decoded MAD */
 	UROCE_CM_IN_RECV_REQ,
 	UROCE_CM_IN_RECV_MRA,
@@ -481,8 +481,8 @@ uroce_cm_time_ns(uint8_t exp)
 	return 4096ull << (exp & 31);
 }
 
-/* Time-wait (IBTA 12.9.8.1): the packet life time doubled, as Linux's
- * cm_enter_timewait() (4.096 us x 2^(life + 1)). */
+/* Time-wait: the packet life time doubled, as Linux's cm_enter_timewait()
+ * waits (4.096 us x 2^(life + 1)). */
 static inline uint64_t
 uroce_cm_timewait_ns(const struct uroce_cm_timing *t)
 {
