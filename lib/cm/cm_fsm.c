@@ -83,7 +83,7 @@ static const struct fsm_rule fsm[UROCE_CM_STATE_COUNT][UROCE_CM_IN_COUNT] = {
 	},
 	ST(MRA_REQ_RCVD) = {
 		IN(RECV_REP) = RULE(REP_RCVD, F_STOP | F_LEARN, REP_RCVD),
-		IN(RECV_MRA) = STAY(F_MRA, NONE),
+		IN(RECV_MRA) = IGNORE,		/* a duplicate: no new wait */
 		IN(RECV_REJ) = RULE(IDLE, F_STOP | F_REJ, REJECTED),
 		IN(SEND_REJ) = RULE(IDLE, F_SEND | F_STOP, NONE),
 		IN(TIMEOUT) = RETRY(IDLE, UNREACHABLE),
@@ -93,13 +93,13 @@ static const struct fsm_rule fsm[UROCE_CM_STATE_COUNT][UROCE_CM_IN_COUNT] = {
 		IN(SEND_MRA) = RULE(MRA_REQ_SENT, F_SEND, NONE),
 		IN(SEND_REJ) = RULE(IDLE, F_SEND, NONE),
 		IN(RECV_REQ) = IGNORE,		/* the user has not answered yet */
-		IN(RECV_REJ) = RULE(IDLE, 0, REJECTED),
+		IN(RECV_REJ) = RULE(IDLE, F_REJ, REJECTED),
 	},
 	ST(MRA_REQ_SENT) = {
 		IN(SEND_REP) = RULE(REP_SENT, F_SEND | F_WAIT, NONE),
 		IN(SEND_REJ) = RULE(IDLE, F_SEND, NONE),
 		IN(RECV_REQ) = STAY(F_RESEND, NONE),	/* the MRA again */
-		IN(RECV_REJ) = RULE(IDLE, 0, REJECTED),
+		IN(RECV_REJ) = RULE(IDLE, F_REJ, REJECTED),
 	},
 	ST(REP_SENT) = {
 		IN(RECV_RTU) = RULE(ESTABLISHED, F_STOP, ESTABLISHED),
@@ -115,7 +115,7 @@ static const struct fsm_rule fsm[UROCE_CM_STATE_COUNT][UROCE_CM_IN_COUNT] = {
 		IN(RECV_RTU) = RULE(ESTABLISHED, F_STOP, ESTABLISHED),
 		IN(COMM_EST) = RULE(ESTABLISHED, F_STOP, ESTABLISHED),
 		IN(RECV_REQ) = IGNORE,
-		IN(RECV_MRA) = STAY(F_MRA, NONE),
+		IN(RECV_MRA) = IGNORE,		/* a duplicate: no new wait */
 		IN(RECV_REJ) = RULE(IDLE, F_STOP | F_REJ, REJECTED),
 		IN(RECV_DREQ) = RULE(DREQ_RCVD, F_STOP, DREQ_RCVD),
 		IN(SEND_REJ) = RULE(TIMEWAIT, F_SEND | F_TW, NONE),
@@ -126,13 +126,13 @@ static const struct fsm_rule fsm[UROCE_CM_STATE_COUNT][UROCE_CM_IN_COUNT] = {
 		IN(SEND_MRA) = RULE(MRA_REP_SENT, F_SEND, NONE),
 		IN(SEND_REJ) = RULE(IDLE, F_SEND, NONE),
 		IN(RECV_REP) = IGNORE,		/* the user has not answered yet */
-		IN(RECV_REJ) = RULE(IDLE, 0, REJECTED),
+		IN(RECV_REJ) = RULE(TIMEWAIT, F_TW, REJECTED),
 	},
 	ST(MRA_REP_SENT) = {
 		IN(SEND_RTU) = RULE(ESTABLISHED, F_SEND, ESTABLISHED),
 		IN(SEND_REJ) = RULE(IDLE, F_SEND, NONE),
 		IN(RECV_REP) = STAY(F_RESEND, NONE),	/* the MRA again */
-		IN(RECV_REJ) = RULE(IDLE, 0, REJECTED),
+		IN(RECV_REJ) = RULE(TIMEWAIT, F_TW, REJECTED),
 	},
 	ST(ESTABLISHED) = {
 		IN(SEND_DREQ) = RULE(DREQ_SENT, F_SEND | F_WAIT, NONE),
@@ -145,11 +145,14 @@ static const struct fsm_rule fsm[UROCE_CM_STATE_COUNT][UROCE_CM_IN_COUNT] = {
 	ST(DREQ_SENT) = {
 		IN(RECV_DREP) = RULE(TIMEWAIT, F_TW, DISCONNECTED),
 		IN(RECV_DREQ) = RULE(DREQ_RCVD, F_STOP, DREQ_RCVD),
+		IN(RECV_REJ) = RULE(TIMEWAIT, F_TW, REJECTED),
 		IN(RECV_RTU) = IGNORE,
 		IN(TIMEOUT) = RETRY(TIMEWAIT, DISCONNECTED),
 	},
 	ST(DREQ_RCVD) = {
 		IN(SEND_DREP) = RULE(TIMEWAIT, F_SEND | F_TW, NONE),
+		/* both sides sent a DREQ; ours is answered (Linux cm_drep_handler()) */
+		IN(RECV_DREP) = RULE(TIMEWAIT, F_TW, DISCONNECTED),
 		IN(RECV_DREQ) = IGNORE,		/* the user has not answered yet */
 		IN(RECV_RTU) = IGNORE,
 	},
@@ -310,7 +313,7 @@ check_input(const struct uroce_cm_conn *c, const struct fsm_rule *r,
 		if (ret != 0)
 			return ret;
 	}
-	if ((r->flags & F_MRA) && check_mra(c, msg) != 0)
+	if (in == UROCE_CM_IN_RECV_MRA && check_mra(c, msg) != 0)
 		return -EINVAL;
 	/* Resending the RTU for a duplicate REP: only the side that sent one. */
 	if ((r->flags & F_RESEND) && c->state == UROCE_CM_ESTABLISHED &&
@@ -548,6 +551,12 @@ uroce_cm_unmatched(const struct uroce_cm_msg *rcv, bool stale,
 	case UROCE_CM_ATTR_DREQ:
 		ret = uroce_cm_reply(NULL, rcv, UROCE_CM_ATTR_DREP, 0, out);
 		break;
+	case UROCE_CM_ATTR_SIDR_REQ:	/* Linux cm_sidr_req_handler() */
+		uroce_cm_msg_init(out, UROCE_CM_ATTR_SIDR_REP, rcv->hdr.tid);
+		out->sidr_rep.request_id = rcv->sidr_req.request_id;
+		out->sidr_rep.status = UROCE_CM_SIDR_UNSUPPORTED;
+		out->sidr_rep.service_id = rcv->sidr_req.service_id;
+		return 1;
 	default:
 		return 0;
 	}

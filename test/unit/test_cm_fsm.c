@@ -158,6 +158,14 @@ connect(struct uroce_cm_conn *a, struct uroce_cm_conn *p, uint64_t t0)
 	UT_CHECK_EQ(p->deadline_ns, 0);
 }
 
+/* Put an established connection in state @st (for inputs that need it). */
+static void
+conn_goto(struct uroce_cm_conn *c, enum uroce_cm_state st)
+{
+	c->state = st;
+	c->deadline_ns = 0;
+}
+
 static void
 test_handshake_and_dups(void)
 {
@@ -232,6 +240,22 @@ test_reject(void)
 	UT_CHECK_EQ(fx.rej_reason, 28);
 	UT_CHECK_MEM(r.rej.private_data, why, sizeof(why));
 	UT_CHECK_EQ(a.deadline_ns, 0);
+
+	/* The active side rejects the REP: the passive side's QP has been
+	 * used, so it waits out time-wait (Linux cm_rej_handler()). */
+	connect(&a, &p, 0);
+	conn_goto(&a, S(REP_RCVD));
+	rej = mk(A(REJ), ID_P, ID_A);
+	rej.rej.reason = UROCE_CM_REJ_CONSUMER_DEFINED;
+	STEP(&a, RECV_REJ, &rej, 10);
+	expect(&a, S(TIMEWAIT), TIMER | EVENT, 0, E(REJECTED), "REJ in REP_RCVD");
+	UT_CHECK_EQ(fx.deadline_ns, 10 + TIMEWAIT);
+	/* A REJ "stale connection" of a received REQ: time-wait too. */
+	conn_goto(&p, S(REQ_RCVD));
+	rej = mk(A(REJ), ID_A, ID_P);
+	rej.rej.reason = UROCE_CM_REJ_STALE_CONN;
+	STEP(&p, RECV_REJ, &rej, 20);
+	expect(&p, S(TIMEWAIT), TIMER | EVENT, 0, E(REJECTED), "REJ stale in REQ_RCVD");
 }
 
 static void
@@ -276,6 +300,15 @@ test_no_listener_and_stale(void)
 	UT_CHECK_EQ(r.rej.msg_rejected, UROCE_CM_MSG_REP);
 	out = mk(A(RTU), ID_P, ID_A);
 	UT_CHECK_EQ(uroce_cm_unmatched(&out, true, &r), 0);
+	out = mk(A(SIDR_REQ), ID_A, 0);
+	out.sidr_req.service_id = uroce_cma_service_id(UROCE_RDMA_PS_UDP, 7174);
+	UT_CHECK_EQ(uroce_cm_unmatched(&out, false, &r), 1);
+	UT_CHECK_EQ(r.hdr.attr_id, A(SIDR_REP));
+	UT_CHECK_EQ(r.sidr_rep.request_id, ID_A);
+	UT_CHECK_EQ(r.sidr_rep.status, UROCE_CM_SIDR_UNSUPPORTED);
+	UT_CHECK_EQ(r.sidr_rep.service_id, out.sidr_req.service_id);
+	out = mk(A(SIDR_REP), 0, ID_A);
+	UT_CHECK_EQ(uroce_cm_unmatched(&out, false, &r), 0);
 }
 
 static void
@@ -332,6 +365,10 @@ test_mra(void)
 	expect(&a, S(MRA_REQ_RCVD), TIMER, 0, E(NONE), "MRA received");
 	UT_CHECK_EQ(fx.deadline_ns, 100 + wait_mra);
 	UT_CHECK(wait_mra > WAIT_A);
+	/* A duplicate MRA does not move the deadline again. */
+	STEP(&a, RECV_MRA, &r, 150);
+	expect(&a, S(MRA_REQ_RCVD), 0, 0, E(NONE), "dup MRA");
+	UT_CHECK_EQ(a.deadline_ns, 100 + wait_mra);
 	/* The REQ's own deadline has gone. */
 	before = a;
 	UT_CHECK_EQ(uroce_cm_step(&a, UROCE_CM_IN_TIMEOUT, NULL, WAIT_A, &fx), -EINVAL);
@@ -411,6 +448,21 @@ test_disconnect(void)
 	connect(&a, &p, 0);
 	disconnect(&p, &a, 1000000);
 
+	/* Both sides disconnect at once: each answers the other's DREQ, and
+	 * the DREP to its own takes it to time-wait (Linux cm_drep_handler()). */
+	connect(&a, &p, 0);
+	m = mk(A(DREQ), ID_A, ID_P);
+	STEP(&a, SEND_DREQ, &m, 10);
+	req = mk(A(DREQ), ID_P, ID_A);
+	STEP(&p, SEND_DREQ, &req, 10);
+	STEP(&a, RECV_DREQ, &req, 11);
+	expect(&a, S(DREQ_RCVD), STOP | EVENT, 0, E(DREQ_RCVD), "crossed DREQ");
+	STEP(&p, RECV_DREQ, &m, 11);
+	m = mk(A(DREP), ID_P, ID_A);
+	STEP(&p, SEND_DREP, &m, 12);
+	STEP(&a, RECV_DREP, &m, 13);
+	expect(&a, S(TIMEWAIT), TIMER | EVENT, 0, E(DISCONNECTED), "DREP in DREQ_RCVD");
+
 	/* The DREQ is lost: retries, then time-wait all the same. */
 	connect(&a, &p, 0);
 	m = mk(A(DREQ), ID_A, ID_P);
@@ -476,8 +528,9 @@ static const uint32_t allowed[UROCE_CM_STATE_COUNT] = {
 	[S(MRA_REP_SENT)] = I(SEND_RTU) | I(SEND_REJ) | I(RECV_REP) | I(RECV_REJ),
 	[S(ESTABLISHED)] = I(SEND_DREQ) | I(RECV_DREQ) | I(RECV_REP) | I(RECV_RTU) |
 			   I(COMM_EST) | I(RECV_REJ),
-	[S(DREQ_SENT)] = I(RECV_DREP) | I(RECV_DREQ) | I(RECV_RTU) | I(TIMEOUT),
-	[S(DREQ_RCVD)] = I(SEND_DREP) | I(RECV_DREQ) | I(RECV_RTU),
+	[S(DREQ_SENT)] = I(RECV_DREP) | I(RECV_DREQ) | I(RECV_REJ) | I(RECV_RTU) |
+			 I(TIMEOUT),
+	[S(DREQ_RCVD)] = I(SEND_DREP) | I(RECV_DREP) | I(RECV_DREQ) | I(RECV_RTU),
 	[S(TIMEWAIT)] = I(RECV_DREQ) | I(RECV_REQ) | I(RECV_REP) | I(RECV_RTU) |
 			I(RECV_DREP) | I(RECV_REJ) | I(TIMEOUT),
 	[S(SIDR_REQ_SENT)] = I(RECV_SIDR_REP) | I(TIMEOUT),

@@ -517,9 +517,10 @@ int uroce_cm_reply(const struct uroce_cm_conn *c, const struct uroce_cm_msg *rcv
  * The answer to a received message that matches no connection, as Linux's
  * cm.c gives it: a REQ for a service nobody listens on gets a REJ "invalid
  * service ID" (8), a REQ or REP from a QP still in time-wait (@stale) a REJ
- * "stale connection" (10); a DREQ gets a DREP (the peer lost ours).
+ * "stale connection" (10); a DREQ gets a DREP (the peer lost ours); a
+ * SIDR_REQ a SIDR_REP "service ID not supported" (1).
  * Returns 1 with @out filled, 0 when the message is dropped silently (MRA,
- * REJ, RTU, DREP, SIDR_*, a REP not stale), -EINVAL on bad input.
+ * REJ, RTU, DREP, SIDR_REP, a REP not stale), -EINVAL on bad input.
  */
 int uroce_cm_unmatched(const struct uroce_cm_msg *rcv, bool stale,
 		       struct uroce_cm_msg *out);
