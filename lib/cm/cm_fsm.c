@@ -282,6 +282,11 @@ check_rcvd(const struct uroce_cm_conn *c, const struct uroce_cm_msg *m)
 			return -ENOENT;
 		return msg_local_id(m) == 0 || c->remote_comm_id == 0 ||
 		       msg_local_id(m) == c->remote_comm_id ? 0 : -ENOENT;
+	case UROCE_CM_ATTR_DREQ:
+		/* ... and a DREQ names our QP (Linux cm_dreq_handler()). */
+		if (m->dreq.remote_qpn != c->local_qpn)
+			return -ENOENT;
+		/* fall through */
 	default:
 		return msg_remote_id(m) == c->local_comm_id &&
 		       msg_local_id(m) == c->remote_comm_id ? 0 : -ENOENT;
@@ -393,6 +398,10 @@ apply(struct uroce_cm_conn *n, const struct fsm_rule *r, enum uroce_cm_input in,
 		learn(n, msg);
 	if (in == UROCE_CM_IN_SEND_REQ || in == UROCE_CM_IN_SEND_SIDR_REQ)
 		start_active(n, msg);
+	if (in == UROCE_CM_IN_SEND_REQ)
+		n->local_qpn = msg->req.local_qpn;
+	if (in == UROCE_CM_IN_SEND_REP)
+		n->local_qpn = msg->rep.local_qpn;
 	if (r->flags & F_SEND) {
 		e->fx |= UROCE_CM_FX_SEND;
 		e->send_attr = input_attr[in];

@@ -78,6 +78,8 @@ mk(uint16_t attr, uint32_t local, uint32_t remote)
 	}
 	if (attr == UROCE_CM_ATTR_REP)
 		m.rep.local_qpn = QPN_P;
+	if (attr == UROCE_CM_ATTR_DREQ)	/* the QP of the side it goes to */
+		m.dreq.remote_qpn = local == ID_A ? QPN_P : QPN_A;
 	return m;
 }
 
@@ -400,12 +402,19 @@ disconnect(struct uroce_cm_conn *first, struct uroce_cm_conn *second, uint64_t t
 	struct uroce_cm_msg dreq, drep, r;
 
 	dreq = mk(A(DREQ), first->local_comm_id, first->remote_comm_id);
-	dreq.dreq.remote_qpn = first->remote_qpn;
+	UT_CHECK_EQ(dreq.dreq.remote_qpn, first->remote_qpn);
+	UT_CHECK_EQ(dreq.dreq.remote_qpn, second->local_qpn);
 	STEP(first, SEND_DREQ, &dreq, t);
 	expect(first, S(DREQ_SENT), SEND | TIMER, A(DREQ), E(NONE), "DREQ sent");
 	r = wire(&dreq);
 	STEP(second, RECV_DREQ, &r, t + 1);
 	expect(second, S(DREQ_RCVD), EVENT, 0, E(DREQ_RCVD), "DREQ received");
+	/* A DREQ for another QP is not this connection's. */
+	dreq.dreq.remote_qpn ^= 1;
+	r = wire(&dreq);
+	UT_CHECK_EQ(uroce_cm_step(second, UROCE_CM_IN_RECV_DREQ, &r, t + 2, &fx), -ENOENT);
+	dreq.dreq.remote_qpn ^= 1;
+	r = wire(&dreq);
 	/* A duplicate while the user decides: nothing. */
 	STEP(second, RECV_DREQ, &r, t + 2);
 	expect(second, S(DREQ_RCVD), 0, 0, E(NONE), "dup DREQ");
@@ -562,6 +571,7 @@ conn_in(struct uroce_cm_conn *c, enum uroce_cm_state s)
 	c->wait_ns = 100;
 	c->deadline_ns = 50;
 	c->last_sent = A(RTU);
+	c->local_qpn = QPN_A;
 }
 
 /* A well-formed message for @in addressed to (or from) that connection. */

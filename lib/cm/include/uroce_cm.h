@@ -465,6 +465,7 @@ struct uroce_cm_conn {
 	bool active;			/* sent the REQ / SIDR_REQ */
 	uint32_t local_comm_id;
 	uint32_t remote_comm_id;	/* 0 until known */
+	uint32_t local_qpn;		/* from the REQ or REP this side sent */
 	uint32_t remote_qpn;
 	struct uroce_cm_timing timing;
 	uint8_t max_cm_retries;		/* this connection's, from its REQ */
