@@ -455,7 +455,8 @@ struct uroce_cm_timing {
 };
 
 /* rdma_cm's defaults: CM response timeout 20, 15 retries, and Linux's
- * packet life time for RoCE paths (CMA_IBOE_PACKET_LIFETIME). */
+ * packet life time for RoCE paths (CMA_IBOE_PACKET_LIFETIME; 18 in older
+ * kernels). */
 #define UROCE_CM_DEFAULT_RESP_TIMEOUT	20
 #define UROCE_CM_DEFAULT_RETRIES	15
 #define UROCE_CM_DEFAULT_PACKET_LIFE	16
