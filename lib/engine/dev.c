@@ -242,6 +242,7 @@ eng_dev_close(struct uroce_dev *dev)
 
 	if (dev == NULL)
 		return;
+	eng_gsi_dev_close(dev);
 	eng_flow_dev_close(dev);
 	while ((eq = TAILQ_FIRST(&dev->qps)) != NULL) {
 		TAILQ_REMOVE(&dev->qps, eq, dev_link);
@@ -345,6 +346,14 @@ uroce_dev_stats_get(const struct uroce_dev *dev, struct uroce_dev_stats *st)
 		st->unknown_qpn += s->unknown_qpn;
 		st->handoffs += s->handoffs;
 		st->handoff_drops += s->handoff_drops;
+		st->gsi_rx += s->gsi_rx;
+		st->gsi_drop_opcode += s->gsi_drop_opcode;
+		st->gsi_drop_pkey += s->gsi_drop_pkey;
+		st->gsi_drop_qkey += s->gsi_drop_qkey;
+		st->gsi_drop_len += s->gsi_drop_len;
+		st->gsi_drop_mad += s->gsi_drop_mad;
+		st->gsi_drop_noagent += s->gsi_drop_noagent;
+		st->gsi_drop_full += s->gsi_drop_full;
 		for (v = 0; v < UROCE_WIRE_VERDICT_COUNT; v++)
 			st->wire.verdict[v] += s->wire.verdict[v];
 	}

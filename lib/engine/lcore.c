@@ -664,6 +664,12 @@ eng_deliver(struct eng_lcore *lc, struct uroce_dev *dev, struct rte_mbuf *m,
 		ds->wire.verdict[v]++;
 	if (v != UROCE_WIRE_OK)
 		goto drop;
+	/* QP1 is the GSI's, never an application QP's (gsi.c). Frames
+	 * are not handed off for it: counted is false here. */
+	if (unlikely(pkt.bth.dqpn == UROCE_GSI_QPN)) {
+		eng_gsi_rx(lc, dev, &pkt);
+		goto drop;
+	}
 	eq = eng_qpn_lookup(pkt.bth.dqpn);
 	if (eq == NULL || eq->dev != dev) {
 		if (!counted)
