@@ -336,12 +336,17 @@ bool eng_flow_rx(void *arg, uint16_t q, struct rte_mbuf *m);	/* port hook */
 bool eng_flow_handoff_rx(struct eng_lcore *lc, struct rte_mbuf *m);
 void eng_flow_dev_close(struct uroce_dev *dev);
 
+/* lcore.c: a frame built outside the transport, sent now (owner of lc). */
+void eng_send_frame(struct eng_lcore *lc, struct uroce_dev *dev,
+		    struct rte_mbuf *m);
+
 /* gsi.c: a parsed frame to QP1, on the lcore that received it. */
 void eng_gsi_rx(struct eng_lcore *lc, struct uroce_dev *dev,
 		const struct uroce_pkt *pkt);
 void eng_gsi_dev_close(struct uroce_dev *dev);
 
 /* dev.c */
+int eng_resolve_wait(struct uroce_dev *dev, struct uroce_l2l3 *l);
 int eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 		 size_t err_len);
 void eng_dev_close(struct uroce_dev *dev);

@@ -12,6 +12,10 @@
  * by the consumer once it found the ring empty and drained the fd; the
  * consumer then looks at the ring again, so a MAD enqueued in between
  * is never left behind an unreadable fd.
+ *
+ * Send: the caller builds the frame (path, neighbour, headers, ICRC) and
+ * hands it to engine lcore 0 as a control message, which puts it on the
+ * port's queue of that lcore (or loops it back) at once.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,12 +33,14 @@ _Static_assert(sizeof(struct uroce_mad_rx) % 4 == 0, "ring element size");
 #define GSI_MAD_BASE_VERSION	1
 #define GSI_CLASS_SUBN_LID	0x01	/* subnet management: QP0's */
 #define GSI_CLASS_SUBN_DR	0x81
+#define GSI_HOP_LIMIT		64
 
 struct uroce_gsi {
 	struct uroce_dev *dev;
 	struct rte_ring *ring;		/* struct uroce_mad_rx, MP/MC */
 	int efd;
 	uint32_t signalled;		/* the fd was written (atomic) */
+	uint32_t psn;			/* next BTH PSN sent (atomic) */
 };
 
 /* ------------------------------------------------------------------------
@@ -290,4 +296,110 @@ uroce_gsi_recv(struct uroce_gsi *g, struct uroce_mad_rx *out, unsigned int n)
 			gsi_signal(g);
 	}
 	return (int)got;
+}
+
+/* ------------------------------------------------------------------------
+ * Send.
+ */
+
+/* The UDP source port: fixed without a flow label (uroce_gsi.h); with
+ * one, its 20 bits folded into the 14 of the port range 0xC000-0xFFFF. */
+static uint16_t
+gsi_udp_sport(uint32_t flow_label)
+{
+	uint32_t fl = flow_label & 0xfffff;
+
+	if (fl == 0)
+		return UROCE_GSI_UDP_SPORT;
+	return (uint16_t)(UROCE_UDP_SPORT_MIN | ((fl ^ (fl >> 14)) & 0x3fff));
+}
+
+/* The path of a MAD to tx->dgid, its next hop resolved. */
+static int
+gsi_path(struct uroce_dev *dev, const struct uroce_mad_tx *tx,
+	 struct uroce_l2l3 *l)
+{
+	struct ibv_ah_attr ah;
+	int ret;
+
+	memset(&ah, 0, sizeof(ah));
+	ah.is_global = 1;
+	ah.port_num = 1;
+	ah.grh.sgid_index = tx->sgid_index;
+	memcpy(ah.grh.dgid.raw, tx->dgid.raw, sizeof(ah.grh.dgid.raw));
+	ah.grh.traffic_class = tx->tclass;
+	ah.grh.hop_limit = tx->hop_limit != 0 ? tx->hop_limit : GSI_HOP_LIMIT;
+	ah.grh.flow_label = tx->flow_label & 0xfffff;
+	ret = uroce_l2l3_from_ah(&dev->env, &ah, l);
+	if (ret < 0)
+		return ret;
+	l->udp_sport = gsi_udp_sport(l->flow_label);
+	return eng_resolve_wait(dev, l);
+}
+
+/* The whole frame: UD SEND_ONLY, QP1 to QP1 (IBTA ch. 13.5). */
+static int
+gsi_frame(struct uroce_gsi *g, const struct uroce_l2l3 *l,
+	  const uint8_t *mad, struct rte_mbuf **out)
+{
+	struct uroce_bth_fields bth = {
+		.opcode = UROCE_OPC_UD_SEND_ONLY, .pkey = UROCE_GSI_PKEY,
+		.dqpn = UROCE_GSI_QPN,
+	};
+	struct uroce_ext_fields ext;
+	uint32_t len = uroce_wire_hdrs_len(l, UROCE_OPC_UD_SEND_ONLY) +
+		UROCE_MAD_SIZE + uroce_wire_trailer_len(UROCE_MAD_SIZE);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(g->dev->env.pool);
+	uint8_t *p;
+
+	p = m != NULL && len <= UINT16_MAX ?
+	    (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len) : NULL;
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		return -ENOMEM;
+	}
+	memset(&ext, 0, sizeof(ext));
+	ext.deth.qkey = UROCE_GSI_QKEY;
+	ext.deth.sqpn = UROCE_GSI_QPN;
+	bth.psn = __atomic_fetch_add(&g->psn, 1, __ATOMIC_RELAXED) &
+		  UROCE_PSN_MASK;
+	if (uroce_wire_build(p, len, l, &bth, &ext, mad, UROCE_MAD_SIZE) != len) {
+		rte_pktmbuf_free(m);
+		return -EINVAL;
+	}
+	*out = m;
+	return 0;
+}
+
+struct gsi_tx_msg {
+	struct uroce_dev *dev;
+	struct rte_mbuf *m;
+};
+
+static int
+ctrl_gsi_tx(struct eng_lcore *lc, void *arg)
+{
+	struct gsi_tx_msg *t = arg;
+
+	eng_send_frame(lc, t->dev, t->m);
+	lc->dst[t->dev->idx].gsi_tx++;
+	return 0;
+}
+
+int
+uroce_gsi_send(struct uroce_gsi *g, const struct uroce_mad_tx *tx)
+{
+	struct gsi_tx_msg msg;
+	struct uroce_l2l3 l;
+	int ret;
+
+	if (g == NULL || tx == NULL)
+		return -EINVAL;
+	ret = gsi_path(g->dev, tx, &l);
+	if (ret == 0)
+		ret = gsi_frame(g, &l, tx->mad, &msg.m);
+	if (ret < 0)
+		return ret;
+	msg.dev = g->dev;
+	return eng_ctrl_run(0, ctrl_gsi_tx, &msg);
 }

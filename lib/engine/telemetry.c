@@ -66,7 +66,7 @@ static const struct tel_field dev_fields[] = {
 	{ "drop_unknown_qpn", offsetof(struct uroce_dev_stats, unknown_qpn) },
 	DEV_FIELD(handoffs), DEV_FIELD(handoff_drops),
 	/* QP1 (uroce_gsi.h), named as in the struct */
-	GSI_FIELD(gsi_rx), GSI_FIELD(gsi_drop_opcode),
+	GSI_FIELD(gsi_rx), GSI_FIELD(gsi_tx), GSI_FIELD(gsi_drop_opcode),
 	GSI_FIELD(gsi_drop_pkey), GSI_FIELD(gsi_drop_qkey),
 	GSI_FIELD(gsi_drop_len), GSI_FIELD(gsi_drop_mad),
 	GSI_FIELD(gsi_drop_noagent), GSI_FIELD(gsi_drop_full),

@@ -29,10 +29,19 @@
  * A MAD that passes is copied with its source (struct uroce_mad_rx) into
  * the device's ring and counted in gsi_rx.
  *
+ * Send. uroce_gsi_send() builds a UD SEND_ONLY from QP 1 to QP 1, Q_Key
+ * 0x80010000, P_Key 0xFFFF, with the 256-byte MAD as its payload, and the
+ * device's engine lcore 0 puts it on the port (or loops it back to a local
+ * device), counted in gsi_tx. Its UDP source port is 0xC000, as a
+ * ConnectX sends (mlx5 AHs: r_roce_min_src_udp_port, 49152), unless the
+ * caller gives a flow label: then the label folded into 0xC000..0xFFFF
+ * (IBTA A17.5.1 lets the source port carry the flow's entropy).
+ *
  * Threads. One consumer per device: uroce_gsi_open() fails with -EBUSY
  * while the device's GSI is open. The handle's functions may be called
- * from any thread that is not an engine lcore (nor an engine callback);
- * receive is lock-free. uroce_gsi_close() must not run at the same
+ * from any thread that is not an engine lcore (nor an engine callback):
+ * receive is lock-free; send waits for the neighbour and for the engine
+ * lcore that transmits it. uroce_gsi_close() must not run at the same
  * time as another call on the handle; uroce_engine_fini() closes a handle
  * left open (it is invalid from then on).
  */
@@ -53,6 +62,10 @@ struct uroce_gsi;
 /** The GSI's QP number and its well-known Q_Key (IBTA ch. 13.5). */
 #define UROCE_GSI_QPN		1
 #define UROCE_GSI_QKEY		0x80010000u
+/** The default P_Key, what the GSI sends. */
+#define UROCE_GSI_PKEY		0xffff
+/** The UDP source port of a MAD sent without a flow label. */
+#define UROCE_GSI_UDP_SPORT	0xc000
 /** MADs a device's ring holds before gsi_drop_full. */
 #define UROCE_GSI_RING_SIZE	1024
 /** uroce_mad_rx.gid_index when the destination is none of the port's GIDs. */
@@ -72,6 +85,16 @@ struct uroce_mad_rx {
 					 *   or UROCE_GSI_GID_NONE */
 	uint8_t tclass;			/**< IP TOS / traffic class */
 	uint8_t hop_limit;		/**< TTL / hop limit */
+};
+
+/** A MAD to send to a remote GSI (destination QP 1). */
+struct uroce_mad_tx {
+	uint8_t mad[UROCE_MAD_SIZE];
+	union uroce_gid dgid;		/**< destination (IPv4-mapped or IPv6) */
+	uint8_t sgid_index;		/**< source GID: of the same family */
+	uint8_t tclass;			/**< GRH traffic class (DSCP; ECN Not-ECT) */
+	uint8_t hop_limit;		/**< 0: 64 */
+	uint32_t flow_label;		/**< 20 bits; 0: none */
 };
 
 /**
@@ -107,6 +130,18 @@ int uroce_gsi_fd(const struct uroce_gsi *g);
  */
 int uroce_gsi_recv(struct uroce_gsi *g, struct uroce_mad_rx *out,
 		   unsigned int n);
+
+/**
+ * Send one MAD (see Send above). The next hop is resolved first (a local
+ * device's GID at once; else ARP / neighbour discovery or the kernel's
+ * table), waiting up to 2 s while the engine progresses, as
+ * uroce_dev_ah_create() does.
+ * @return 0 once the frame is handed to the port (UD: no completion);
+ *   -EINVAL (NULL, sgid_index out of the GID table, GID families differ);
+ *   -EHOSTUNREACH (the neighbour did not answer); -ENOMEM (no mbuf);
+ *   -ENOSPC (the port's neighbour table is full).
+ */
+int uroce_gsi_send(struct uroce_gsi *g, const struct uroce_mad_tx *tx);
 
 #ifdef __cplusplus
 }
