@@ -10,7 +10,8 @@
  *  - frames to QP1 that are not a valid MAD (Q_Key, length, opcode, P_Key,
  *    MAD version and class) dropped, each by its counter and nothing else,
  *    the consumer receiving nothing; a limited-member P_Key accepted;
- *    a frame to another QPN left to the QPN path (unknown_qpn);
+ *    a frame to another QPN left to the QPN path (unknown_qpn), and one
+ *    to a UD QP's number completed on that QP;
  *  - a full ring drops and counts; no consumer: gsi_drop_noagent; a second
  *    open -EBUSY;
  *  - a send to an address nobody answers: -EHOSTUNREACH, nothing sent;
@@ -416,6 +417,104 @@ check_drops(struct uroce_gsi *gb)
 	UT_NOTE("%zu malformed frames to QP1 dropped and counted", RTE_DIM(bad));
 }
 
+/* A UD QP of B's (Q_Key 0x80010000 too) with one receive posted. */
+struct ud_side {
+	struct uroce_pd *pd;
+	struct uroce_cq *cq;
+	struct uroce_qp *qp;
+	struct uroce_mr *mr;
+	uint8_t buf[UROCE_GRH_LEN + UROCE_MAD_SIZE];
+};
+
+static bool
+ud_open(struct ud_side *u)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)u->buf, .length = sizeof(u->buf),
+	};
+	struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad = NULL;
+	struct ibv_qp_attr a;
+
+	if (!UT_CHECK_EQ(uroce_pd_alloc(dev_b, &u->pd), 0) ||
+	    !UT_CHECK_EQ(uroce_dev_cq_create(dev_b, 8, NULL, &u->cq), 0) ||
+	    !UT_CHECK_EQ(uroce_dev_mr_reg(u->pd, u->buf, sizeof(u->buf),
+					  (uintptr_t)u->buf,
+					  IBV_ACCESS_LOCAL_WRITE, &u->mr), 0) ||
+	    !UT_CHECK_EQ(uroce_dev_qp_create(u->pd, u->cq, u->cq, &init, NULL,
+					     &u->qp), 0))
+		return false;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = UROCE_GSI_QKEY;
+	if (!UT_CHECK_EQ(uroce_dev_qp_modify(u->qp, &a, IBV_QP_STATE |
+			 IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY), 0))
+		return false;
+	a.qp_state = IBV_QPS_RTR;
+	if (!UT_CHECK_EQ(uroce_dev_qp_modify(u->qp, &a, IBV_QP_STATE), 0))
+		return false;
+	a.qp_state = IBV_QPS_RTS;
+	if (!UT_CHECK_EQ(uroce_dev_qp_modify(u->qp, &a, IBV_QP_STATE |
+					     IBV_QP_SQ_PSN), 0))
+		return false;
+	sge.lkey = u->mr->lkey;
+	return UT_CHECK_EQ(uroce_qp_post_recv(u->qp, &wr, &bad), 0);
+}
+
+static void
+ud_close(struct ud_side *u)
+{
+	if (u->qp != NULL)
+		UT_CHECK_EQ(uroce_dev_qp_destroy(u->qp), 0);
+	if (u->mr != NULL)
+		UT_CHECK_EQ(uroce_dev_mr_dereg(u->mr), 0);
+	if (u->cq != NULL)
+		UT_CHECK_EQ(uroce_dev_cq_destroy(u->cq), 0);
+	if (u->pd != NULL)
+		UT_CHECK_EQ(uroce_pd_free(u->pd), 0);
+}
+
+/* A MAD-shaped frame to a UD QP's number is the QP's: it completes there
+ * byte-exact; the GSI neither counts nor receives it. */
+static void
+check_other_qp(struct uroce_gsi *gb)
+{
+	static struct ud_side u;
+	struct variant v = good_mad;
+	uint8_t mad[UROCE_MAD_SIZE];
+	struct uroce_mad_rx rx;
+	struct ibv_wc wc;
+	uint64_t rx0 = stat_of(dev_b, GSI_CTR(gsi_rx));
+	struct rte_mbuf *m;
+
+	memset(&u, 0, sizeof(u));
+	if (!ud_open(&u))
+		goto out;
+	v.dqpn = u.qp->qpn;
+	m = frame_to_b(&v, mad);
+	if (m == NULL || !UT_CHECK_EQ(uroce_dev_inject(dev_b, m), 0))
+		goto out;
+	memset(&wc, 0, sizeof(wc));
+	if (UT_CHECK(ut_wait_wc(u.cq, &wc))) {
+		UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		UT_CHECK_EQ(wc.wr_id, 7);
+		UT_CHECK_EQ(wc.src_qp, 1);
+		UT_CHECK_EQ(wc.byte_len, UROCE_GRH_LEN + UROCE_MAD_SIZE);
+		UT_CHECK_MEM(u.buf + UROCE_GRH_LEN, mad, UROCE_MAD_SIZE);
+	}
+	UT_CHECK_EQ(stat_of(dev_b, GSI_CTR(gsi_rx)), rx0);
+	UT_CHECK_EQ(uroce_gsi_recv(gb, &rx, 1), 0);
+	UT_NOTE("a MAD to a UD QP's number reaches that QP, not the GSI");
+out:
+	ud_close(&u);
+}
+
 /* More MADs than the ring holds: the excess dropped as gsi_drop_full, the
  * rest received in order. */
 static void
@@ -608,6 +707,7 @@ run_scenario(const struct scenario *sc)
 		UT_CHECK(uroce_gsi_dev(ga) == dev_a);
 		check_send_recv(ga, gb);
 		check_drops(gb);
+		check_other_qp(gb);
 		check_full(gb);
 		check_noagent(&gb);
 		check_send_errors(ga);
