@@ -242,6 +242,7 @@ eng_dev_close(struct uroce_dev *dev)
 
 	if (dev == NULL)
 		return;
+	eng_gsi_dev_close(dev);
 	eng_flow_dev_close(dev);
 	while ((eq = TAILQ_FIRST(&dev->qps)) != NULL) {
 		TAILQ_REMOVE(&dev->qps, eq, dev_link);
@@ -345,6 +346,15 @@ uroce_dev_stats_get(const struct uroce_dev *dev, struct uroce_dev_stats *st)
 		st->unknown_qpn += s->unknown_qpn;
 		st->handoffs += s->handoffs;
 		st->handoff_drops += s->handoff_drops;
+		st->gsi_rx += s->gsi_rx;
+		st->gsi_tx += s->gsi_tx;
+		st->gsi_drop_opcode += s->gsi_drop_opcode;
+		st->gsi_drop_pkey += s->gsi_drop_pkey;
+		st->gsi_drop_qkey += s->gsi_drop_qkey;
+		st->gsi_drop_len += s->gsi_drop_len;
+		st->gsi_drop_mad += s->gsi_drop_mad;
+		st->gsi_drop_noagent += s->gsi_drop_noagent;
+		st->gsi_drop_full += s->gsi_drop_full;
 		for (v = 0; v < UROCE_WIRE_VERDICT_COUNT; v++)
 			st->wire.verdict[v] += s->wire.verdict[v];
 	}
@@ -620,9 +630,10 @@ eng_ah_l2l3(struct uroce_dev *dev, const struct ibv_ah_attr *attr,
 	return ret;
 }
 
-/* Resolve the next hop, progressing the engine while ARP is under way. */
-static int
-eng_ah_resolve(struct uroce_dev *dev, struct uroce_l2l3 *l)
+/* Resolve the next hop, progressing the engine while ARP is under way
+ * (AHs here, the GSI's MADs in gsi.c). */
+int
+eng_resolve_wait(struct uroce_dev *dev, struct uroce_l2l3 *l)
 {
 	uint64_t end = rte_get_tsc_cycles() +
 		eng_g->tsc_hz / 1000 * ENG_AH_RESOLVE_MS;
@@ -659,7 +670,7 @@ uroce_dev_ah_create(struct uroce_pd *pd, const struct ibv_ah_attr *attr,
 	ah->ah.pd = pd;
 	ret = eng_ah_l2l3(dev, attr, &ah->ah.l2l3);
 	if (ret == 0)
-		ret = eng_ah_resolve(dev, &ah->ah.l2l3);
+		ret = eng_resolve_wait(dev, &ah->ah.l2l3);
 	if (ret < 0) {
 		free(ah);
 		return ret;

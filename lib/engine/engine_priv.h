@@ -22,6 +22,7 @@
 
 #include "uroce_engine.h"
 #include "uroce_flow.h"
+#include "uroce_gsi.h"
 #include "uroce_pace.h"
 
 extern int uroce_engine_logtype;
@@ -218,6 +219,10 @@ struct uroce_dev {
 	uint32_t n_flow;
 	uint64_t flow_seq;
 	struct eng_flow_tbl *flow_tbl;	/* what every lcore reads now */
+	/* QP1's consumer (gsi.c): RELEASE-published by uroce_gsi_open(),
+	 * read by the receiving lcores, unpublished then eng_sync() by
+	 * uroce_gsi_close(). */
+	struct uroce_gsi *gsi;
 };
 
 struct eng {
@@ -331,7 +336,17 @@ bool eng_flow_rx(void *arg, uint16_t q, struct rte_mbuf *m);	/* port hook */
 bool eng_flow_handoff_rx(struct eng_lcore *lc, struct rte_mbuf *m);
 void eng_flow_dev_close(struct uroce_dev *dev);
 
+/* lcore.c: a frame built outside the transport, sent now (owner of lc). */
+void eng_send_frame(struct eng_lcore *lc, struct uroce_dev *dev,
+		    struct rte_mbuf *m);
+
+/* gsi.c: a parsed frame to QP1, on the lcore that received it. */
+void eng_gsi_rx(struct eng_lcore *lc, struct uroce_dev *dev,
+		const struct uroce_pkt *pkt);
+void eng_gsi_dev_close(struct uroce_dev *dev);
+
 /* dev.c */
+int eng_resolve_wait(struct uroce_dev *dev, struct uroce_l2l3 *l);
 int eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 		 size_t err_len);
 void eng_dev_close(struct uroce_dev *dev);

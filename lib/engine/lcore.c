@@ -458,6 +458,20 @@ eng_flush(struct eng_lcore *lc, struct uroce_dev *dev)
 	eng_flush_txb(lc, dev, &lc->txb[dev->idx]);
 }
 
+/* A frame the transport did not build (a MAD of the GSI, gsi.c), sent at
+ * once with what waits in dev's batch: looped back to a local device or
+ * put on the port. Owner of lc, between iterations (a control message). */
+void
+eng_send_frame(struct eng_lcore *lc, struct uroce_dev *dev, struct rte_mbuf *m)
+{
+	struct uroce_txb *txb = &lc->txb[dev->idx];
+
+	if (uroce_txb_full(txb))
+		eng_flush(lc, dev);
+	uroce_txb_add(txb, m);
+	eng_flush(lc, dev);
+}
+
 /* The batch a call into a QP of dev may fill: never a full one. */
 static struct uroce_txb *
 eng_txb(struct eng_lcore *lc, struct uroce_dev *dev)
@@ -663,6 +677,12 @@ eng_deliver(struct eng_lcore *lc, struct uroce_dev *dev, struct rte_mbuf *m,
 		ds->wire.verdict[v]++;
 	if (v != UROCE_WIRE_OK)
 		goto drop;
+	/* QP1 is the GSI's, never an application QP's (gsi.c). Frames
+	 * are not handed off for it: counted is false here. */
+	if (unlikely(pkt.bth.dqpn == UROCE_GSI_QPN)) {
+		eng_gsi_rx(lc, dev, &pkt);
+		goto drop;
+	}
 	eq = eng_qpn_lookup(pkt.bth.dqpn);
 	if (eq == NULL || eq->dev != dev) {
 		if (!counted)

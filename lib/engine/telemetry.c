@@ -59,11 +59,17 @@ static const struct tel_field port_fields[] = {
 
 /* The engine's view of the device; eng_ tells them from the port's. */
 #define DEV_FIELD(n)	{ "eng_" #n, offsetof(struct uroce_dev_stats, n) }
+#define GSI_FIELD(n)	{ #n, offsetof(struct uroce_dev_stats, n) }
 static const struct tel_field dev_fields[] = {
 	DEV_FIELD(rx_pkts), DEV_FIELD(tx_pkts),
 	DEV_FIELD(loop_pkts), DEV_FIELD(loop_drops),
 	{ "drop_unknown_qpn", offsetof(struct uroce_dev_stats, unknown_qpn) },
 	DEV_FIELD(handoffs), DEV_FIELD(handoff_drops),
+	/* QP1 (uroce_gsi.h), named as in the struct */
+	GSI_FIELD(gsi_rx), GSI_FIELD(gsi_tx), GSI_FIELD(gsi_drop_opcode),
+	GSI_FIELD(gsi_drop_pkey), GSI_FIELD(gsi_drop_qkey),
+	GSI_FIELD(gsi_drop_len), GSI_FIELD(gsi_drop_mad),
+	GSI_FIELD(gsi_drop_noagent), GSI_FIELD(gsi_drop_full),
 };
 
 static uint64_t

@@ -587,6 +587,17 @@ check_js_port(int fd, struct uroce_dev *dev)
 	UT_CHECK(js_u64(obj, "parsed_ok", &v) &&
 		 v == ds.wire.verdict[UROCE_WIRE_OK]);
 	UT_CHECK(js_u64(obj, "qps", &v) && v == nqp);
+	/* QP1's counters, named as in struct uroce_dev_stats. */
+	UT_CHECK(js_u64(obj, "gsi_rx", &v) && v == ds.gsi_rx);
+	UT_CHECK(js_u64(obj, "gsi_tx", &v) && v == ds.gsi_tx);
+	UT_CHECK(js_u64(obj, "gsi_drop_opcode", &v) && v == ds.gsi_drop_opcode);
+	UT_CHECK(js_u64(obj, "gsi_drop_pkey", &v) && v == ds.gsi_drop_pkey);
+	UT_CHECK(js_u64(obj, "gsi_drop_qkey", &v) && v == ds.gsi_drop_qkey);
+	UT_CHECK(js_u64(obj, "gsi_drop_len", &v) && v == ds.gsi_drop_len);
+	UT_CHECK(js_u64(obj, "gsi_drop_mad", &v) && v == ds.gsi_drop_mad);
+	UT_CHECK(js_u64(obj, "gsi_drop_noagent", &v) &&
+		 v == ds.gsi_drop_noagent);
+	UT_CHECK(js_u64(obj, "gsi_drop_full", &v) && v == ds.gsi_drop_full);
 	check_js_qp_stats(obj, "qp_", &qs);
 	UT_NOTE("telemetry port %s", uroce_dev_name(dev));
 }

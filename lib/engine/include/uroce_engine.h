@@ -195,6 +195,11 @@ struct uroce_dev_stats {
 	uint64_t unknown_qpn;		/**< parsed frames for no QP of the device */
 	uint64_t handoffs;		/**< frames passed to their owner lcore */
 	uint64_t handoff_drops;		/**< ... lost because its ring was full */
+	/** QP1 (uroce_gsi.h): MADs into the consumer's ring, MADs sent, and
+	 *  frames to QP1 dropped by reason */
+	uint64_t gsi_rx, gsi_tx;
+	uint64_t gsi_drop_opcode, gsi_drop_pkey, gsi_drop_qkey, gsi_drop_len;
+	uint64_t gsi_drop_mad, gsi_drop_noagent, gsi_drop_full;
 	struct uroce_wire_stats wire;	/**< parse verdicts (OK counts good frames) */
 };
 
