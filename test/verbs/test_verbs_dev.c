@@ -7,9 +7,11 @@
  * engine starts at ibv_open_device() (a memif server port nobody joins:
  * its link stays down, and the device loops frames for its own MAC back,
  * as an RDMA NIC does). Attributes, the documented errors, completion
- * channels, and two RC QPs of the device exchanging a message.
+ * channels, two RC QPs of the device exchanging a message, and a WRITE to
+ * a QP without remote write.
  */
 
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -279,6 +281,78 @@ test_objects(struct ibv_context *ctx, int max_cqe)
 	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
 }
 
+/* A QP without the RDMA Write enable refuses a WRITE whatever the region
+ * allows: IBV_WC_REM_ACCESS_ERR at the requester, the target untouched. */
+static void
+test_qp_access(struct ibv_context *ctx)
+{
+	static char src[256], dst[256];
+	struct ibv_qp_init_attr init;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *ms, *md;
+	struct ibv_sge ss;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	int n = 0, i;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!UT_CHECK(pd != NULL && cq != NULL))
+		return;
+	memset(src, 0x5a, sizeof(src));
+	memset(dst, 0, sizeof(dst));
+	ms = ibv_reg_mr(pd, src, sizeof(src), 0);
+	md = ibv_reg_mr(pd, dst, sizeof(dst), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	memset(&init, 0, sizeof(init));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 4;
+	init.cap.max_recv_wr = 4;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	qa = ibv_create_qp(pd, &init);
+	qb = ibv_create_qp(pd, &init);
+	if (!UT_CHECK(ms != NULL && md != NULL && qa != NULL && qb != NULL))
+		return;
+	ut_verbs_rc_connect_ex(qa, ctx, qb->qp_num, 7, 12, 1,
+			       IBV_ACCESS_REMOTE_WRITE);
+	ut_verbs_rc_connect_ex(qb, ctx, qa->qp_num, 7, 12, 1,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	ss = (struct ibv_sge){ (uintptr_t)src, sizeof(src), ms->lkey };
+	memset(&swr, 0, sizeof(swr));
+	swr.wr_id = 3;
+	swr.sg_list = &ss;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = (uintptr_t)dst;
+	swr.wr.rdma.rkey = md->rkey;
+	UT_CHECK_EQ(ibv_post_send(qa, &swr, &bad_s), 0);
+	for (i = 0; i < 5000 && n == 0; i++) {
+		n = ibv_poll_cq(cq, 1, &wc);
+		if (n == 0)
+			usleep(1000);
+	}
+	if (UT_CHECK_EQ(n, 1)) {
+		UT_CHECK_EQ(wc.wr_id, 3);
+		UT_CHECK_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+	}
+	for (i = 0; i < (int)sizeof(dst) && dst[i] == 0; i++)
+		;
+	UT_CHECK_EQ(i, (int)sizeof(dst));
+	UT_NOTE("WRITE to a QP without remote write: status %d", wc.status);
+	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
+	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(ms), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(md), 0);
+	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
 int
 main(void)
 {
@@ -302,6 +376,7 @@ main(void)
 			test_attributes(ctx, list[0]);
 			UT_CHECK_EQ(ibv_query_device(ctx, &da), 0);
 			test_objects(ctx, da.max_cqe);
+			test_qp_access(ctx);
 			UT_CHECK_EQ(ibv_close_device(ctx), 0);
 		}
 		ibv_free_device_list(list);
