@@ -7,8 +7,8 @@
  * engine starts at ibv_open_device() (a memif server port nobody joins:
  * its link stays down, and the device loops frames for its own MAC back,
  * as an RDMA NIC does). Attributes, the documented errors, completion
- * channels, two RC QPs of the device exchanging a message, and a WRITE to
- * a QP without remote write.
+ * channels, two RC QPs of the device exchanging a message, a WRITE to a QP
+ * without remote write, and ibv_reg_mr() of memory not mapped or read-only.
  */
 
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "uroce_test.h"
 #include "uroce_test_verbs.h"
@@ -353,6 +354,47 @@ test_qp_access(struct ibv_context *ctx)
 	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
 }
 
+/* ibv_reg_mr() as the kernel's pinning: EFAULT for memory that is not
+ * mapped, or read-only with a write access; nothing changes. */
+static void
+test_reg_mapped(struct ibv_context *ctx)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_mr *mr;
+	char *m;
+
+	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!UT_CHECK(pd != NULL && m != MAP_FAILED))
+		return;
+	UT_CHECK_EQ(munmap(m + pg, pg), 0);
+	UT_CHECK_EQ(mprotect(m, pg, PROT_READ), 0);
+	errno = 0;
+	UT_CHECK(ibv_reg_mr(pd, m + pg, pg, 0) == NULL && errno == EFAULT);
+	errno = 0;
+	UT_CHECK(ibv_reg_mr(pd, m, 2 * pg, 0) == NULL && errno == EFAULT);
+	errno = 0;
+	UT_CHECK(ibv_reg_mr(pd, m, pg, IBV_ACCESS_LOCAL_WRITE) == NULL &&
+		 errno == EFAULT);
+	errno = 0;
+	UT_CHECK(ibv_reg_mr(pd, m, pg, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE) == NULL && errno == EFAULT);
+	mr = ibv_reg_mr(pd, m, pg, IBV_ACCESS_REMOTE_READ);
+	if (UT_CHECK(mr != NULL))
+		UT_CHECK_EQ(ibv_dereg_mr(mr), 0);
+	UT_CHECK_EQ(munmap(m, pg), 0);
+	/* the refusals left nothing behind: a normal buffer, then the PD */
+	m = malloc(3 * pg);
+	mr = ibv_reg_mr(pd, m, 3 * pg, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	if (UT_CHECK(mr != NULL))
+		UT_CHECK_EQ(ibv_dereg_mr(mr), 0);
+	free(m);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	UT_NOTE("reg_mr of unmapped and read-only memory");
+}
+
 int
 main(void)
 {
@@ -377,6 +419,7 @@ main(void)
 			UT_CHECK_EQ(ibv_query_device(ctx, &da), 0);
 			test_objects(ctx, da.max_cqe);
 			test_qp_access(ctx);
+			test_reg_mapped(ctx);
 			UT_CHECK_EQ(ibv_close_device(ctx), 0);
 		}
 		ibv_free_device_list(list);
