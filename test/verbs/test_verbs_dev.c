@@ -8,7 +8,8 @@
  * its link stays down, and the device loops frames for its own MAC back,
  * as an RDMA NIC does). Attributes, the documented errors, completion
  * channels, two RC QPs of the device exchanging a message, a WRITE to a QP
- * without remote write, and ibv_reg_mr() of memory not mapped or read-only.
+ * without remote write, ibv_reg_mr() of memory not mapped or read-only, and
+ * the context's cmd_fd.
  */
 
 #include <errno.h>
@@ -395,6 +396,31 @@ test_reg_mapped(struct ibv_context *ctx)
 	UT_NOTE("reg_mr of unmapped and read-only memory");
 }
 
+/* ibv_context.cmd_fd is a descriptor of the context's own: dup() works
+ * (rdma-core's shared-PD tests start so), importing it is EOPNOTSUPP, and
+ * ibv_close_device() closes it. */
+static void
+test_cmd_fd(struct ibv_device *dev, const struct ibv_context *first)
+{
+	struct ibv_context *ctx = ibv_open_device(dev);
+	int fd, d;
+
+	if (!UT_CHECK(ctx != NULL))
+		return;
+	fd = ctx->cmd_fd;
+	UT_CHECK(fd >= 0 && fd != ctx->async_fd && fd != first->cmd_fd);
+	UT_CHECK(fcntl(fd, F_GETFD) == FD_CLOEXEC);
+	d = dup(fd);
+	UT_CHECK(d >= 0);
+	errno = 0;
+	UT_CHECK(ibv_import_device(d) == NULL && errno == EOPNOTSUPP);
+	UT_CHECK_EQ(close(d), 0);
+	UT_CHECK_EQ(ibv_close_device(ctx), 0);
+	errno = 0;
+	UT_CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF);
+	UT_NOTE("cmd_fd %d", fd);
+}
+
 int
 main(void)
 {
@@ -420,6 +446,7 @@ main(void)
 			test_objects(ctx, da.max_cqe);
 			test_qp_access(ctx);
 			test_reg_mapped(ctx);
+			test_cmd_fd(list[0], ctx);
 			UT_CHECK_EQ(ibv_close_device(ctx), 0);
 		}
 		ibv_free_device_list(list);
