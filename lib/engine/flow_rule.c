@@ -102,20 +102,17 @@ spec_store(struct uroce_flow_rule *r, const struct spec_desc *d,
 	r->specs |= d->bit;
 }
 
-/* One spec at off (the attr holds size bytes). @return its size, or <0. */
+/* One spec at off. @return its size, or <0. */
 static int
-spec_parse(const uint8_t *base, uint32_t off, uint32_t size,
-	   struct uroce_flow_rule *r)
+spec_parse(const uint8_t *base, uint32_t off, struct uroce_flow_rule *r)
 {
 	const struct spec_desc *d;
 	uint32_t type;
 	uint16_t len;
 
-	if (off + SPEC_HDR_LEN > size)
-		return -EINVAL;
 	memcpy(&type, base + off, sizeof(type));
 	memcpy(&len, base + off + sizeof(type), sizeof(len));
-	if (len < SPEC_HDR_LEN || off + len > size)
+	if (len < SPEC_HDR_LEN)
 		return -EINVAL;
 	if (type & IBV_FLOW_SPEC_INNER)
 		return -EOPNOTSUPP;
@@ -136,14 +133,14 @@ static int
 attr_check(const struct ibv_flow_attr *attr)
 {
 	if (attr->comp_mask != 0 || attr->port != 1 ||
-	    attr->size < sizeof(*attr) || (attr->flags & ~FLOW_FLAGS_KNOWN))
+	    (attr->flags & ~FLOW_FLAGS_KNOWN))
 		return -EINVAL;
 	switch (attr->type) {
 	case IBV_FLOW_ATTR_NORMAL:
 		break;
 	case IBV_FLOW_ATTR_ALL_DEFAULT:
 	case IBV_FLOW_ATTR_MC_DEFAULT:
-		if (attr->num_of_specs != 0 || attr->size != sizeof(*attr))
+		if (attr->num_of_specs != 0)
 			return -EINVAL;
 		break;
 	case IBV_FLOW_ATTR_SNIFFER:
@@ -174,15 +171,18 @@ uroce_flow_rule_parse(const struct ibv_flow_attr *attr,
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.type = attr->type;
 	tmp.priority = attr->priority;
+	/* attr->size is not read: rdma-core's libibverbs finds the specs by
+	 * num_of_specs and each spec's own size, and builds the kernel
+	 * command's size from them (ibv_cmd_create_flow()), so programs
+	 * leave it at sizeof(struct ibv_flow_attr) (pyverbs) or at the
+	 * whole (the man page's example). As there, num_of_specs must not
+	 * count more specs than follow; the walk stops at the first bad one. */
 	for (i = 0; i < attr->num_of_specs; i++) {
-		ret = spec_parse(base, off, attr->size, &tmp);
+		ret = spec_parse(base, off, &tmp);
 		if (ret < 0)
 			return ret;
 		off += (uint32_t)ret;
 	}
-	/* The specs fill the attr exactly, as the kernel's uverbs demands. */
-	if (off != attr->size)
-		return -EINVAL;
 	*r = tmp;
 	return 0;
 }

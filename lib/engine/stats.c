@@ -50,7 +50,7 @@ const struct uroce_stat_field uroce_qp_stat_fields[] = {
 	QP_FIELD(rnr_retries), QP_FIELD(dup_resps),
 	QP_FIELD(drop_state), QP_FIELD(drop_opcode), QP_FIELD(drop_pkey),
 	QP_FIELD(drop_qkey), QP_FIELD(drop_no_rwqe),
-	QP_FIELD(srq_taken),
+	QP_FIELD(srq_taken), QP_FIELD(access_denied),
 };
 const unsigned int uroce_qp_stat_nfields = RTE_DIM(uroce_qp_stat_fields);
 

@@ -21,6 +21,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 #include <rte_common.h>
 #include <rte_log.h>
@@ -186,6 +188,96 @@ check_reg_range(const void *addr, size_t len, uint64_t iova)
 	return 0;
 }
 
+/*
+ * The memory must be there, as the Linux core's pinning requires: every
+ * page of [addr, addr + len) mapped, and writable when the region may be
+ * written (local write, remote write or atomic; the pages a write pins),
+ * else readable; -EFAULT otherwise. An engine lcore that later copied into
+ * a hole or a read-only page would take the whole process down (SIGSEGV).
+ *
+ * /proc/self/maps answers both in one pass over the process's mappings,
+ * in address order: the cost grows with the number of mappings, not with
+ * the region's length, so a 1 GiB region costs what a 4 KiB one does.
+ * This checks the registration only: nothing is pinned, and memory the
+ * application unmaps later is not caught here.
+ */
+static int
+maps_cover(FILE *f, uintptr_t a, uintptr_t last, bool write)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = -EFAULT;
+
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long lo, hi;
+		char perm[5];
+
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perm) != 3 || hi <= a)
+			continue;
+		/* A hole before a, or a mapping without the right asked. */
+		if (lo > a || (write ? perm[1] != 'w' : perm[0] != 'r'))
+			break;
+		if (hi - 1 >= last) {
+			ret = 0;
+			break;
+		}
+		a = hi;
+	}
+	free(line);
+	return ret;
+}
+
+/* Without /proc: mincore() fails with ENOMEM on an unmapped page, one
+ * call per 64 MiB; read-only mappings pass unnoticed. */
+static int
+mincore_cover(uintptr_t a, uintptr_t last)
+{
+	enum { CHUNK_PAGES = 16384 };
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	unsigned char *vec = malloc(CHUNK_PAGES);
+	uintptr_t p = a & ~(pg - 1);
+	int ret = 0;
+
+	if (vec == NULL)
+		return -ENOMEM;
+	for (;;) {
+		uintptr_t pages = (last - p) / pg + 1;
+		size_t n = pages > CHUNK_PAGES ? CHUNK_PAGES : (size_t)pages;
+
+		if (mincore((void *)p, n * pg, vec) != 0) {
+			ret = errno == ENOMEM ? -EFAULT : -errno;
+			break;
+		}
+		if (n == pages)
+			break;
+		p += n * pg;
+	}
+	free(vec);
+	return ret;
+}
+
+static int
+check_reg_mapped(void *addr, size_t len, unsigned int access)
+{
+	const unsigned int writes = IBV_ACCESS_LOCAL_WRITE |
+		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	uintptr_t a = (uintptr_t)addr, last = a + (len - 1);
+	bool write = (access & writes) != 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+	int ret;
+
+	if (f != NULL) {
+		ret = maps_cover(f, a, last, write);
+		fclose(f);
+	} else {
+		ret = mincore_cover(a, last);
+	}
+	if (ret == -EFAULT)
+		return reg_reject(ret, "[%p, +%zu) not all mapped%s", addr, len,
+				  write ? " and writable" : "");
+	return ret;
+}
+
 /* The next key for slot idx; never the slot's previous one. */
 static uint32_t
 next_key(struct uroce_mr_table *tbl, uint32_t idx)
@@ -214,6 +306,9 @@ uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
 		return reg_reject(-EOPNOTSUPP, "access 0x%x not supported "
 				  "(memory windows, zero-based, on-demand)",
 				  access & UROCE_MR_ACCESS_UNSUPPORTED);
+	ret = check_reg_mapped(addr, len, access);
+	if (ret != 0)
+		return ret;
 	idx = free_pop(tbl);
 	if (idx == 0)
 		return reg_reject(-ENOMEM, "all %u regions in use",

@@ -599,6 +599,31 @@ rx_atomic(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	return RX_OK;
 }
 
+/*
+ * The QP's remote access enables each request kind needs (IBTA ch. 9.7,
+ * the responder's checks of a request, and 10.6.3: both the QP's enables
+ * and the key's rights must allow it): RDMA Write for WRITE and WRITE with
+ * immediate (every packet), RDMA Read, Atomic. They are ibv_modify_qp(3)'s
+ * qp_access_flags as the QP holds them now: a modify runs on the QP's own
+ * lcore, between two packets. Checked after the opcode sequence and before
+ * the responder resources, the length and the R_Key, the order rxe checks
+ * them in, so a refused request touches nothing whatever its key allows.
+ */
+static const unsigned int kind_qp_access[UROCE_OP_KIND_COUNT] = {
+	[UROCE_OP_WRITE] = IBV_ACCESS_REMOTE_WRITE,
+	[UROCE_OP_READ_REQ] = IBV_ACCESS_REMOTE_READ,
+	[UROCE_OP_CMP_SWAP] = IBV_ACCESS_REMOTE_ATOMIC,
+	[UROCE_OP_FETCH_ADD] = IBV_ACCESS_REMOTE_ATOMIC,
+};
+
+static bool
+qp_access_ok(const struct uroce_qp *qp, const struct uroce_opcode_info *op)
+{
+	unsigned int need = kind_qp_access[op->kind];
+
+	return ((unsigned int)qp->attr.qp_access_flags & need) == need;
+}
+
 static enum rx_res
 execute(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	const struct uroce_ext_fields *ext, uint8_t *code)
@@ -649,7 +674,9 @@ rx_duplicate(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	if (r->res_cnt >= res_limit(qp))
 		return;		/* no room: the requester asks again */
 	if (pkt->op->kind == UROCE_OP_READ_REQ) {
-		if (uroce_mr_check_remote(qp->env->mrs, qp->pd, ext->reth.rkey,
+		/* Read again only while the QP still allows it. */
+		if (qp_access_ok(qp, pkt->op) &&
+		    uroce_mr_check_remote(qp->env->mrs, qp->pd, ext->reth.rkey,
 					  ext->reth.va, ext->reth.len,
 					  IBV_ACCESS_REMOTE_READ, &host) == 0)
 			res_read_init(qp, res_push(qp), psn, ext);
@@ -742,6 +769,15 @@ rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 		rc_error(qp, UROCE_NAK_INV_REQ, psn);
 		return;
 	}
+	/* An operation the QP does not enable: NAK Remote Access Error and
+	 * the QP to ERR, as for an R_Key violation (IBTA 9.9.3): the
+	 * requester's IBV_WC_REM_ACCESS_ERR of a RoCE NIC (rxe answers
+	 * Invalid Request instead). */
+	if (!qp_access_ok(qp, pkt->op)) {
+		qp->stats.access_denied++;
+		rc_error(qp, UROCE_NAK_REM_ACCESS, psn);
+		return;
+	}
 	switch (execute(qp, pkt, &ext, &code)) {
 	case RX_RNR:
 		owe_nak(qp, UROCE_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 31), psn);
@@ -801,6 +837,12 @@ uc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 	c = classify(pkt->op);
 	next = c == CLS_BAD ? S_BAD : seq_next[r->seq][c];
 	if (next == S_BAD) {
+		uc_drop(qp);
+		return;
+	}
+	/* A WRITE the QP does not enable: dropped with its message. */
+	if (!qp_access_ok(qp, pkt->op)) {
+		qp->stats.access_denied++;
 		uc_drop(qp);
 		return;
 	}

@@ -17,9 +17,12 @@
  */
 
 #include <endian.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include <rte_common.h>
 #include <uroce/uroce_version.h>
@@ -102,8 +105,20 @@ ibv_open_device(struct ibv_device *device)
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return uroce_verbs_null(ENOMEM);
+	/* cmd_fd: no kernel device behind it, but a real descriptor of the
+	 * context's own, so that programs that dup(), fstat() or poll() it
+	 * (rdma-core's tests, to share or import a context) get a valid one;
+	 * ibv_import_device() on it is EOPNOTSUPP. Closed by
+	 * ibv_close_device(), close-on-exec as rdma-core opens uverbs. */
+	c->vctx.context.cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->vctx.context.cmd_fd < 0) {
+		ret = errno;
+		free(c);
+		return uroce_verbs_null(ret);
+	}
 	ret = uroce_verbs_async_init(c);
 	if (ret != 0) {
+		close(c->vctx.context.cmd_fd);
 		free(c);
 		return uroce_verbs_null(ret);
 	}
@@ -111,7 +126,6 @@ ibv_open_device(struct ibv_device *device)
 	c->vdev = vdev;
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.context.device = device;
-	c->vctx.context.cmd_fd = -1;
 	c->vctx.context.num_comp_vectors = 1;
 	c->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
 	pthread_mutex_init(&c->vctx.context.mutex, NULL);
@@ -133,6 +147,7 @@ ibv_close_device(struct ibv_context *context)
 	}
 	c = uroce_vctx_of(context);
 	uroce_verbs_async_fini(c);
+	close(context->cmd_fd);
 	pthread_mutex_destroy(&context->mutex);
 	uroce_verbs_device_put(c->vdev);
 	free(c);

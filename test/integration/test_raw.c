@@ -438,9 +438,9 @@ check_flow_errors(struct side *sa, struct side *sb, struct rq *a,
 
 	ut_flow_init(&f, IBV_FLOW_ATTR_NORMAL, 0);
 	ut_flow_eth(&f, sb->mac, 0, -1);
-	f.attr.size += 2;
+	f.attr.num_of_specs = 2;	/* the second: zeros, no spec */
 	UT_CHECK_EQ(uroce_dev_flow_create(b1->qp, &f.attr, &fl), -EINVAL);
-	f.attr.size -= 2;
+	f.attr.num_of_specs = 1;
 	f.attr.type = IBV_FLOW_ATTR_SNIFFER;
 	UT_CHECK_EQ(uroce_dev_flow_create(b1->qp, &f.attr, &fl), -EOPNOTSUPP);
 	f.attr.type = IBV_FLOW_ATTR_NORMAL;

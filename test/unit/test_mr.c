@@ -3,14 +3,17 @@
  *
  * The memory region table (lib/transport/mr.c): ibv_reg_mr(3) validation,
  * keys (stale, forged), PD isolation, bounds at the edges and against
- * overflow, atomic alignment, iova translation, a full table, and checks
- * racing with reg/dereg on another thread.
+ * overflow, atomic alignment, iova translation, a full table, memory that
+ * is not mapped or not writable, and checks racing with reg/dereg on
+ * another thread.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/mman.h>
 
 #include <rte_common.h>
 #include <rte_pause.h>
@@ -658,6 +661,55 @@ test_check_vs_reg_race(void)
 		free(rc.buf[k]);
 }
 
+/* The memory must be mapped, readable, and writable for a region that may
+ * be written: -EFAULT otherwise, with the table as it was. */
+static void
+test_reg_mapped(void)
+{
+	struct uroce_mr_table *tbl = new_table(4);
+	size_t big = (size_t)1 << 30;
+	uint8_t *m, *h;
+	uintptr_t va;
+
+	m = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!UT_CHECK(m != MAP_FAILED) || tbl == NULL)
+		return;
+	va = (uintptr_t)m;
+	/* page 1 unmapped, page 2 read-only, page 3 no access */
+	UT_CHECK_EQ(munmap(m + PAGE, PAGE), 0);
+	UT_CHECK_EQ(mprotect(m + 2 * PAGE, PAGE, PROT_READ), 0);
+	UT_CHECK_EQ(mprotect(m + 3 * PAGE, PAGE, PROT_NONE), 0);
+	expect_reg_ok(tbl, m, PAGE, va, RW);
+	expect_reg_fail(tbl, m, 2 * PAGE, va, 0, -EFAULT);	/* the hole */
+	expect_reg_fail(tbl, m + PAGE - 8, 16, va + PAGE - 8, 0, -EFAULT);
+	expect_reg_fail(tbl, m + PAGE, 8, va + PAGE, 0, -EFAULT);
+	expect_reg_fail(tbl, m + 2 * PAGE, PAGE, va, IBV_ACCESS_LOCAL_WRITE,
+			-EFAULT);
+	expect_reg_fail(tbl, m + 2 * PAGE, PAGE, va, RW, -EFAULT);
+	expect_reg_ok(tbl, m + 2 * PAGE, PAGE, va, IBV_ACCESS_REMOTE_READ);
+	expect_reg_ok(tbl, m + 2 * PAGE, PAGE, va, 0);
+	expect_reg_fail(tbl, m + 3 * PAGE, PAGE, va, 0, -EFAULT);
+	expect_reg_fail(tbl, m + 2 * PAGE, 2 * PAGE, va, 0, -EFAULT);
+	UT_CHECK_EQ(munmap(m, 4 * PAGE), 0);
+	/* a refusal changes nothing: the next registration works */
+	h = page_buf(1);
+	expect_reg_ok(tbl, h, PAGE, (uintptr_t)h, RW);
+	free(h);
+	/* 1 GiB, never touched: its pages need not be present */
+	m = mmap(NULL, big, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (UT_CHECK(m != MAP_FAILED)) {
+		expect_reg_ok(tbl, m, big, (uintptr_t)m, RW);
+		UT_CHECK_EQ(mprotect(m + big - PAGE, PAGE, PROT_READ), 0);
+		expect_reg_fail(tbl, m, big, (uintptr_t)m, RW, -EFAULT);
+		expect_reg_ok(tbl, m, big, (uintptr_t)m, IBV_ACCESS_REMOTE_READ);
+		UT_CHECK_EQ(munmap(m, big), 0);
+	}
+	UT_CHECK_EQ(uroce_mr_table_count(tbl), 0);
+	uroce_mr_table_free(tbl);
+}
+
 int
 main(void)
 {
@@ -674,6 +726,7 @@ main(void)
 	test_iova_mapping();
 	test_zero_length();
 	test_table_full();
+	test_reg_mapped();
 	test_wc_status();
 	test_check_vs_reg_race();
 	return ut_summary();

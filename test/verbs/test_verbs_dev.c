@@ -7,15 +7,19 @@
  * engine starts at ibv_open_device() (a memif server port nobody joins:
  * its link stays down, and the device loops frames for its own MAC back,
  * as an RDMA NIC does). Attributes, the documented errors, completion
- * channels, and two RC QPs of the device exchanging a message.
+ * channels, two RC QPs of the device exchanging a message, a WRITE to a QP
+ * without remote write, ibv_reg_mr() of memory not mapped or read-only, and
+ * the context's cmd_fd.
  */
 
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "uroce_test.h"
 #include "uroce_test_verbs.h"
@@ -279,6 +283,144 @@ test_objects(struct ibv_context *ctx, int max_cqe)
 	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
 }
 
+/* A QP without the RDMA Write enable refuses a WRITE whatever the region
+ * allows: IBV_WC_REM_ACCESS_ERR at the requester, the target untouched. */
+static void
+test_qp_access(struct ibv_context *ctx)
+{
+	static char src[256], dst[256];
+	struct ibv_qp_init_attr init;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *ms, *md;
+	struct ibv_sge ss;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	int n = 0, i;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!UT_CHECK(pd != NULL && cq != NULL))
+		return;
+	memset(src, 0x5a, sizeof(src));
+	memset(dst, 0, sizeof(dst));
+	ms = ibv_reg_mr(pd, src, sizeof(src), 0);
+	md = ibv_reg_mr(pd, dst, sizeof(dst), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	memset(&init, 0, sizeof(init));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 4;
+	init.cap.max_recv_wr = 4;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	qa = ibv_create_qp(pd, &init);
+	qb = ibv_create_qp(pd, &init);
+	if (!UT_CHECK(ms != NULL && md != NULL && qa != NULL && qb != NULL))
+		return;
+	ut_verbs_rc_connect_ex(qa, ctx, qb->qp_num, 7, 12, 1,
+			       IBV_ACCESS_REMOTE_WRITE);
+	ut_verbs_rc_connect_ex(qb, ctx, qa->qp_num, 7, 12, 1,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	ss = (struct ibv_sge){ (uintptr_t)src, sizeof(src), ms->lkey };
+	memset(&swr, 0, sizeof(swr));
+	swr.wr_id = 3;
+	swr.sg_list = &ss;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = (uintptr_t)dst;
+	swr.wr.rdma.rkey = md->rkey;
+	UT_CHECK_EQ(ibv_post_send(qa, &swr, &bad_s), 0);
+	for (i = 0; i < 5000 && n == 0; i++) {
+		n = ibv_poll_cq(cq, 1, &wc);
+		if (n == 0)
+			usleep(1000);
+	}
+	if (UT_CHECK_EQ(n, 1)) {
+		UT_CHECK_EQ(wc.wr_id, 3);
+		UT_CHECK_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+	}
+	for (i = 0; i < (int)sizeof(dst) && dst[i] == 0; i++)
+		;
+	UT_CHECK_EQ(i, (int)sizeof(dst));
+	UT_NOTE("WRITE to a QP without remote write: status %d", wc.status);
+	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
+	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(ms), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(md), 0);
+	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
+/* ibv_reg_mr() as the kernel's pinning: EFAULT for memory that is not
+ * mapped, or read-only with a write access; nothing changes. */
+static void
+test_reg_mapped(struct ibv_context *ctx)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_mr *mr;
+	char *m;
+
+	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!UT_CHECK(pd != NULL && m != MAP_FAILED))
+		return;
+	UT_CHECK_EQ(munmap(m + pg, pg), 0);
+	UT_CHECK_EQ(mprotect(m, pg, PROT_READ), 0);
+	errno = 0;
+	UT_CHECK(ibv_reg_mr(pd, m + pg, pg, 0) == NULL && errno == EFAULT);
+	errno = 0;
+	UT_CHECK(ibv_reg_mr(pd, m, 2 * pg, 0) == NULL && errno == EFAULT);
+	errno = 0;
+	UT_CHECK(ibv_reg_mr(pd, m, pg, IBV_ACCESS_LOCAL_WRITE) == NULL &&
+		 errno == EFAULT);
+	errno = 0;
+	UT_CHECK(ibv_reg_mr(pd, m, pg, IBV_ACCESS_LOCAL_WRITE |
+			    IBV_ACCESS_REMOTE_WRITE) == NULL && errno == EFAULT);
+	mr = ibv_reg_mr(pd, m, pg, IBV_ACCESS_REMOTE_READ);
+	if (UT_CHECK(mr != NULL))
+		UT_CHECK_EQ(ibv_dereg_mr(mr), 0);
+	UT_CHECK_EQ(munmap(m, pg), 0);
+	/* the refusals left nothing behind: a normal buffer, then the PD */
+	m = malloc(3 * pg);
+	mr = ibv_reg_mr(pd, m, 3 * pg, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	if (UT_CHECK(mr != NULL))
+		UT_CHECK_EQ(ibv_dereg_mr(mr), 0);
+	free(m);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	UT_NOTE("reg_mr of unmapped and read-only memory");
+}
+
+/* ibv_context.cmd_fd is a descriptor of the context's own: dup() works
+ * (rdma-core's shared-PD tests start so), importing it is EOPNOTSUPP, and
+ * ibv_close_device() closes it. */
+static void
+test_cmd_fd(struct ibv_device *dev, const struct ibv_context *first)
+{
+	struct ibv_context *ctx = ibv_open_device(dev);
+	int fd, d;
+
+	if (!UT_CHECK(ctx != NULL))
+		return;
+	fd = ctx->cmd_fd;
+	UT_CHECK(fd >= 0 && fd != ctx->async_fd && fd != first->cmd_fd);
+	UT_CHECK(fcntl(fd, F_GETFD) == FD_CLOEXEC);
+	d = dup(fd);
+	UT_CHECK(d >= 0);
+	errno = 0;
+	UT_CHECK(ibv_import_device(d) == NULL && errno == EOPNOTSUPP);
+	UT_CHECK_EQ(close(d), 0);
+	UT_CHECK_EQ(ibv_close_device(ctx), 0);
+	errno = 0;
+	UT_CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF);
+	UT_NOTE("cmd_fd %d", fd);
+}
+
 int
 main(void)
 {
@@ -302,6 +444,9 @@ main(void)
 			test_attributes(ctx, list[0]);
 			UT_CHECK_EQ(ibv_query_device(ctx, &da), 0);
 			test_objects(ctx, da.max_cqe);
+			test_qp_access(ctx);
+			test_reg_mapped(ctx);
+			test_cmd_fd(list[0], ctx);
 			UT_CHECK_EQ(ibv_close_device(ctx), 0);
 		}
 		ibv_free_device_list(list);

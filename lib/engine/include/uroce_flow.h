@@ -32,8 +32,8 @@
  *    is valid), equal priorities in creation order; then MC_DEFAULT, then
  *    ALL_DEFAULT. The first rule that matches takes the frame.
  * Errors (nothing is created): -EINVAL for a malformed attr (comp_mask set,
- * port not 1, size not exactly the attr plus its specs, a spec whose size
- * is not its type's, num_of_specs not what follows, a spec type given
+ * port not 1, a spec whose size is not its type's (or shorter than a spec
+ * header, as where num_of_specs runs past the specs), a spec type given
  * twice, TCP and UDP together, specs on a DEFAULT rule, unknown type or
  * flags); -EOPNOTSUPP for what is valid but not built: IBV_FLOW_ATTR_SNIFFER,
  * the flags DONT_TRAP and EGRESS, IBV_FLOW_SPEC_INNER and the spec types
@@ -78,7 +78,9 @@ struct uroce_flow_key {
 };
 
 /**
- * Check and parse attr and the specs after it (attr->size bytes in all).
+ * Check and parse attr and the num_of_specs specs after it, each as long as
+ * its own size says; attr->size is not read, as rdma-core's libibverbs
+ * does not read it (it builds the kernel command's size from the specs).
  * @return 0 and *r, -EINVAL or -EOPNOTSUPP (see the file comment).
  */
 int uroce_flow_rule_parse(const struct ibv_flow_attr *attr,

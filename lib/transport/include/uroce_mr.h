@@ -120,6 +120,9 @@ uint32_t uroce_mr_table_count(const struct uroce_mr_table *tbl);
  *    it for MRs (rxe ignores it, irdma makes the region zero-based), so it
  *    is refused rather than guessed; ibv_reg_mr(3) gives the equivalent,
  *    ibv_reg_mr_iova() with iova 0, which works here;
+ *  - -EFAULT: a page of [addr, addr + len) is not mapped, or, with
+ *    IBV_ACCESS_LOCAL_WRITE, _REMOTE_WRITE or _REMOTE_ATOMIC, not writable,
+ *    or, without them, not readable (as the Linux core's pinning);
  *  - -ENOMEM: the table is full.
  * Optional-range bits are hints and are ignored, as libibverbs masks them
  * off on kernels that do not take them. IBV_ACCESS_HUGETLB is a promise

@@ -263,6 +263,8 @@ struct uroce_qp_stats {
 	uint64_t drop_qkey;		/**< UD Q_Key mismatch (IBTA 10.2.4) */
 	uint64_t drop_no_rwqe;		/**< UD frame without a receive WQE */
 	uint64_t srq_taken;		/**< receive WQEs taken from the SRQ */
+	uint64_t access_denied;		/**< requests the QP's qp_access_flags
+					 *   refuse (RC: NAKed, UC: dropped) */
 };
 
 /* ------------------------------------------------------------------------
