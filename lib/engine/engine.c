@@ -218,6 +218,7 @@ eng_teardown(struct eng *e, bool launched)
 	unsigned int i;
 
 	eng_telemetry_detach();		/* no telemetry reader from here */
+	eng_link_watch_stop(e);
 	if (launched)
 		eng_stop_lcores(e);
 	/* Queued frames go back to the ports' pools before the ports close. */
@@ -346,7 +347,12 @@ eng_start(struct eng *e, const struct uroce_config *cfg, unsigned int flags,
 			return ret;
 		e->ndev++;
 	}
-	return eng_launch(e, err, err_len);
+	eng_link_wait(e);
+	ret = eng_launch(e, err, err_len);
+	if (ret == 0 && eng_link_watch_start(e) != 0)
+		ENG_LOG(WARNING, "cannot watch the links: no port events, and "
+			"a memif client whose server was absent stays down\n");
+	return ret;
 }
 
 int

@@ -29,8 +29,6 @@
 
 RTE_LOG_REGISTER_SUFFIX(uroce_net_logtype, net, NOTICE);
 
-#define LINK_WAIT_STEP_MS	10
-#define LINK_WAIT_MS		1000
 
 /* "[port] dev = X: " and the message. */
 static int
@@ -325,24 +323,32 @@ mac_setup(struct uroce_port *p, char *err, size_t len)
 	return 1;
 }
 
-/* Whether the link is up, after waiting for it a bounded time. */
+/*
+ * rte_eth_dev_start() of a memif client tries to connect to its server's
+ * socket once, and fails (-EPERM, with an error line from the PMD) when
+ * the server does not listen yet; it does not try again by itself. The
+ * port then opens with its link down and uroce_port_link_poll() tries
+ * again, with the PMD's log quieted, until the server is there.
+ */
 static bool
-link_wait(struct uroce_port *p)
+memif_client(const struct uroce_port *p)
 {
-	unsigned int ms = 0;
+	return p->link.kind == UROCE_GLUE_MEMIF && !p->link.memif_server;
+}
 
-	/* memif comes up when the peer connects: never block on it. */
-	while (!uroce_port_link_up(p)) {
-		if (p->link.peer_link || ms >= LINK_WAIT_MS) {
-			NET_LOG(INFO, "%s: link down after open%s\n",
-				p->cfg->dev, p->link.peer_link ?
-				" (up when the peer connects)" : "");
-			return false;
-		}
-		rte_delay_ms(LINK_WAIT_STEP_MS);
-		ms += LINK_WAIT_STEP_MS;
-	}
-	return true;
+static int
+start_quiet(struct uroce_port *p)
+{
+	int lt = rte_log_register("pmd.net.memif");
+	int old = lt >= 0 ? rte_log_get_level((uint32_t)lt) : -1;
+	int ret;
+
+	if (old > (int)RTE_LOG_CRIT)
+		rte_log_set_level((uint32_t)lt, RTE_LOG_CRIT);
+	ret = rte_eth_dev_start(p->port_id);
+	if (old > (int)RTE_LOG_CRIT)
+		rte_log_set_level((uint32_t)lt, (uint32_t)old);
+	return ret;
 }
 
 static int
@@ -387,7 +393,13 @@ ethdev_start(struct uroce_port *p, char *err, size_t len)
 	if (ret != 0 && ret != -ENOTSUP)
 		NET_LOG(DEBUG, "%s: all-multicast on: %s\n", p->cfg->dev,
 			strerror(-ret));
-	ret = rte_eth_dev_start(p->port_id);
+	ret = memif_client(p) ? start_quiet(p) : rte_eth_dev_start(p->port_id);
+	if (ret != 0 && memif_client(p)) {
+		NET_LOG(INFO, "%s: the memif server is not listening yet: "
+			"link down until it is\n", p->cfg->dev);
+		p->start_later = true;
+		return 0;
+	}
 	if (ret != 0)
 		return open_err(err, len, p->cfg, "dev", ret, "start: %s",
 				strerror(-ret));
@@ -680,9 +692,6 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		ret = net_fault_start(p, &p->cfg->fault, err, err_len);
 	if (ret != 0)
 		goto fail;
-	/* A gratuitous ARP where it can reach someone. */
-	if (link_wait(p))
-		net_arp_announce(p);
 	NET_LOG(INFO, "uroce%u: %s (%s, ethdev %u), %u queue pairs, MTU %u\n",
 		idx, p->cfg->dev, uroce_glue_kind_name(p->link.kind),
 		p->port_id, nb_queues, p->mtu);
@@ -803,8 +812,27 @@ uroce_port_link_up(const struct uroce_port *p)
 {
 	struct rte_eth_link link;
 
-	return rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
+	return p->started &&
+	       rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
 	       link.link_status == RTE_ETH_LINK_UP;
+}
+
+bool
+uroce_port_link_poll(struct uroce_port *p)
+{
+	if (p->start_later && start_quiet(p) == 0) {
+		p->start_later = false;
+		p->started = true;
+		NET_LOG(INFO, "%s: the memif server listens: connecting\n",
+			p->cfg->dev);
+	}
+	return uroce_port_link_up(p);
+}
+
+void
+uroce_port_announce(struct uroce_port *p)
+{
+	net_arp_announce(p);
 }
 
 unsigned int

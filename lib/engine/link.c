@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * Port links, as a NIC's: the engine's start waits for every port's link
+ * up to its [port] link_wait seconds (testpmd's link check waits the same
+ * way), then goes on with the links that are still down. From then on a
+ * watch on the EAL alarm thread polls the links every ENG_LINK_POLL_MS:
+ * it retries the start of a memif client whose server was not listening,
+ * and reports each change as IBV_EVENT_PORT_ACTIVE or IBV_EVENT_PORT_ERR
+ * (ibv_query_port() reads the link itself, ACTIVE or DOWN).
+ */
+#include <rte_alarm.h>
+#include <rte_cycles.h>
+
+#include "engine_priv.h"
+
+#define ENG_LINK_STEP_MS	10
+/* A tenth of a second: a peer that appears is seen about as soon as a
+ * person would notice; the poll costs a few microseconds. */
+#define ENG_LINK_POLL_MS	100
+
+static void
+eng_link_note(struct eng *e, unsigned int i, bool up)
+{
+	struct uroce_dev *dev = e->dev[i];
+
+	e->link_up[i] = up;
+	ENG_LOG(INFO, "%s: link %s\n", dev->name, up ? "up" : "down");
+	if (dev->ev.async_event != NULL)
+		dev->ev.async_event(dev->ev_arg, up ? IBV_EVENT_PORT_ACTIVE :
+				    IBV_EVENT_PORT_ERR, dev);
+}
+
+void
+eng_link_wait(struct eng *e)
+{
+	uint64_t start = rte_get_timer_cycles(), hz = rte_get_timer_hz();
+	unsigned int i, waiting;
+
+	do {
+		waiting = 0;
+		for (i = 0; i < e->ndev; i++) {
+			e->link_up[i] = uroce_port_link_poll(e->dev[i]->port);
+			if (!e->link_up[i] && rte_get_timer_cycles() - start <
+			    e->cfg->port[i].link_wait * hz)
+				waiting++;
+		}
+		if (waiting > 0)
+			rte_delay_us_sleep(ENG_LINK_STEP_MS * 1000);
+	} while (waiting > 0);
+	for (i = 0; i < e->ndev; i++) {
+		if (e->link_up[i]) {
+			/* A gratuitous ARP where it can reach someone. */
+			uroce_port_announce(e->dev[i]->port);
+			continue;
+		}
+		ENG_LOG(NOTICE, "%s: link down after %u s: the port is DOWN "
+			"until it comes up\n", e->dev[i]->name,
+			e->cfg->port[i].link_wait);
+	}
+}
+
+static void
+eng_link_poll(void *arg)
+{
+	struct eng *e = arg;
+	unsigned int i;
+	bool up;
+
+	if (__atomic_load_n(&e->link_stop, __ATOMIC_ACQUIRE))
+		return;
+	for (i = 0; i < e->ndev; i++) {
+		up = uroce_port_link_poll(e->dev[i]->port);
+		if (up != e->link_up[i])
+			eng_link_note(e, i, up);
+	}
+	if (rte_eal_alarm_set(ENG_LINK_POLL_MS * 1000, eng_link_poll, e) != 0)
+		ENG_LOG(WARNING, "cannot watch the links: state changes "
+			"raise no events\n");
+}
+
+int
+eng_link_watch_start(struct eng *e)
+{
+	int ret = rte_eal_alarm_set(ENG_LINK_POLL_MS * 1000, eng_link_poll, e);
+
+	e->link_watch = ret == 0;
+	return ret;
+}
+
+void
+eng_link_watch_stop(struct eng *e)
+{
+	if (!e->link_watch)
+		return;
+	__atomic_store_n(&e->link_stop, true, __ATOMIC_RELEASE);
+	/* Waits for a running poll, and removes what it set again. */
+	rte_eal_alarm_cancel(eng_link_poll, e);
+	e->link_watch = false;
+}
