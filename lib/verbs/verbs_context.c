@@ -102,12 +102,12 @@ ibv_open_device(struct ibv_device *device)
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return uroce_verbs_null(ENOMEM);
+	c->dev = dev;
 	ret = uroce_verbs_async_init(c);
 	if (ret != 0) {
 		free(c);
 		return uroce_verbs_null(ret);
 	}
-	c->dev = dev;
 	c->vdev = vdev;
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.context.device = device;
