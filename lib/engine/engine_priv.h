@@ -233,6 +233,7 @@ struct eng {
 	bool link_up[UROCE_CONFIG_MAX_PORTS];
 	bool link_watch;
 	bool link_stop;
+	pthread_t link_thread;
 	unsigned int nb_bg;		/* background lcores (0: native) */
 	unsigned int nb_ctx;		/* lcore contexts: max(1, nb_bg) */
 	struct eng_lcore *lc[UROCE_ENGINE_MAX_LCORES];

@@ -4,13 +4,18 @@
  * Port links, as a NIC's: the engine's start waits for every port's link
  * up to its [port] link_wait seconds (testpmd's link check waits the same
  * way), then goes on with the links that are still down. From then on a
- * watch on the EAL alarm thread polls the links every ENG_LINK_POLL_MS:
+ * control thread, "uroce-link", polls the links every ENG_LINK_POLL_MS:
  * it retries the start of a memif client whose server was not listening,
  * and reports each change as IBV_EVENT_PORT_ACTIVE or IBV_EVENT_PORT_ERR
- * (ibv_query_port() reads the link itself, ACTIVE or DOWN).
+ * (ibv_query_port() reads the link itself, ACTIVE or DOWN). A thread of
+ * its own rather than an EAL alarm: in DPDK 22.11 rte_eal_cleanup() frees
+ * the alarms' interrupt handle while the interrupt thread still watches
+ * it, which crashes the exit of a process that set an alarm.
  */
-#include <rte_alarm.h>
+#include <time.h>
+
 #include <rte_cycles.h>
+#include <rte_lcore.h>
 
 #include "engine_priv.h"
 
@@ -61,29 +66,41 @@ eng_link_wait(struct eng *e)
 }
 
 static void
-eng_link_poll(void *arg)
+eng_link_poll(struct eng *e)
 {
-	struct eng *e = arg;
 	unsigned int i;
 	bool up;
 
-	if (__atomic_load_n(&e->link_stop, __ATOMIC_ACQUIRE))
-		return;
 	for (i = 0; i < e->ndev; i++) {
 		up = uroce_port_link_poll(e->dev[i]->port);
 		if (up != e->link_up[i])
 			eng_link_note(e, i, up);
 	}
-	if (rte_eal_alarm_set(ENG_LINK_POLL_MS * 1000, eng_link_poll, e) != 0)
-		ENG_LOG(WARNING, "cannot watch the links: state changes "
-			"raise no events\n");
+}
+
+static void *
+eng_link_main(void *arg)
+{
+	struct timespec step = { .tv_nsec = ENG_LINK_STEP_MS * 1000000L };
+	struct eng *e = arg;
+	unsigned int n = 0;
+
+	while (!__atomic_load_n(&e->link_stop, __ATOMIC_ACQUIRE)) {
+		nanosleep(&step, NULL);
+		if (++n % (ENG_LINK_POLL_MS / ENG_LINK_STEP_MS) == 0)
+			eng_link_poll(e);
+	}
+	return NULL;
 }
 
 int
 eng_link_watch_start(struct eng *e)
 {
-	int ret = rte_eal_alarm_set(ENG_LINK_POLL_MS * 1000, eng_link_poll, e);
+	int ret;
 
+	e->link_stop = false;
+	ret = rte_ctrl_thread_create(&e->link_thread, "uroce-link", NULL,
+				     eng_link_main, e);
 	e->link_watch = ret == 0;
 	return ret;
 }
@@ -94,7 +111,6 @@ eng_link_watch_stop(struct eng *e)
 	if (!e->link_watch)
 		return;
 	__atomic_store_n(&e->link_stop, true, __ATOMIC_RELEASE);
-	/* Waits for a running poll, and removes what it set again. */
-	rte_eal_alarm_cancel(eng_link_poll, e);
+	pthread_join(e->link_thread, NULL);
 	e->link_watch = false;
 }

@@ -204,7 +204,7 @@ struct uroce_dev_events {
 	/** An affiliated async event; obj is the struct uroce_qp * or, for
 	 *  IBV_EVENT_CQ_ERR, the struct uroce_cq *. Owner lcore. For
 	 *  IBV_EVENT_PORT_ACTIVE and IBV_EVENT_PORT_ERR (the link went up or
-	 *  down), the struct uroce_dev *, on the EAL alarm thread. */
+	 *  down), the struct uroce_dev *, on the engine's link thread. */
 	void (*async_event)(void *arg, enum ibv_event_type ev, void *obj);
 };
 
