@@ -40,8 +40,11 @@ void
 eng_link_wait(struct eng *e)
 {
 	uint64_t start = rte_get_timer_cycles(), hz = rte_get_timer_hz();
+	bool was_up[UROCE_CONFIG_MAX_PORTS];
 	unsigned int i, waiting;
 
+	for (i = 0; i < e->ndev; i++)
+		was_up[i] = uroce_port_link_up(e->dev[i]->port);
 	do {
 		waiting = 0;
 		for (i = 0; i < e->ndev; i++) {
@@ -54,14 +57,13 @@ eng_link_wait(struct eng *e)
 			rte_delay_us_sleep(ENG_LINK_STEP_MS * 1000);
 	} while (waiting > 0);
 	for (i = 0; i < e->ndev; i++) {
-		if (e->link_up[i]) {
-			/* A gratuitous ARP where it can reach someone. */
+		/* The open announced the ports that were up already. */
+		if (e->link_up[i] && !was_up[i])
 			uroce_port_announce(e->dev[i]->port);
-			continue;
-		}
-		ENG_LOG(NOTICE, "%s: link down after %u s: the port is DOWN "
-			"until it comes up\n", e->dev[i]->name,
-			e->cfg->port[i].link_wait);
+		else if (!e->link_up[i])
+			ENG_LOG(NOTICE, "%s: link down after %u s: the port "
+				"is DOWN until it comes up\n", e->dev[i]->name,
+				e->cfg->port[i].link_wait);
 	}
 }
 

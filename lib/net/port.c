@@ -29,6 +29,9 @@
 
 RTE_LOG_REGISTER_SUFFIX(uroce_net_logtype, net, NOTICE);
 
+#define LINK_SETTLE_STEP_MS	10
+#define LINK_SETTLE_MS		1000
+
 
 /* "[port] dev = X: " and the message. */
 static int
@@ -330,6 +333,21 @@ mac_setup(struct uroce_port *p, char *err, size_t len)
  * port then opens with its link down and uroce_port_link_poll() tries
  * again, with the PMD's log quieted, until the server is there.
  */
+/* Whether the link is up, after waiting up to 1 s for a link that does
+ * not depend on a peer (the engine waits longer: [port] link_wait). */
+static bool
+link_settle(struct uroce_port *p)
+{
+	unsigned int ms;
+
+	for (ms = 0; !uroce_port_link_up(p); ms += LINK_SETTLE_STEP_MS) {
+		if (p->link.peer_link || ms >= LINK_SETTLE_MS)
+			return false;
+		rte_delay_ms(LINK_SETTLE_STEP_MS);
+	}
+	return true;
+}
+
 static bool
 memif_client(const struct uroce_port *p)
 {
@@ -692,6 +710,9 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		ret = net_fault_start(p, &p->cfg->fault, err, err_len);
 	if (ret != 0)
 		goto fail;
+	/* A gratuitous ARP where it can reach someone. */
+	if (link_settle(p))
+		net_arp_announce(p);
 	NET_LOG(INFO, "uroce%u: %s (%s, ethdev %u), %u queue pairs, MTU %u\n",
 		idx, p->cfg->dev, uroce_glue_kind_name(p->link.kind),
 		p->port_id, nb_queues, p->mtu);

@@ -99,14 +99,16 @@ struct uroce_port;
  * buffers hold a whole frame of the MTU, the MTU (set on the ethdev when
  * the PMD allows it; kept unset on memif/ring links, where larger frames
  * pass anyway), the MAC (cfg->mac, else the ethdev's own; ringlink:
- * 02:75:72:..), promiscuous mode off, and start it; the link may still be
- * down (uroce_port_link_poll()): a memif client whose server does not
+ * 02:75:72:..), promiscuous mode off, start it and wait up to 1 s for the
+ * link (memif: not at all; its link comes up when the peer connects: not an
+ * error; see uroce_port_link_poll()); a memif client whose server does not
  * listen yet opens with its link down and connects later. On a kernel interface (af_xdp:IFACE, iface=) without ip/ip6 the
  * interface's kernel addresses are the port's; af_xdp ports take the
  * interface's MTU (mtu, when given, lowered to it and to what an AF_XDP
  * frame holds) and hand their addresses to the XDP program after the
  * start (pmd_glue/uroce_glue.h). Installs the fault callbacks and opens the capture file if the
- * config asks. cfg must outlive the port.
+ * config asks, then sends a gratuitous ARP when the port has an IPv4
+ * address and its link is up. cfg must outlive the port.
  *
  * @param idx  the port's index in the config (device uroce<idx>)
  * @return 0 and *out, or a negative errno with err (one line: the file's
