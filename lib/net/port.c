@@ -32,7 +32,6 @@ RTE_LOG_REGISTER_SUFFIX(uroce_net_logtype, net, NOTICE);
 #define LINK_SETTLE_STEP_MS	10
 #define LINK_SETTLE_MS		1000
 
-
 /* "[port] dev = X: " and the message. */
 static int
 open_err(char *err, size_t len, const struct uroce_config_port *pc,
@@ -326,13 +325,6 @@ mac_setup(struct uroce_port *p, char *err, size_t len)
 	return 1;
 }
 
-/*
- * rte_eth_dev_start() of a memif client tries to connect to its server's
- * socket once, and fails (-EPERM, with an error line from the PMD) when
- * the server does not listen yet; it does not try again by itself. The
- * port then opens with its link down and uroce_port_link_poll() tries
- * again, with the PMD's log quieted, until the server is there.
- */
 /* Whether the link is up, after waiting up to 1 s for a link that does
  * not depend on a peer (the engine waits longer: [port] link_wait). */
 static bool
@@ -348,6 +340,13 @@ link_settle(struct uroce_port *p)
 	return true;
 }
 
+/*
+ * rte_eth_dev_start() of a memif client tries to connect to its server's
+ * socket once, and fails (-EPERM, with an error line from the PMD) when
+ * the server does not listen yet; it does not try again by itself. The
+ * port then opens with its link down and uroce_port_link_poll() tries
+ * again, with the PMD's log quieted, until the server is there.
+ */
 static bool
 memif_client(const struct uroce_port *p)
 {
