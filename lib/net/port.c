@@ -842,7 +842,7 @@ uroce_port_link_poll(struct uroce_port *p)
 {
 	if (p->start_later && start_quiet(p) == 0) {
 		p->start_later = false;
-		p->started = true;
+		__atomic_store_n(&p->started, true, __ATOMIC_RELEASE);
 		NET_LOG(INFO, "%s: the memif server listens: connecting\n",
 			p->cfg->dev);
 	}
@@ -932,6 +932,24 @@ vlan_ok(const struct uroce_port *p, const struct net_frame *f)
 	return p->has_vlan ? f->vlan && f->vid == p->vlan : !f->vlan;
 }
 
+/*
+ * Whether the ethdev runs: a memif client waiting for its server is not
+ * started yet (start_later), and DPDK 22.11's bursts on a port that is
+ * not started log an error and a stack dump, and pass nothing. The link
+ * watch starts it (release) while the lcores poll (acquire).
+ */
+static inline bool
+port_live(const struct uroce_port *p)
+{
+	return __atomic_load_n(&p->started, __ATOMIC_ACQUIRE);
+}
+
+static inline uint16_t
+eth_tx(struct uroce_port *p, uint16_t q, struct rte_mbuf **m, uint16_t n)
+{
+	return likely(port_live(p)) ? rte_eth_tx_burst(p->port_id, q, m, n) : 0;
+}
+
 uint16_t
 uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 	      uint16_t n)
@@ -941,6 +959,8 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 	uint16_t i, nb, out = 0;
 	uint64_t bytes = 0;
 
+	if (unlikely(!port_live(p)))
+		return 0;
 	if (p->exc != NULL && q == 0)
 		net_exc_poll(p);
 	nb = rte_eth_rx_burst(p->port_id, q, pkts,
@@ -1124,7 +1144,7 @@ wait_flush(struct uroce_port *p, uint16_t q)
 		return 0;
 	if (fq != NULL)
 		fq->bypass = true;
-	sent = rte_eth_tx_burst(p->port_id, q, nq->wait, nq->nb_wait);
+	sent = eth_tx(p, q, nq->wait, nq->nb_wait);
 	if (fq != NULL)
 		fq->bypass = false;
 	if (sent == 0) {
@@ -1159,7 +1179,7 @@ tx_chunk(struct uroce_port *p, uint16_t q, struct rte_mbuf **arr, uint16_t k)
 		fq->cap = 2 * NET_BURST;
 		fq->out = k;
 	}
-	sent = rte_eth_tx_burst(p->port_id, q, arr, k);
+	sent = eth_tx(p, q, arr, k);
 	if (fq != NULL) {
 		left = fq->out;
 		fq->cap = 0;
@@ -1169,7 +1189,7 @@ tx_chunk(struct uroce_port *p, uint16_t q, struct rte_mbuf **arr, uint16_t k)
 		tx_took(p, nq);
 	for (tries = 0; sent < left && tries < NET_TX_RETRIES && !nq->dropping;
 	     tries++)
-		sent += rte_eth_tx_burst(p->port_id, q, arr + sent, left - sent);
+		sent += eth_tx(p, q, arr + sent, left - sent);
 	if (fq != NULL)
 		fq->bypass = false;
 	lost = wait_put_all(p, nq, arr + sent, left - sent, &lost_bytes);
