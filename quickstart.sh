@@ -126,13 +126,11 @@ run_tests() {
 run_demo() {
 	local perf=$BUILD/app/perf/uroce-perf out spid rc=0
 	out=$(mktemp /tmp/uroce-demo.XXXXXX)
+	# The server's open waits for its memif client ([port] link_wait)
+	# and listens after it; the client retries its TCP connect: start
+	# both at once.
 	"$perf" -c config/memif-a.conf --server --quiet >"$out" 2>&1 &
 	spid=$!
-	for _ in $(seq 1 100); do
-		grep -q 'server on TCP port' "$out" && break
-		kill -0 "$spid" 2>/dev/null || break
-		sleep 0.1
-	done
 	"$perf" -c config/memif-b.conf --connect 127.0.0.1 -w write \
 		-m bw,lat -a --max-size 1M -D 0.5 --quiet \
 		--json "$BUILD/uroce-perf-demo.json" || rc=$?

@@ -66,7 +66,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-"Usage: uroce-run [-c FILE] [--] PROGRAM [ARGS...]\n"
+"Usage: uroce-run [-c FILE] [-v] [--] PROGRAM [ARGS...]\n"
 "\n"
 "Run an unmodified verbs program (ibv_rc_pingpong, perftest, ...) on the\n"
 "uroce userspace RoCEv2 stack instead of an RDMA NIC: uroce-run puts the\n"
@@ -76,6 +76,8 @@ usage(FILE *f)
 "\n"
 "  -c, --config FILE  the INI configuration (see config/*.conf); without\n"
 "                     it, the UROCE_CONFIG environment variable is used\n"
+"  -v, --verbose      DPDK's log at info ([eal] log_level, default\n"
+"                     warning: no start-up lines); -vv at debug\n"
 "  -h, --help         this text\n"
 "\n"
 "Keys of the file can be overridden from the environment, for example\n"
@@ -85,8 +87,8 @@ usage(FILE *f)
 "  uroce-run -c config/memif-a.conf -- ibv_rc_pingpong -g 0 -d uroce0\n"
 "\n""Live counters: while the program runs, DPDK's telemetry socket answers\n"
 "/uroce/info, /uroce/ports, /uroce/qps and /uroce/qp,QPN at\n"
-"/var/run/dpdk/PREFIX/dpdk_telemetry.v2 (PREFIX: the --file-prefix of\n"
-"[eal] args, \"rte\" without one), e.g. dpdk-telemetry.py -f PREFIX.\n"
+"/var/run/dpdk/PREFIX/dpdk_telemetry.v2 (PREFIX: [eal] file_prefix or the\n"
+"--file-prefix of [eal] args, else uroce-PID), e.g. dpdk-telemetry.py -f PREFIX.\n"
 "\n"
 "A missing configuration file, program or library is reported in one\n"
 "line, with exit status 2.\n");
@@ -191,17 +193,21 @@ main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL;
 	char lib_dir[PATH_MAX], prog[PATH_MAX];
-	int c;
+	int c, verbose = 0;
 
 	/* '+': stop at the program's name, its options are its own. */
-	while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:hv", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
+			break;
+		case 'v':
+			verbose++;
 			break;
 		case 'h':
 			usage(stdout);
@@ -213,6 +219,10 @@ main(int argc, char **argv)
 	}
 	if (optind >= argc)
 		die("no program to run (uroce-run --help)");
+	/* The override of [eal] log_level the library reads. */
+	if (verbose > 0 && setenv("UROCE_EAL_LOG_LEVEL",
+				  verbose > 1 ? "debug" : "info", 1) != 0)
+		die("setenv: %s", strerror(errno));
 	set_config(config != NULL ? config : getenv("UROCE_CONFIG"));
 	find_lib_dir(lib_dir);
 	prepend_library_path(lib_dir);

@@ -72,6 +72,7 @@ write_conf() {
 dev  = net_memif0,role=$2,id=0,socket=$tmp/memif.sock,socket-abstract=no,mac=$5
 ip   = $3/24
 mtu  = 4096
+link_wait = 0
 $7
 [eal]
 lcores = 1

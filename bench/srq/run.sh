@@ -43,13 +43,15 @@ trap 'exit 1' INT TERM
 
 # $1 side (a server, b client), then the command: run it with the side's
 # memif socket (a new one each run: a server's old socket file would stay
-# in the way) and file prefix.
+# in the way) and file prefix; link_wait 0: b starts once a listens, so
+# a must not wait for b at its open.
 side() {
 	local role=server mac=02:00:00:00:77:01 s=$1
 	[ "$s" = b ] && role=client && mac=02:00:00:00:77:02
 	shift
 	UROCE_PORT_DEV="net_memif0,role=$role,id=0,socket=$tmp/memif-$run.sock,socket-abstract=no,mac=$mac" \
 	UROCE_EAL_ARGS="--no-pci --no-huge -m 512 --file-prefix=$prefix-$s --log-level=*:warning" \
+	UROCE_PORT_LINK_WAIT=0 \
 		"$@"
 }
 

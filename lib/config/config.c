@@ -81,6 +81,8 @@ section_kind(struct cfg_load *ld, const char *name, enum cfg_sect_kind *kind,
 		if (ld->port_sect[*port][0] == '\0') {
 			memcpy(ld->port_sect[*port], name, strlen(name) + 1);
 			ld->cfg->port[*port].mtu = UROCE_CONFIG_MTU_DEFAULT;
+			ld->cfg->port[*port].link_wait =
+				UROCE_CONFIG_LINK_WAIT_DEFAULT;
 			return 0;
 		}
 		cfg_err(ld, "[%s]: port %u is already [%s]", name, *port,
@@ -250,6 +252,42 @@ check_ports(struct cfg_load *ld)
 	return 0;
 }
 
+/* An EAL option of argv, alone or as "--opt=value". */
+static bool
+args_have(const struct uroce_config *cfg, const char *opt)
+{
+	size_t n = strlen(opt);
+	int i;
+
+	for (i = 0; i < cfg->eal_argc; i++) {
+		const char *a = cfg->eal_argv[i];
+
+		if (strncmp(a, opt, n) == 0 && (a[n] == '\0' || a[n] == '='))
+			return true;
+	}
+	return false;
+}
+
+bool
+uroce_config_args_prefix(const struct uroce_config *cfg)
+{
+	return args_have(cfg, "--file-prefix") || args_have(cfg, "--in-memory") ||
+	       args_have(cfg, "--no-shconf");
+}
+
+/* file_prefix and an args --file-prefix would each name the prefix. */
+static int
+check_eal(struct cfg_load *ld)
+{
+	if (ld->cfg->file_prefix[0] != '\0' &&
+	    args_have(ld->cfg, "--file-prefix")) {
+		cfg_err(ld, "[eal] file_prefix = \"%s\": [eal] args give "
+			"--file-prefix too (keep one)", ld->cfg->file_prefix);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int
 load(struct cfg_load *ld)
 {
@@ -262,6 +300,8 @@ load(struct cfg_load *ld)
 		ret = cfg_env_apply(ld);
 	if (ret == 0)
 		ret = check_ports(ld);
+	if (ret == 0)
+		ret = check_eal(ld);
 	if (ret == 0) {
 		ld->cfg->path = strdup(ld->path);
 		if (ld->cfg->path == NULL) {
@@ -281,6 +321,7 @@ uroce_config_load(const char *path, struct uroce_config *cfg, char *err,
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->lcores = 1;
+	cfg->log_level = UROCE_CONFIG_LOG_LEVEL_DEFAULT;
 	if (path == NULL) {
 		cfg_err(&ld, "no configuration file (use -c FILE or UROCE_CONFIG=FILE)");
 		ret = -EINVAL;

@@ -59,14 +59,16 @@ env_section(const char *sect, enum cfg_sect_kind *kind, unsigned int *port)
 	return 0;
 }
 
-/* The key part of the name in lower case; "" if it is not [A-Z0-9]+. */
+/* The key part of the name in lower case; "" if it is not [A-Z0-9_]+
+ * (keys such as link_wait and zero_copy hold a '_'). */
 static void
 env_key(const char *s, char *key, size_t len)
 {
 	size_t i;
 
 	for (i = 0; s[i] != '\0' && i + 1 < len; i++) {
-		if (!isupper((unsigned char)s[i]) && !isdigit((unsigned char)s[i]))
+		if (!isupper((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) &&
+		    s[i] != '_')
 			break;
 		key[i] = (char)tolower((unsigned char)s[i]);
 	}

@@ -277,6 +277,68 @@ set_neigh(void *obj, const char *val, char *why, size_t whylen)
 	return 0;
 }
 
+/* link_wait = SECONDS: how long the open waits for the link. */
+static int
+set_link_wait(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+	unsigned long v;
+	int ret;
+
+	ret = parse_range(val, 0, UROCE_CONFIG_LINK_WAIT_MAX, &v, why, whylen);
+	if (ret == 0)
+		p->link_wait = (uint16_t)v;
+	return ret;
+}
+
+/* file_prefix = NAME: it becomes /var/run/dpdk/NAME/ and the hugepage
+ * files NAMEmap_<n>, so one path component of a few safe characters. */
+static int
+set_file_prefix(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config *cfg = obj;
+	size_t n = strlen(val);
+
+	if (n > UROCE_CONFIG_PREFIX_LEN || val[0] == '.' ||
+	    strspn(val, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		   "0123456789._-") != n) {
+		snprintf(why, whylen, "letters, digits, '.', '_' and '-', "
+			 "not starting with '.', at most %d",
+			 UROCE_CONFIG_PREFIX_LEN);
+		return -EINVAL;
+	}
+	memcpy(cfg->file_prefix, val, n + 1);
+	return 0;
+}
+
+/* log_level = LEVEL: RTE_LOG_EMERG (1) .. RTE_LOG_DEBUG (8) by name or
+ * number, as EAL's --log-level takes them (but whole names only). */
+static int
+set_log_level(void *obj, const char *val, char *why, size_t whylen)
+{
+	static const char *const names[] = {
+		"emergency", "alert", "critical", "error",
+		"warning", "notice", "info", "debug",
+	};
+	struct uroce_config *cfg = obj;
+	unsigned long v;
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(names); i++) {
+		if (strcmp(val, names[i]) == 0) {
+			cfg->log_level = (uint8_t)(i + 1);
+			return 0;
+		}
+	}
+	if (cfg_parse_uint(val, 1, RTE_DIM(names), &v) == 0) {
+		cfg->log_level = (uint8_t)v;
+		return 0;
+	}
+	snprintf(why, whylen, "emergency, alert, critical, error, warning, "
+		 "notice, info, debug or 1..8");
+	return -EINVAL;
+}
+
 static const struct cfg_key port_keys[] = {
 	{ "dev", set_dev },
 	{ "ip", set_ip },
@@ -291,11 +353,14 @@ static const struct cfg_key port_keys[] = {
 	{ "neigh", set_neigh },
 	{ "exception", set_exception },
 	{ "steer", set_steer },
+	{ "link_wait", set_link_wait },
 };
 
 static const struct cfg_key eal_keys[] = {
 	{ "lcores", set_lcores },
 	{ "args", set_args },
+	{ "file_prefix", set_file_prefix },
+	{ "log_level", set_log_level },
 };
 
 static const struct cfg_key *

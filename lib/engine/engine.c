@@ -34,7 +34,7 @@ static bool eng_eal_gone;
 /* ------------------------------------------------------------------------
  * EAL.
  */
-#define ENG_EAL_ARGS	(UROCE_CONFIG_MAX_EAL_ARGS + 8)
+#define ENG_EAL_ARGS	(UROCE_CONFIG_MAX_EAL_ARGS + 12)
 
 /* Whether the [eal] args choose the lcores themselves. */
 static bool
@@ -83,14 +83,54 @@ eng_cpuset(char *buf, size_t len)
 	return 0;
 }
 
+/* Our own log types: "uroce.engine", "uroce.net" ... */
+#define ENG_LOG_OURS	RTE_STR(RTE_LOG_DEFAULT_LOGTYPE) ".*"
+
 /*
- * Start EAL: [eal] args, --no-pci unless a port is PCI, and unless args pin
- * lcores, lcore 0 (the calling thread) plus one worker per engine lcore,
- * all floating over the process's CPUs.
+ * The arguments that go before [eal] args (which may override them):
+ * DPDK's log level for every log type, ours kept at notice at least so
+ * that their warnings and notices still show; the file prefix. Telemetry
+ * warns at every start that it makes no legacy socket, which nobody can
+ * act on: at the warning level it logs errors only. Its log type is
+ * registered during rte_eal_init(), where the first --log-level pattern
+ * that matches wins (EAL keeps them newest first): it goes first.
  */
 static int
-eng_eal_start(const struct uroce_config *cfg, unsigned int nb_workers,
-	      char *err, size_t err_len)
+eng_eal_pre(struct eng *e, const struct uroce_config *cfg, char **argv)
+{
+	static char all[32], ours[64], tel[48];
+	static char prefix[UROCE_CONFIG_PREFIX_LEN + 32];
+	int argc = 0;
+
+	if (cfg->log_level == RTE_LOG_WARNING) {
+		snprintf(tel, sizeof(tel), "--log-level=lib.telemetry:%u",
+			 RTE_LOG_ERR);
+		argv[argc++] = tel;
+	}
+	snprintf(all, sizeof(all), "--log-level=*:%u", cfg->log_level);
+	snprintf(ours, sizeof(ours), "--log-level=" ENG_LOG_OURS ":%u",
+		 RTE_MAX(cfg->log_level, (unsigned int)RTE_LOG_NOTICE));
+	argv[argc++] = all;
+	argv[argc++] = ours;
+	if (cfg->file_prefix[0] == '\0' && !uroce_config_args_prefix(cfg))
+		eng_prefix_make(e->prefix, sizeof(e->prefix));
+	if (cfg->file_prefix[0] != '\0' || e->prefix[0] != '\0') {
+		snprintf(prefix, sizeof(prefix), "--file-prefix=%s",
+			 cfg->file_prefix[0] != '\0' ? cfg->file_prefix :
+							e->prefix);
+		argv[argc++] = prefix;
+	}
+	return argc;
+}
+
+/*
+ * Start EAL: log levels and file prefix, [eal] args, --no-pci unless a
+ * port is PCI, and unless args pin lcores, lcore 0 (the calling thread)
+ * plus one worker per engine lcore, all floating over the process's CPUs.
+ */
+static int
+eng_eal_start(struct eng *e, const struct uroce_config *cfg,
+	      unsigned int nb_workers, char *err, size_t err_len)
 {
 	static char cpus[1024], lcores[1100];
 	char *argv[ENG_EAL_ARGS];
@@ -99,6 +139,7 @@ eng_eal_start(const struct uroce_config *cfg, unsigned int nb_workers,
 	unsigned int p;
 
 	argv[argc++] = (char *)(uintptr_t)"uroce";
+	argc += eng_eal_pre(e, cfg, &argv[argc]);
 	for (i = 0; i < cfg->eal_argc && argc < ENG_EAL_ARGS - 4; i++)
 		argv[argc++] = cfg->eal_argv[i];
 	for (p = 0; p < cfg->port_cnt; p++)
@@ -125,7 +166,17 @@ eng_eal_start(const struct uroce_config *cfg, unsigned int nb_workers,
 		ret = rte_errno ? -rte_errno : -EINVAL;
 		snprintf(err, err_len, "uroce: %s: [eal] args: rte_eal_init failed: %s",
 			 cfg->path ? cfg->path : "config", rte_strerror(-ret));
+		/* EAL may have made the runtime dir before it failed. */
+		if (e->prefix[0] != '\0' &&
+		    strstr(rte_eal_get_runtime_dir(), e->prefix) != NULL)
+			eng_prefix_remove(e->prefix, rte_eal_get_runtime_dir());
+		e->prefix[0] = '\0';
 		return ret;
+	}
+	if (e->prefix[0] != '\0') {
+		snprintf(e->rundir, sizeof(e->rundir), "%s",
+			 rte_eal_get_runtime_dir());
+		eng_prefix_sweep(e->rundir);
 	}
 	return 0;
 }
@@ -167,6 +218,7 @@ eng_teardown(struct eng *e, bool launched)
 	unsigned int i;
 
 	eng_telemetry_detach();		/* no telemetry reader from here */
+	eng_link_watch_stop(e);
 	if (launched)
 		eng_stop_lcores(e);
 	/* Queued frames go back to the ports' pools before the ports close. */
@@ -192,6 +244,8 @@ eng_teardown(struct eng *e, bool launched)
 	if (e->eal_ours) {
 		rte_eal_cleanup();
 		eng_eal_gone = true;
+		if (e->prefix[0] != '\0')
+			eng_prefix_remove(e->prefix, e->rundir);
 	}
 	free(e);
 }
@@ -273,7 +327,7 @@ eng_start(struct eng *e, const struct uroce_config *cfg, unsigned int flags,
 	want = flags & UROCE_ENGINE_NO_LCORES ? 0 :
 		RTE_MIN(cfg->lcores, (unsigned int)UROCE_ENGINE_MAX_LCORES);
 	if (rte_lcore_count() == 0) {
-		ret = eng_eal_start(cfg, want, err, err_len);
+		ret = eng_eal_start(e, cfg, want, err, err_len);
 		if (ret < 0)
 			return ret;
 		e->eal_ours = true;
@@ -293,7 +347,12 @@ eng_start(struct eng *e, const struct uroce_config *cfg, unsigned int flags,
 			return ret;
 		e->ndev++;
 	}
-	return eng_launch(e, err, err_len);
+	eng_link_wait(e);
+	ret = eng_launch(e, err, err_len);
+	if (ret == 0 && eng_link_watch_start(e) != 0)
+		ENG_LOG(WARNING, "cannot watch the links: no port events, and "
+			"a memif client whose server was absent stays down\n");
+	return ret;
 }
 
 int

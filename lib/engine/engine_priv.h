@@ -7,6 +7,7 @@
 #ifndef UROCE_ENGINE_PRIV_H
 #define UROCE_ENGINE_PRIV_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -229,6 +230,15 @@ struct eng {
 	const struct uroce_config *cfg;
 	unsigned int flags;
 	bool eal_ours;			/* we called rte_eal_init() */
+	/* The file prefix we picked (prefix.c), "" when the configuration
+	 * chose, and its runtime dir, both removed when EAL stops. */
+	char prefix[UROCE_CONFIG_PREFIX_LEN + 1];
+	char rundir[PATH_MAX];
+	/* Link state each port last reported, and the watch (link.c). */
+	bool link_up[UROCE_CONFIG_MAX_PORTS];
+	bool link_watch;
+	bool link_stop;
+	pthread_t link_thread;
 	unsigned int nb_bg;		/* background lcores (0: native) */
 	unsigned int nb_ctx;		/* lcore contexts: max(1, nb_bg) */
 	struct eng_lcore *lc[UROCE_ENGINE_MAX_LCORES];
@@ -362,6 +372,16 @@ void eng_stats_retire(struct eng_qp *eq);
 
 /* telemetry.c */
 void eng_telemetry_attach(void);
+
+/* link.c: the wait for the links at the start, then the watch. */
+void eng_link_wait(struct eng *e);
+int eng_link_watch_start(struct eng *e);
+void eng_link_watch_stop(struct eng *e);
+
+/* prefix.c: the EAL file prefix picked per process and its files. */
+void eng_prefix_make(char *buf, size_t len);
+void eng_prefix_remove(const char *prefix, const char *rundir);
+void eng_prefix_sweep(const char *rundir);
 void eng_telemetry_detach(void);
 
 #endif /* UROCE_ENGINE_PRIV_H */

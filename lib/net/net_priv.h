@@ -200,6 +200,9 @@ struct uroce_port {
 	bool has_ip4;
 	rte_be32_t ip4;
 	bool started;
+	/* A memif client whose server was not listening at the open: the
+	 * start is tried again by uroce_port_link_poll(). */
+	bool start_later;
 	bool tx_extbuf;
 	bool tx_ip_cksum;	/* the PMD computes IPv4 header checksums */
 	struct rte_ether_addr mac;

@@ -29,8 +29,8 @@
 
 RTE_LOG_REGISTER_SUFFIX(uroce_net_logtype, net, NOTICE);
 
-#define LINK_WAIT_STEP_MS	10
-#define LINK_WAIT_MS		1000
+#define LINK_SETTLE_STEP_MS	10
+#define LINK_SETTLE_MS		1000
 
 /* "[port] dev = X: " and the message. */
 static int
@@ -325,24 +325,47 @@ mac_setup(struct uroce_port *p, char *err, size_t len)
 	return 1;
 }
 
-/* Whether the link is up, after waiting for it a bounded time. */
+/* Whether the link is up, after waiting up to 1 s for a link that does
+ * not depend on a peer (the engine waits longer: [port] link_wait). */
 static bool
-link_wait(struct uroce_port *p)
+link_settle(struct uroce_port *p)
 {
-	unsigned int ms = 0;
+	unsigned int ms;
 
-	/* memif comes up when the peer connects: never block on it. */
-	while (!uroce_port_link_up(p)) {
-		if (p->link.peer_link || ms >= LINK_WAIT_MS) {
-			NET_LOG(INFO, "%s: link down after open%s\n",
-				p->cfg->dev, p->link.peer_link ?
-				" (up when the peer connects)" : "");
+	for (ms = 0; !uroce_port_link_up(p); ms += LINK_SETTLE_STEP_MS) {
+		if (p->link.peer_link || ms >= LINK_SETTLE_MS)
 			return false;
-		}
-		rte_delay_ms(LINK_WAIT_STEP_MS);
-		ms += LINK_WAIT_STEP_MS;
+		rte_delay_ms(LINK_SETTLE_STEP_MS);
 	}
 	return true;
+}
+
+/*
+ * rte_eth_dev_start() of a memif client tries to connect to its server's
+ * socket once, and fails (-EPERM, with an error line from the PMD) when
+ * the server does not listen yet; it does not try again by itself. The
+ * port then opens with its link down and uroce_port_link_poll() tries
+ * again, with the PMD's log quieted, until the server is there.
+ */
+static bool
+memif_client(const struct uroce_port *p)
+{
+	return p->link.kind == UROCE_GLUE_MEMIF && !p->link.memif_server;
+}
+
+static int
+start_quiet(struct uroce_port *p)
+{
+	int lt = rte_log_register("pmd.net.memif");
+	int old = lt >= 0 ? rte_log_get_level((uint32_t)lt) : -1;
+	int ret;
+
+	if (old > (int)RTE_LOG_CRIT)
+		rte_log_set_level((uint32_t)lt, RTE_LOG_CRIT);
+	ret = rte_eth_dev_start(p->port_id);
+	if (old > (int)RTE_LOG_CRIT)
+		rte_log_set_level((uint32_t)lt, (uint32_t)old);
+	return ret;
 }
 
 static int
@@ -387,7 +410,13 @@ ethdev_start(struct uroce_port *p, char *err, size_t len)
 	if (ret != 0 && ret != -ENOTSUP)
 		NET_LOG(DEBUG, "%s: all-multicast on: %s\n", p->cfg->dev,
 			strerror(-ret));
-	ret = rte_eth_dev_start(p->port_id);
+	ret = memif_client(p) ? start_quiet(p) : rte_eth_dev_start(p->port_id);
+	if (ret != 0 && memif_client(p)) {
+		NET_LOG(INFO, "%s: the memif server is not listening yet: "
+			"link down until it is\n", p->cfg->dev);
+		p->start_later = true;
+		return 0;
+	}
 	if (ret != 0)
 		return open_err(err, len, p->cfg, "dev", ret, "start: %s",
 				strerror(-ret));
@@ -681,7 +710,7 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 	if (ret != 0)
 		goto fail;
 	/* A gratuitous ARP where it can reach someone. */
-	if (link_wait(p))
+	if (link_settle(p))
 		net_arp_announce(p);
 	NET_LOG(INFO, "uroce%u: %s (%s, ethdev %u), %u queue pairs, MTU %u\n",
 		idx, p->cfg->dev, uroce_glue_kind_name(p->link.kind),
@@ -803,8 +832,27 @@ uroce_port_link_up(const struct uroce_port *p)
 {
 	struct rte_eth_link link;
 
-	return rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
+	return p->started &&
+	       rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
 	       link.link_status == RTE_ETH_LINK_UP;
+}
+
+bool
+uroce_port_link_poll(struct uroce_port *p)
+{
+	if (p->start_later && start_quiet(p) == 0) {
+		p->start_later = false;
+		__atomic_store_n(&p->started, true, __ATOMIC_RELEASE);
+		NET_LOG(INFO, "%s: the memif server listens: connecting\n",
+			p->cfg->dev);
+	}
+	return uroce_port_link_up(p);
+}
+
+void
+uroce_port_announce(struct uroce_port *p)
+{
+	net_arp_announce(p);
 }
 
 unsigned int
@@ -884,6 +932,24 @@ vlan_ok(const struct uroce_port *p, const struct net_frame *f)
 	return p->has_vlan ? f->vlan && f->vid == p->vlan : !f->vlan;
 }
 
+/*
+ * Whether the ethdev runs: a memif client waiting for its server is not
+ * started yet (start_later), and DPDK 22.11's bursts on a port that is
+ * not started log an error and a stack dump, and pass nothing. The link
+ * watch starts it (release) while the lcores poll (acquire).
+ */
+static inline bool
+port_live(const struct uroce_port *p)
+{
+	return __atomic_load_n(&p->started, __ATOMIC_ACQUIRE);
+}
+
+static inline uint16_t
+eth_tx(struct uroce_port *p, uint16_t q, struct rte_mbuf **m, uint16_t n)
+{
+	return likely(port_live(p)) ? rte_eth_tx_burst(p->port_id, q, m, n) : 0;
+}
+
 uint16_t
 uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 	      uint16_t n)
@@ -893,6 +959,8 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 	uint16_t i, nb, out = 0;
 	uint64_t bytes = 0;
 
+	if (unlikely(!port_live(p)))
+		return 0;
 	if (p->exc != NULL && q == 0)
 		net_exc_poll(p);
 	nb = rte_eth_rx_burst(p->port_id, q, pkts,
@@ -1076,7 +1144,7 @@ wait_flush(struct uroce_port *p, uint16_t q)
 		return 0;
 	if (fq != NULL)
 		fq->bypass = true;
-	sent = rte_eth_tx_burst(p->port_id, q, nq->wait, nq->nb_wait);
+	sent = eth_tx(p, q, nq->wait, nq->nb_wait);
 	if (fq != NULL)
 		fq->bypass = false;
 	if (sent == 0) {
@@ -1111,7 +1179,7 @@ tx_chunk(struct uroce_port *p, uint16_t q, struct rte_mbuf **arr, uint16_t k)
 		fq->cap = 2 * NET_BURST;
 		fq->out = k;
 	}
-	sent = rte_eth_tx_burst(p->port_id, q, arr, k);
+	sent = eth_tx(p, q, arr, k);
 	if (fq != NULL) {
 		left = fq->out;
 		fq->cap = 0;
@@ -1121,7 +1189,7 @@ tx_chunk(struct uroce_port *p, uint16_t q, struct rte_mbuf **arr, uint16_t k)
 		tx_took(p, nq);
 	for (tries = 0; sent < left && tries < NET_TX_RETRIES && !nq->dropping;
 	     tries++)
-		sent += rte_eth_tx_burst(p->port_id, q, arr + sent, left - sent);
+		sent += eth_tx(p, q, arr + sent, left - sent);
 	if (fq != NULL)
 		fq->bypass = false;
 	lost = wait_put_all(p, nq, arr + sent, left - sent, &lost_bytes);

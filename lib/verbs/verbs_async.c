@@ -31,6 +31,11 @@
 #include "uroce_engine.h"
 #include "verbs_priv.h"
 
+/* The open contexts: a port event goes to every context of its device. */
+static TAILQ_HEAD(, uroce_vctx) ctx_list = TAILQ_HEAD_INITIALIZER(ctx_list);
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* c->dev set. */
 int
 uroce_verbs_async_init(struct uroce_vctx *c)
 {
@@ -43,12 +48,18 @@ uroce_verbs_async_init(struct uroce_vctx *c)
 	c->ev_cnt = 0;
 	c->ev_skip = 0;
 	c->vctx.context.async_fd = fd;
+	pthread_mutex_lock(&ctx_lock);
+	TAILQ_INSERT_TAIL(&ctx_list, c, link);
+	pthread_mutex_unlock(&ctx_lock);
 	return 0;
 }
 
 void
 uroce_verbs_async_fini(struct uroce_vctx *c)
 {
+	pthread_mutex_lock(&ctx_lock);
+	TAILQ_REMOVE(&ctx_list, c, link);
+	pthread_mutex_unlock(&ctx_lock);
 	close(c->vctx.context.async_fd);
 	c->vctx.context.async_fd = -1;
 	pthread_mutex_destroy(&c->ev_lock);
@@ -152,6 +163,22 @@ event_is_qp(enum ibv_event_type ev)
 
 /* Engine lcore (or an SRQ's modifier): an affiliated event of one of our
  * QPs, SRQs or CQs. */
+/* The link of device dev went up or down: to every context open on it,
+ * port 1 (the only one). */
+static void
+port_event(struct ibv_async_event *ev, const struct uroce_dev *dev)
+{
+	struct uroce_vctx *c;
+
+	ev->element.port_num = 1;
+	pthread_mutex_lock(&ctx_lock);
+	TAILQ_FOREACH(c, &ctx_list, link) {
+		if (c->dev == dev)
+			uroce_verbs_async_post(c, ev);
+	}
+	pthread_mutex_unlock(&ctx_lock);
+}
+
 void
 uroce_verbs_async_event(void *arg, enum ibv_event_type type, void *obj)
 {
@@ -174,8 +201,11 @@ uroce_verbs_async_event(void *arg, enum ibv_event_type type, void *obj)
 
 		ev.element.srq = &srq->srq;
 		ctx = srq->srq.context;
+	} else if (type == IBV_EVENT_PORT_ACTIVE || type == IBV_EVENT_PORT_ERR) {
+		port_event(&ev, obj);
+		return;
 	} else {
-		return;	/* no WQs or port events come this way */
+		return;	/* no WQs come this way */
 	}
 	uroce_verbs_async_post(uroce_vctx_of(ctx), &ev);
 }

@@ -105,6 +105,7 @@ ibv_open_device(struct ibv_device *device)
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return uroce_verbs_null(ENOMEM);
+	c->dev = dev;
 	/* cmd_fd: no kernel device behind it, but a real descriptor of the
 	 * context's own, so that programs that dup(), fstat() or poll() it
 	 * (rdma-core's tests, to share or import a context) get a valid one;
@@ -122,7 +123,6 @@ ibv_open_device(struct ibv_device *device)
 		free(c);
 		return uroce_verbs_null(ret);
 	}
-	c->dev = dev;
 	c->vdev = vdev;
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.context.device = device;

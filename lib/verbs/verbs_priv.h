@@ -100,6 +100,7 @@ struct uroce_vctx {
 	unsigned int ev_skip;		/**< eventfd counts of dropped events */
 	uint64_t ev_lost;		/**< events dropped: queue full */
 	struct ibv_async_event ev_q[UROCE_VERBS_ASYNC_QUEUE];
+	TAILQ_ENTRY(uroce_vctx) link;	/**< the open contexts (port events) */
 };
 
 struct uroce_vpd {

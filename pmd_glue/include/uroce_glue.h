@@ -83,7 +83,9 @@ struct uroce_glue_link {
 	/** The link does not filter on the destination MAC (memif, ring): a
 	 *  MAC the PMD refuses to set can be kept in software. */
 	bool soft_mac;
-	/** The link comes up only when the peer runs (memif): do not wait. */
+	/** The link comes up only when the peer runs (memif): the port's
+	 *  open does not wait for it; the engine's start waits [port]
+	 *  link_wait for every link. */
 	bool peer_link;
 	bool has_default_mac;		/**< default_mac is set (ringlink) */
 	struct rte_ether_addr default_mac;

@@ -305,6 +305,10 @@ class Pair:
             e['UROCE_PORT_DEV'] = ('net_memif0,role=%s,id=0,socket='
                                    '/run/uroce/conf-%s.sock,mac=%s'
                                    % (role, self.tag, mac))
+            # The client starts once the server listens: the server's
+            # open must not wait for it (its link comes up when it
+            # connects), nor a client's for a link it will not use yet.
+            e['UROCE_PORT_LINK_WAIT'] = '0'
         if len(self.clients) > 1:
             # Both lcores (main, engine) of a process on one CPU: the
             # server on the last, the clients alternating from the first.

@@ -63,7 +63,8 @@ pair_show() {
 # $tmp/b.conf (client, .2), on a socket in $tmp. $1, $2: extra [port] lines
 # for a and b (e.g. a fault). No bsize on purpose: pmd_glue gives memif
 # buffers that hold a whole frame (glue.c, probe_memif), which the 4096-byte
-# MTU needs.
+# MTU needs. link_wait = 0: b starts once a listens, so a must not wait
+# for b at its open.
 pair_memif_confs() {
 	pair_memif_conf a server 1 2 "${1:-}"
 	pair_memif_conf b client 2 1 "${2:-}"
@@ -76,6 +77,7 @@ pair_memif_conf() {
 dev  = net_memif0,role=$2,id=0,socket=$tmp/memif.sock,socket-abstract=no,mac=02:00:00:00:77:0$3
 ip   = 192.168.77.$3/24
 mtu  = 4096
+link_wait = 0
 $5
 [eal]
 lcores = 1

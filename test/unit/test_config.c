@@ -286,6 +286,10 @@ test_defaults(void)
 	UT_CHECK_EQ(cfg.eal_argc, 0);
 	UT_CHECK(cfg.eal_argv == NULL);
 	UT_CHECK_EQ(cfg.neigh_cnt, 0);
+	UT_CHECK_EQ(cfg.port[0].link_wait, 10);
+	UT_CHECK_EQ(cfg.log_level, 5);		/* warning */
+	UT_CHECK_EQ(cfg.file_prefix[0], '\0');
+	UT_CHECK(!uroce_config_args_prefix(&cfg));	/* the engine picks one */
 	uroce_config_free(&cfg);
 	uroce_config_free(&cfg);	/* twice is harmless */
 
@@ -585,6 +589,25 @@ static const struct bad_case {
 	  "22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 "
 	  "47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65", "[eal] args",
 	  "more than 64" },
+	{ BASE "link_wait = 601", "[port] link_wait = \"601\"", "0..600" },
+	{ BASE "link_wait = -1", "[port] link_wait", "0..600" },
+	{ BASE "link_wait = 1s", "[port] link_wait", "0..600" },
+	{ BASE "[eal]\nlog_level = verbose", "[eal] log_level = \"verbose\"",
+	  "emergency, alert, critical, error, warning, notice, info, debug or 1..8" },
+	{ BASE "[eal]\nlog_level = 0", "[eal] log_level", "1..8" },
+	{ BASE "[eal]\nlog_level = 9", "[eal] log_level", "1..8" },
+	{ BASE "[eal]\nlog_level = warn", "[eal] log_level", "1..8" },
+	{ BASE "[eal]\nlog_level = WARNING", "[eal] log_level", "1..8" },
+	{ BASE "[eal]\nfile_prefix = a/b", "[eal] file_prefix = \"a/b\"", "letters" },
+	{ BASE "[eal]\nfile_prefix = .x", "[eal] file_prefix", "'.'" },
+	{ BASE "[eal]\nfile_prefix = a b", "[eal] file_prefix", "letters" },
+	{ BASE "[eal]\nfile_prefix = "
+	  "a123456789b123456789c123456789d123456789e123456789f123456789g1234",
+	  "[eal] file_prefix", "at most 64" },
+	{ BASE "[eal]\nfile_prefix = x\nargs = --file-prefix=y",
+	  "[eal] file_prefix = \"x\"", "--file-prefix too" },
+	{ BASE "[eal]\nfile_prefix = x\nargs = --file-prefix y",
+	  "[eal] file_prefix", "--file-prefix too" },
 	{ BASE "[neigh]\n10.0.0.300 = 02:00:00:00:00:02", "[neigh] 10.0.0.300", "IPv4 or IPv6" },
 	{ BASE "[neigh]\n10.0.0.2/32 = 02:00:00:00:00:02", "[neigh] 10.0.0.2/32", "IPv4" },
 	{ BASE "[neigh]\n10.0.0.2 = 02:00:00:00:00", "[neigh] 10.0.0.2", "MAC" },
@@ -821,6 +844,73 @@ expect_env_fail(const char *var, const char *val, const char *needle1,
 	clear_env();
 }
 
+/* [port] link_wait, [eal] file_prefix and log_level. */
+static void
+test_link_eal_keys(void)
+{
+	static const struct {
+		const char *args;
+		bool has_prefix;
+	} args[] = {
+		{ "--no-huge -m 256", false },
+		{ "--in-memory", true },
+		{ "--no-shconf", true },
+		{ "--file-prefix=x", true },
+		{ "--file-prefix x", true },
+		{ "--file-prefixes=x", false },
+		{ "--in-memory-not", false },
+	};
+	static const char *const levels[] = {
+		"emergency", "alert", "critical", "error",
+		"warning", "notice", "info", "debug",
+	};
+	struct uroce_config cfg;
+	char text[256];
+	unsigned int i;
+	int ret;
+
+	ret = uroce_config_load(write_conf(BASE "link_wait = 0\n[port1]\n"
+					   "dev = net_null1\nip = 10.0.0.3/24\n"
+					   "link_wait = 600\n[eal]\nfile_prefix = "
+					   "job-7.a_b\nlog_level = 8"),
+				&cfg, err, sizeof(err));
+	UT_CHECK_EQ(ret, 0);
+	UT_CHECK_EQ(cfg.port[0].link_wait, 0);
+	UT_CHECK_EQ(cfg.port[1].link_wait, 600);
+	UT_CHECK(strcmp(cfg.file_prefix, "job-7.a_b") == 0);
+	UT_CHECK_EQ(cfg.log_level, 8);
+	uroce_config_free(&cfg);
+	for (i = 0; i < RTE_DIM(levels); i++) {
+		snprintf(text, sizeof(text), BASE "[eal]\nlog_level = %s",
+			 levels[i]);
+		ret = uroce_config_load(write_conf(text), &cfg, err, sizeof(err));
+		UT_CHECK_EQ(ret, 0);
+		UT_CHECK_EQ(cfg.log_level, i + 1);
+		uroce_config_free(&cfg);
+	}
+	for (i = 0; i < RTE_DIM(args); i++) {
+		snprintf(text, sizeof(text), BASE "[eal]\nargs = %s", args[i].args);
+		ret = uroce_config_load(write_conf(text), &cfg, err, sizeof(err));
+		UT_CHECK_EQ(ret, 0);
+		UT_CHECK_EQ(uroce_config_args_prefix(&cfg), args[i].has_prefix);
+		uroce_config_free(&cfg);
+	}
+	/* Overrides of keys with '_' in their names. */
+	setenv("UROCE_EAL_LOG_LEVEL", "info", 1);
+	setenv("UROCE_EAL_FILE_PREFIX", "over", 1);
+	setenv("UROCE_PORT_LINK_WAIT", "3", 1);
+	setenv("UROCE_PORT_ZERO_COPY", "off", 1);
+	ret = uroce_config_load(write_conf(BASE "[eal]\nlog_level = debug"),
+				&cfg, err, sizeof(err));
+	UT_CHECK_EQ(ret, 0);
+	UT_CHECK_EQ(cfg.log_level, 7);
+	UT_CHECK(strcmp(cfg.file_prefix, "over") == 0);
+	UT_CHECK_EQ(cfg.port[0].link_wait, 3);
+	UT_CHECK(cfg.port[0].zero_copy_off);
+	uroce_config_free(&cfg);
+	clear_env();
+}
+
 static void
 test_env_bad(void)
 {
@@ -835,6 +925,10 @@ test_env_bad(void)
 	expect_env_fail("UROCE_PORT1_MAC", "zz", "[port1] mac", "MAC");
 	expect_env_fail("UROCE_EAL_LCORES", "0", "[eal] lcores", "1..127");
 	expect_env_fail("UROCE_EAL_ARGS", "\"", "[eal] args", "unterminated");
+	expect_env_fail("UROCE_EAL_LOG_LEVEL", "loud",
+			"[eal] log_level = \"loud\" (from UROCE_EAL_LOG_LEVEL)", "1..8");
+	expect_env_fail("UROCE_PORT_LINK_WAIT", "700", "[port] link_wait", "0..600");
+	expect_env_fail("UROCE_EAL_FILE_PREFIX", "a/b", "[eal] file_prefix", "letters");
 	expect_env_fail("UROCE_PORT_MTUU", "1500", "unknown key", "mtu");
 	expect_env_fail("UROCE_PORT_mtu", "1500", "unknown key", NULL);
 	expect_env_fail("UROCE_PORT_MTU_X", "1500", "unknown key", NULL);
@@ -1004,6 +1098,7 @@ main(void)
 	test_line_limits();
 	test_files();
 	test_env_good();
+	test_link_eal_keys();
 	test_env_bad();
 	test_garbage();
 

@@ -42,6 +42,7 @@ write_config(void)
 		"dev = net_memif0,role=server,id=0,socket=/run/uroce/vdev-%d.sock,"
 		"mac=02:00:00:00:79:01\n"
 		"ip = 192.168.79.1/24\nmtu = 4096\n"
+		"link_wait = 0\n"	/* no peer comes: open at once */
 		"[eal]\nlcores = 1\n"
 		"args = --no-pci --no-huge -m 256 --file-prefix=uroce-vdev-%d "
 		"--log-level=*:warning\n", pid, pid);

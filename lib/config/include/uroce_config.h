@@ -28,11 +28,22 @@
  *	                      ; net_tap_uroce<n>,iface=uroce<n>
  *	steer  = auto         ; auto|flow|soft: rte_flow rules, or software
  *	                      ; dispatch (docs/plain-nics.md)
+ *	link_wait = 10        ; 0..600 s: how long the open waits for the
+ *	                      ; link to come up before it goes on with the
+ *	                      ; link down (it comes up later, as a cable
+ *	                      ; plugged in); default 10
  *	[port1]               ; port 1, device uroce1; ports are numbered 0..7
  *	...                   ; without gaps
  *	[eal]
  *	lcores = 1            ; engine lcores, default 1
  *	args   = --no-huge -m 256 "--file-prefix=a b"
+ *	file_prefix = job7    ; DPDK's --file-prefix; default: uroce-<pid>,
+ *	                      ; unless args give --file-prefix, --in-memory
+ *	                      ; or --no-shconf
+ *	log_level = warning   ; DPDK's log level (emergency, alert, critical,
+ *	                      ; error, warning, notice, info, debug or 1..8),
+ *	                      ; default warning; uroce's own messages keep
+ *	                      ; notice unless this is more verbose
  *	[neigh]               ; static neighbours, IPv4 or IPv6 = MAC
  *	192.168.77.2 = 02:00:00:00:00:02
  *
@@ -87,6 +98,13 @@ extern "C" {
 /** A fault probability of 1 in parts per million. */
 #define UROCE_CONFIG_PPM		1000000u
 #define UROCE_CONFIG_FAULT_SEED_DEFAULT	1
+/** [port] link_wait, seconds: testpmd's link check waits 9 s; a round 10. */
+#define UROCE_CONFIG_LINK_WAIT_MAX	600
+#define UROCE_CONFIG_LINK_WAIT_DEFAULT	10
+/** [eal] file_prefix: it names a directory and hugepage files. */
+#define UROCE_CONFIG_PREFIX_LEN		64
+/** [eal] log_level: RTE_LOG_WARNING, quiet start-up, warnings shown. */
+#define UROCE_CONFIG_LOG_LEVEL_DEFAULT	5
 
 /** How a port tells RoCEv2 from the kernel's frames (with an exception
  *  interface): rte_flow rules when the PMD takes them, else software. */
@@ -144,6 +162,8 @@ struct uroce_config_port {
 	char exception[UROCE_CONFIG_STR_LEN];
 	bool exception_set;
 	enum uroce_config_steer steer;	/**< default UROCE_STEER_AUTO */
+	/** Seconds the open waits for the link (0..600, default 10). */
+	uint16_t link_wait;
 };
 
 struct uroce_config_neigh {
@@ -163,6 +183,10 @@ struct uroce_config {
 	 *  give it a copy of the pointer array. */
 	int eal_argc;
 	char **eal_argv;
+	/** [eal] file_prefix; "" when not given (see uroce_config_args_prefix()). */
+	char file_prefix[UROCE_CONFIG_PREFIX_LEN + 1];
+	/** [eal] log_level, RTE_LOG_EMERG (1) .. RTE_LOG_DEBUG (8). */
+	uint8_t log_level;
 	unsigned int neigh_cnt;
 	struct uroce_config_neigh neigh[UROCE_CONFIG_MAX_NEIGH];
 };
@@ -202,6 +226,13 @@ void uroce_config_free(struct uroce_config *cfg);
  * net_af_packet vdev with iface=. Such a port may omit ip and ip6.
  */
 bool uroce_config_kernel_iface(const struct uroce_config_port *p);
+
+/**
+ * Whether [eal] args give DPDK a file prefix of their own or need none:
+ * --file-prefix, --in-memory or --no-shconf. Without one (and without
+ * [eal] file_prefix) the engine picks a prefix unique to the process.
+ */
+bool uroce_config_args_prefix(const struct uroce_config *cfg);
 
 /** The UROCE_CONFIG environment variable, or NULL if unset or empty. */
 const char *uroce_config_path(void);

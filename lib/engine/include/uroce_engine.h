@@ -208,7 +208,9 @@ struct uroce_dev_events {
 	/** A CQ's completion channel is to be signalled. Owner lcore. */
 	void (*cq_event)(void *arg, struct uroce_cq *cq);
 	/** An affiliated async event; obj is the struct uroce_qp * or, for
-	 *  IBV_EVENT_CQ_ERR, the struct uroce_cq *. Owner lcore. */
+	 *  IBV_EVENT_CQ_ERR, the struct uroce_cq *. Owner lcore. For
+	 *  IBV_EVENT_PORT_ACTIVE and IBV_EVENT_PORT_ERR (the link went up or
+	 *  down), the struct uroce_dev *, on the engine's link thread. */
 	void (*async_event)(void *arg, enum ibv_event_type ev, void *obj);
 };
 

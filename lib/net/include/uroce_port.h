@@ -101,13 +101,14 @@ struct uroce_port;
  * pass anyway), the MAC (cfg->mac, else the ethdev's own; ringlink:
  * 02:75:72:..), promiscuous mode off, start it and wait up to 1 s for the
  * link (memif: not at all; its link comes up when the peer connects: not an
- * error). On a kernel interface (af_xdp:IFACE, iface=) without ip/ip6 the
+ * error; see uroce_port_link_poll()); a memif client whose server does not
+ * listen yet opens with its link down and connects later. On a kernel interface (af_xdp:IFACE, iface=) without ip/ip6 the
  * interface's kernel addresses are the port's; af_xdp ports take the
  * interface's MTU (mtu, when given, lowered to it and to what an AF_XDP
  * frame holds) and hand their addresses to the XDP program after the
  * start (pmd_glue/include/uroce_glue.h). Installs the fault callbacks and opens the capture file if the
  * config asks, then sends a gratuitous ARP when the port has an IPv4
- * address. cfg must outlive the port.
+ * address and its link is up. cfg must outlive the port.
  *
  * @param idx  the port's index in the config (device uroce<idx>)
  * @return 0 and *out, or a negative errno with err (one line: the file's
@@ -138,6 +139,19 @@ bool uroce_port_tx_extbuf(const struct uroce_port *p);
 bool uroce_port_tx_ip_cksum(const struct uroce_port *p);
 /** Whether the ethdev reports its link up now (memif: the peer is there). */
 bool uroce_port_link_up(const struct uroce_port *p);
+
+/**
+ * uroce_port_link_up(), after trying again the start of a memif client
+ * whose server did not listen yet. One thread at a time (the engine's
+ * start, then its link watch).
+ */
+bool uroce_port_link_poll(struct uroce_port *p);
+
+/**
+ * A gratuitous ARP for the port's IPv4 address (own neighbours only): it
+ * uses the tx queue of lcore 0, so call it before the lcores run.
+ */
+void uroce_port_announce(struct uroce_port *p);
 
 /**
  * The port's GID table: index 0 the IPv4-mapped GID of [port] ip (when

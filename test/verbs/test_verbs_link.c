@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+
+/*
+ * A port whose link comes up after the open, as a NIC's cable plugged in
+ * later: a memif client opens while its server does not listen
+ * (link_wait = 0: no wait), reports IBV_PORT_DOWN, then a child process
+ * opens the memif server; the client connects by itself, the context gets
+ * IBV_EVENT_PORT_ACTIVE and the port is ACTIVE. When the child closes its
+ * device and exits, IBV_EVENT_PORT_ERR follows and the port is DOWN again.
+ * Both configs have no [eal]: each process gets its own file prefix.
+ *
+ *	verbs_link            the test
+ *	verbs_link serve CONF the memif server, until its stdin closes
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "uroce_test.h"
+
+extern char **environ;
+
+/* A guard against a hang, not a timing threshold. */
+#define EVENT_GUARD_MS	60000
+
+static char conf_client[64], conf_server[64];
+
+static int
+write_conf(const char *path, const char *role, int pid, int host)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return -1;
+	fprintf(f, "[port]\ndev = net_memif0,role=%s,socket=/tmp/uroce-link-%d.sock\n"
+		"ip = 192.168.94.%d/24\nlink_wait = 0\n", role, pid, host);
+	return fclose(f);
+}
+
+static struct ibv_context *
+open_dev(void)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int num = 0;
+
+	list = ibv_get_device_list(&num);
+	if (list != NULL && num == 1)
+		ctx = ibv_open_device(list[0]);
+	if (ctx == NULL)
+		fprintf(stderr, "ibv_open_device: %s\n", strerror(errno));
+	if (list != NULL)
+		ibv_free_device_list(list);
+	return ctx;
+}
+
+static enum ibv_port_state
+port_state(struct ibv_context *ctx)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(ctx, 1, &pa) != 0)
+		return IBV_PORT_NOP;
+	return pa.state;
+}
+
+/* The next port event on ctx, or -1 if none comes. */
+static int
+port_event(struct ibv_context *ctx, int *port)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int type;
+
+	for (;;) {
+		if (poll(&pfd, 1, EVENT_GUARD_MS) != 1)
+			return -1;
+		if (ibv_get_async_event(ctx, &ev) != 0)
+			return -1;
+		type = ev.event_type;
+		*port = ev.element.port_num;
+		ibv_ack_async_event(&ev);
+		if (type == IBV_EVENT_PORT_ACTIVE || type == IBV_EVENT_PORT_ERR)
+			return type;
+	}
+}
+
+/* The child: the memif server's device, open until stdin closes. */
+static int
+serve(const char *conf)
+{
+	struct ibv_context *ctx;
+	char c;
+
+	setenv("UROCE_CONFIG", conf, 1);
+	ctx = open_dev();
+	if (ctx == NULL)
+		return 1;
+	while (read(0, &c, 1) > 0)
+		;
+	return ibv_close_device(ctx) == 0 ? 0 : 1;
+}
+
+static pid_t
+spawn_server(int *wr)
+{
+	posix_spawn_file_actions_t fa;
+	char *argv[] = { (char *)"verbs_link", (char *)"serve", conf_server,
+			 NULL };
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds) != 0)
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[0], 0);
+	posix_spawn_file_actions_addclose(&fa, fds[1]);
+	if (posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[0]);
+	*wr = fds[1];
+	return pid;
+}
+
+static void
+cleanup(void)
+{
+	remove(conf_client);
+	remove(conf_server);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ibv_context *ctx;
+	int pid = (int)getpid(), wr = -1, port = 0, status = 0;
+	pid_t child;
+
+	if (argc == 3 && strcmp(argv[1], "serve") == 0)
+		return serve(argv[2]);
+	snprintf(conf_client, sizeof(conf_client), "/tmp/uroce-link-b.%d.conf", pid);
+	snprintf(conf_server, sizeof(conf_server), "/tmp/uroce-link-a.%d.conf", pid);
+	if (write_conf(conf_client, "client", pid, 2) != 0 ||
+	    write_conf(conf_server, "server", pid, 1) != 0) {
+		perror("config");
+		return 1;
+	}
+	atexit(cleanup);
+	setenv("UROCE_CONFIG", conf_client, 1);
+	/* The server does not listen: the open succeeds, the port is DOWN. */
+	ctx = open_dev();
+	if (!UT_CHECK(ctx != NULL))
+		return ut_summary();
+	UT_CHECK_EQ(port_state(ctx), IBV_PORT_DOWN);
+	child = spawn_server(&wr);
+	if (UT_CHECK(child > 0)) {
+		UT_CHECK_EQ(port_event(ctx, &port), IBV_EVENT_PORT_ACTIVE);
+		UT_CHECK_EQ(port, 1);
+		UT_CHECK_EQ(port_state(ctx), IBV_PORT_ACTIVE);
+		UT_NOTE("the memif server came");
+		close(wr);	/* the server closes its device and exits */
+		UT_CHECK_EQ(waitpid(child, &status, 0), child);
+		UT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		UT_CHECK_EQ(port_event(ctx, &port), IBV_EVENT_PORT_ERR);
+		UT_CHECK_EQ(port, 1);
+		UT_CHECK_EQ(port_state(ctx), IBV_PORT_DOWN);
+		UT_NOTE("the memif server left");
+	}
+	UT_CHECK_EQ(ibv_close_device(ctx), 0);
+	return ut_summary();
+}
