@@ -57,6 +57,9 @@ def clean_env():
 
 
 def wrap(cmd):
+    """The tool's command line; in a sanitizer build with the runtime our
+    library needs preloaded into the uninstrumented tool (never into
+    uroce-run, which carries its own)."""
     pre = os.environ.get('UROCE_TEST_PRELOAD')
     if pre:
         return ['env', 'LD_PRELOAD=' + pre, 'ASAN_OPTIONS=detect_leaks=0'] \
@@ -83,8 +86,8 @@ class Case:
         env = clean_env()
         env.update(extra_env or {})
         out = open(os.path.join(self.tmp, 'out-%d' % len(self.pids)), 'w+')
-        p = subprocess.Popen(wrap([self.run, '-c', self.conf[side], '--']
-                                  + tool), stdout=out,
+        p = subprocess.Popen([self.run, '-c', self.conf[side], '--']
+                             + wrap(tool), stdout=out,
                              stderr=subprocess.STDOUT, env=env)
         p.out = out
         self.pids.append(p.pid)
@@ -223,8 +226,8 @@ def case_quiet(c):
             e = clean_env()
             e.update(env)
             out = open(os.path.join(c.tmp, 'out-v'), 'w+')
-            p = subprocess.Popen(wrap([c.run, '-v', '-c', c.conf['a'], '--']
-                                      + tool), stdout=out,
+            p = subprocess.Popen([c.run, '-v', '-c', c.conf['a'], '--']
+                                 + wrap(tool), stdout=out,
                                  stderr=subprocess.STDOUT, env=e)
             p.out = out
             c.pids.append(p.pid)
