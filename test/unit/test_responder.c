@@ -7,8 +7,12 @@
  * WRITE longer than its RETH.len, a SEND longer than the receive, no
  * receive WQE (RNR). Each must give the right NAK (parsed from the frame
  * the responder emits) or a drop, move the right counter, and leave the
- * guard bytes around the region alone. Then UC (a PSN gap drops the
- * message) and UD (GRH, src_qp, Q_Key) over the in-memory link.
+ * guard bytes around the region alone. Each NAK that moves the QP to ERR
+ * without a completion raises one affiliated error naming the responder's
+ * QP: IBV_EVENT_QP_ACCESS_ERR for Remote Access Error, QP_REQ_ERR for
+ * Invalid Request; a SEND too long for its receive completes in error and
+ * raises none. Then UC (a PSN gap drops the message) and UD (GRH, src_qp, Q_Key)
+ * over the in-memory link.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -143,7 +147,25 @@ reth(uint64_t va, uint32_t rkey, uint32_t len)
 #define SYN_ACK		0x1f
 #define SYN_NAK(code)	(0x60 | (code))
 
-/* One request that must draw one NAK with code at epsn and move qb to ERR. */
+/* The async events B's node saw since the last events_clear(). */
+static void
+events_clear(void)
+{
+	L->node[1].nev = 0;
+}
+
+/* Exactly one event since events_clear(): ev, naming obj. */
+static bool
+one_event(enum ibv_event_type ev, const void *obj)
+{
+	const struct ut_node *n = &L->node[1];
+
+	return UT_CHECK_EQ(n->nev, 1) && UT_CHECK_EQ(n->ev[0], ev) &&
+	       UT_CHECK(n->ev_obj[0] == obj);
+}
+
+/* One request that must draw one NAK with code at epsn and move qb to ERR,
+ * with the affiliated error of that code naming qb (IBTA 11.6.3). */
 static void
 expect_nak(const char *what, uint8_t opcode, const struct uroce_ext_fields *ext,
 	   uint32_t plen, uint8_t code)
@@ -155,6 +177,7 @@ expect_nak(const char *what, uint8_t opcode, const struct uroce_ext_fields *ext,
 
 	if (qb == NULL)
 		return;
+	events_clear();
 	epsn = qb->attr.rq_psn;
 	memset(data, 0x5a, sizeof(data));
 	inject(qb, qa, opcode, epsn, ext, data, plen, 0xffff, true, &o);
@@ -164,6 +187,7 @@ expect_nak(const char *what, uint8_t opcode, const struct uroce_ext_fields *ext,
 	UT_CHECK_EQ(o.f[0].psn, epsn);
 	UT_CHECK_EQ(qb->stats.naks_tx[code], 1);
 	UT_CHECK_EQ(qb->state, IBV_QPS_ERR);
+	one_event(code == 2 ? IBV_EVENT_QP_ACCESS_ERR : IBV_EVENT_QP_REQ_ERR, qb);
 	UT_CHECK(guards_ok());
 	UT_NOTE("%s", what);
 }
@@ -250,6 +274,7 @@ test_psn(void)
 
 	if (qb == NULL)
 		return;
+	events_clear();
 	epsn = qb->attr.rq_psn;
 	memset(d1, 1, sizeof(d1));
 	memset(d2, 2, sizeof(d2));
@@ -300,6 +325,7 @@ test_psn(void)
 	inject(qb, qa, UROCE_OPC_RC_WRITE_ONLY, epsn + 2, &e, NULL, 0, 0xffff, true, &o);
 	UT_CHECK_EQ(o.n, 1);
 	UT_CHECK_EQ(o.f[0].syn & 0xe0, 0);
+	UT_CHECK_EQ(L->node[1].nev, 0);	/* sequence NAKs, drops: no event */
 	UT_CHECK(guards_ok());
 }
 
@@ -319,6 +345,7 @@ test_send(void)
 	if (qb == NULL)
 		return;
 	sge.lkey = mr_rw->lkey;
+	events_clear();
 	epsn = qb->attr.rq_psn;
 	inject(qb, qa, UROCE_OPC_RC_SEND_ONLY, epsn, NULL, data, 100, 0xffff, true, &o);
 	UT_CHECK_EQ(o.n, 1);
@@ -335,6 +362,7 @@ test_send(void)
 	UT_CHECK_EQ(wc.status, IBV_WC_LOC_LEN_ERR);
 	UT_CHECK_EQ(wc.wr_id, 42);
 	UT_CHECK_EQ(qb->state, IBV_QPS_ERR);
+	UT_CHECK_EQ(L->node[1].nev, 0);	/* the completion reports it */
 	UT_CHECK(guards_ok());
 }
 
