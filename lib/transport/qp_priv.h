@@ -165,6 +165,7 @@ struct uroce_responder {
 	uint32_t tm_flags;	/**< TAGGED: IBV_WC_TM_MATCH not yet reported */
 	/* Asynchronous events (responder.c). */
 	bool err_wc;		/**< the error in hand completed a receive WQE */
+	bool comm_est;		/**< IBV_EVENT_COMM_EST raised since RESET */
 };
 
 void uroce_resp_reset(struct uroce_qp *qp);

@@ -894,6 +894,14 @@ void
 uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
 	      struct uroce_txb *txb)
 {
+	/* The first request a connected QP in RTR receives: Communication
+	 * Established (IBTA 11.6.3), once, so that a passive side whose RTU
+	 * was lost can move to RTS (rdma_cm's rdma_establish()). Later
+	 * packets, and those after RTS, raise nothing. */
+	if (qp->state == IBV_QPS_RTR && !qp->resp->comm_est) {
+		qp->resp->comm_est = true;
+		uroce_qp_async(qp, IBV_EVENT_COMM_EST);
+	}
 	if (qp->type == IBV_QPT_UC) {
 		uc_rx(qp, pkt);
 		return;

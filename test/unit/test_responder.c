@@ -11,7 +11,8 @@
  * without a completion raises one affiliated error naming the responder's
  * QP: IBV_EVENT_QP_ACCESS_ERR for Remote Access Error, QP_REQ_ERR for
  * Invalid Request; a SEND too long for its receive completes in error and
- * raises none. Then UC (a PSN gap drops the message) and UD (GRH, src_qp, Q_Key)
+ * raises none. A QP in RTR raises IBV_EVENT_COMM_EST at its first request,
+ * once. Then UC (a PSN gap drops the message) and UD (GRH, src_qp, Q_Key)
  * over the in-memory link.
  */
 #include <errno.h>
@@ -366,6 +367,87 @@ test_send(void)
 	UT_CHECK(guards_ok());
 }
 
+/* B taken to RTR only (its side of ut_qp_up() without the RTS step). */
+static struct uroce_qp *
+fresh_rtr(struct uroce_qp **qa)
+{
+	struct ut_qp_opts o;
+	struct ibv_qp_attr a;
+	struct uroce_qp *b = NULL;
+
+	ut_qp_opts_default(&o, IBV_QPT_RC);
+	if (!UT_CHECK_EQ(ut_node_qp(&L->node[0], &o, next_qpn, qa), 0) ||
+	    !UT_CHECK_EQ(ut_node_qp(&L->node[1], &o, next_qpn + 1, &b), 0) ||
+	    !UT_CHECK_EQ(ut_qp_up(L, 0, *qa, next_qpn + 1, &o), 0))
+		return NULL;
+	next_qpn += 2;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (!UT_CHECK_EQ(uroce_qp_modify(b, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, L->now), 0))
+		return NULL;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = o.path_mtu;
+	a.dest_qp_num = (*qa)->qpn;
+	a.rq_psn = o.psn[0];
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	memcpy(a.ah_attr.grh.dgid.raw, L->node[0].env.gid[0].raw, 16);
+	if (!UT_CHECK_EQ(uroce_qp_modify(b, &a, IBV_QP_STATE | IBV_QP_AV |
+					 IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+					 IBV_QP_MIN_RNR_TIMER, L->now), 0))
+		return NULL;
+	return b;
+}
+
+/* IBV_EVENT_COMM_EST: the first request a QP in RTR receives raises it,
+ * naming the QP; the next request, and those after RTS, raise nothing. A
+ * QP in RTR answers as one in RTS does. */
+static void
+test_comm_est(void)
+{
+	static uint8_t data[16];
+	struct uroce_qp *qa, *qb = fresh_rtr(&qa);
+	struct uroce_ext_fields e = reth((uintptr_t)mem_rw + 200, mr_rw->rkey, 16);
+	struct ibv_qp_attr a;
+	struct out o = { 0 };
+	uint32_t epsn;
+
+	if (qb == NULL)
+		return;
+	events_clear();
+	UT_CHECK_EQ(qb->state, IBV_QPS_RTR);
+	epsn = qb->attr.rq_psn;
+	memset(data, 0x3c, sizeof(data));
+	inject(qb, qa, UROCE_OPC_RC_WRITE_ONLY, epsn, &e, data, 16, 0xffff, true, &o);
+	UT_CHECK_EQ(o.n, 1);
+	UT_CHECK_EQ(o.f[0].syn & 0xe0, 0);
+	UT_CHECK_MEM(mem_rw + 200, data, 16);
+	one_event(IBV_EVENT_COMM_EST, qb);
+	inject(qb, qa, UROCE_OPC_RC_WRITE_ONLY, epsn + 1, &e, data, 16, 0xffff, true, &o);
+	UT_CHECK_EQ(o.n, 2);
+	UT_CHECK_EQ(L->node[1].nev, 1);		/* not again */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	UT_CHECK_EQ(uroce_qp_modify(qb, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+				    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
+				    L->now), 0);
+	inject(qb, qa, UROCE_OPC_RC_WRITE_ONLY, epsn + 2, &e, data, 16, 0xffff, true, &o);
+	UT_CHECK_EQ(o.n, 3);
+	UT_CHECK_EQ(L->node[1].nev, 1);
+	UT_CHECK_EQ(qb->state, IBV_QPS_RTS);
+}
+
 /* READ and atomics through the responder alone: responses, the limit of
  * max_dest_rd_atomic, an atomic duplicate answered from the cache. */
 static void
@@ -619,6 +701,8 @@ main(int argc, char **argv)
 	UT_NOTE("psn");
 	test_send();
 	UT_NOTE("send");
+	test_comm_est();
+	UT_NOTE("comm_est");
 	test_read_atomic();
 	UT_NOTE("read/atomic");
 	test_uc();
