@@ -9,14 +9,16 @@
  * as an RDMA NIC does). Attributes, the documented errors, completion
  * channels, two RC QPs of the device exchanging a message, a WRITE to a QP
  * without remote write (IBV_EVENT_QP_ACCESS_ERR naming the responder's QP),
- * a READ beyond max_dest_rd_atomic (IBV_EVENT_QP_REQ_ERR), SENDs to a QP
- * left in RTR (one IBV_EVENT_COMM_EST), ibv_reg_mr() of memory not mapped
- * or read-only, and the context's cmd_fd.
+ * a READ beyond max_dest_rd_atomic (IBV_EVENT_QP_REQ_ERR; ibv_destroy_qp()
+ * waits for its acknowledgement), SENDs to a QP left in RTR (one
+ * IBV_EVENT_COMM_EST), ibv_reg_mr() of memory not mapped or read-only, and
+ * the context's cmd_fd.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,26 +289,35 @@ test_objects(struct ibv_context *ctx, int max_cqe)
 }
 
 /* The next async event (the fd is non-blocking; poll() bounds the wait):
- * it must be type, naming qp; acknowledged. */
-static void
-take_event(struct ibv_context *ctx, enum ibv_event_type type, struct ibv_qp *qp)
+ * it must be type, naming qp. 0 when it came, not yet acknowledged. */
+static int
+get_event(struct ibv_context *ctx, enum ibv_event_type type, struct ibv_qp *qp,
+	  struct ibv_async_event *ev)
 {
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-	struct ibv_async_event ev;
 	int ret;
 
 	for (;;) {
-		ret = ibv_get_async_event(ctx, &ev);
+		ret = ibv_get_async_event(ctx, ev);
 		if (ret == 0 || errno != EAGAIN || poll(&pfd, 1, 5000) != 1)
 			break;
 	}
 	if (!UT_CHECK_EQ(ret, 0))
-		return;
-	UT_CHECK_EQ(ev.event_type, type);
-	UT_CHECK(ev.element.qp == qp);
-	UT_NOTE("event %s on QP %u", ibv_event_type_str(ev.event_type),
-		ev.element.qp->qp_num);
-	ibv_ack_async_event(&ev);
+		return -1;
+	UT_CHECK_EQ(ev->event_type, type);
+	UT_CHECK(ev->element.qp == qp);
+	UT_NOTE("event %s on QP %u", ibv_event_type_str(ev->event_type),
+		ev->element.qp->qp_num);
+	return 0;
+}
+
+static void
+take_event(struct ibv_context *ctx, enum ibv_event_type type, struct ibv_qp *qp)
+{
+	struct ibv_async_event ev;
+
+	if (get_event(ctx, type, qp, &ev) == 0)
+		ibv_ack_async_event(&ev);
 }
 
 /* No event is queued: those the transport raises come before the
@@ -452,19 +463,40 @@ static void
 pair_close(struct pair *p)
 {
 	UT_CHECK_EQ(ibv_destroy_qp(p->qa), 0);
-	UT_CHECK_EQ(ibv_destroy_qp(p->qb), 0);
+	if (p->qb != NULL)
+		UT_CHECK_EQ(ibv_destroy_qp(p->qb), 0);
 	UT_CHECK_EQ(ibv_dereg_mr(p->ms), 0);
 	UT_CHECK_EQ(ibv_dereg_mr(p->md), 0);
 	UT_CHECK_EQ(ibv_destroy_cq(p->cq), 0);
 	UT_CHECK_EQ(ibv_dealloc_pd(p->pd), 0);
 }
 
+struct destroy_arg {
+	struct ibv_qp *qp;
+	int ret;
+	uint32_t done;
+};
+
+static void *
+destroy_thread(void *arg)
+{
+	struct destroy_arg *d = arg;
+
+	d->ret = ibv_destroy_qp(d->qp);
+	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
 /* A READ to a QP whose max_dest_rd_atomic is 0 (it has no responder
  * resource for it): NAK Invalid Request, IBV_WC_REM_INV_REQ_ERR at the
- * requester, IBV_EVENT_QP_REQ_ERR naming the responder's QP. */
+ * requester, IBV_EVENT_QP_REQ_ERR naming the responder's QP, whose
+ * ibv_destroy_qp() waits until the event is acknowledged. */
 static void
 test_req_err(struct ibv_context *ctx)
 {
+	struct ibv_async_event ev;
+	struct destroy_arg d;
+	pthread_t t;
 	struct ibv_send_wr swr, *bad_s;
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qi;
@@ -491,10 +523,24 @@ test_req_err(struct ibv_context *ctx)
 		UT_CHECK_EQ(wc.wr_id, 4);
 		UT_CHECK_EQ(wc.status, IBV_WC_REM_INV_REQ_ERR);
 	}
-	take_event(ctx, IBV_EVENT_QP_REQ_ERR, p.qb);
+	if (get_event(ctx, IBV_EVENT_QP_REQ_ERR, p.qb, &ev) != 0) {
+		pair_close(&p);
+		return;
+	}
 	no_event(ctx);
 	UT_CHECK_EQ(ibv_query_qp(p.qb, &qa, IBV_QP_STATE, &qi), 0);
 	UT_CHECK_EQ(qa.qp_state, IBV_QPS_ERR);
+	d = (struct destroy_arg){ .qp = p.qb };
+	if (UT_CHECK_EQ(pthread_create(&t, NULL, destroy_thread, &d), 0)) {
+		usleep(50000);
+		UT_CHECK_EQ(__atomic_load_n(&d.done, __ATOMIC_ACQUIRE), 0);
+		ibv_ack_async_event(&ev);
+		pthread_join(t, NULL);
+		UT_CHECK_EQ(d.ret, 0);
+		p.qb = NULL;
+	} else {
+		ibv_ack_async_event(&ev);
+	}
 	pair_close(&p);
 }
 
