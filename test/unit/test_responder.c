@@ -11,7 +11,8 @@
  * without a completion raises one affiliated error naming the responder's
  * QP: IBV_EVENT_QP_ACCESS_ERR for Remote Access Error, QP_REQ_ERR for
  * Invalid Request; a SEND too long for its receive completes in error and
- * raises none. A QP in RTR raises IBV_EVENT_COMM_EST at its first request,
+ * raises none, and a READ whose region went before its response raises
+ * QP_ACCESS_ERR. A QP in RTR raises IBV_EVENT_COMM_EST at its first request,
  * once. Then UC (a PSN gap drops the message) and UD (GRH, src_qp, Q_Key)
  * over the in-memory link.
  */
@@ -367,6 +368,53 @@ test_send(void)
 	UT_CHECK(guards_ok());
 }
 
+/* A READ accepted while its region was registered, whose response finds
+ * the region gone (IBTA 10.6.3: the key is checked again as the data is
+ * read): NAK Remote Access Error, the QP to ERR, IBV_EVENT_QP_ACCESS_ERR
+ * naming it. */
+static void
+test_read_gone(void)
+{
+	static uint8_t frame[256];
+	struct uroce_qp *qa, *qb = fresh(IBV_QPT_RC, &qa);
+	struct uroce_ext_fields e;
+	struct uroce_bth_fields bth;
+	struct uroce_mr *mr;
+	struct uroce_txb txb;
+	struct uroce_pkt pkt;
+	struct out o = { 0 };
+	uint32_t len;
+
+	if (qb == NULL)
+		return;
+	mr = ut_node_reg(&L->node[1], mem_rw + 8192, 4096, IBV_ACCESS_REMOTE_READ);
+	if (!UT_CHECK(mr != NULL))
+		return;
+	events_clear();
+	e = reth((uintptr_t)mem_rw + 8192, mr->rkey, 512);
+	bth = (struct uroce_bth_fields){ .opcode = UROCE_OPC_RC_READ_REQ,
+		.pkey = 0xffff, .dqpn = qb->qpn, .psn = qb->attr.rq_psn };
+	len = uroce_wire_build(frame, sizeof(frame), &qa->path, &bth, &e, NULL, 0);
+	if (!UT_CHECK(len > 0) ||
+	    !UT_CHECK_EQ(uroce_wire_parse(frame, len, 0, &pkt), UROCE_WIRE_OK))
+		return;
+	/* a full batch: the response waits */
+	ut_txb_init(&txb);
+	txb.cap = 0;
+	uroce_qp_rx(qb, &pkt, NULL, L->now, &txb);
+	UT_CHECK_EQ(txb.n, 0);
+	UT_CHECK_EQ(L->node[1].nev, 0);
+	UT_CHECK_EQ(uroce_mr_dereg(L->node[1].mrs, mr), 0);
+	ut_txb_init(&txb);
+	while (uroce_qp_tx(qb, L->now, &txb))
+		collect(&txb, &o);
+	collect(&txb, &o);
+	if (UT_CHECK_EQ(o.n, 1))
+		UT_CHECK_EQ(o.f[0].syn, SYN_NAK(2));
+	UT_CHECK_EQ(qb->state, IBV_QPS_ERR);
+	one_event(IBV_EVENT_QP_ACCESS_ERR, qb);
+}
+
 /* B taken to RTR only (its side of ut_qp_up() without the RTS step). */
 static struct uroce_qp *
 fresh_rtr(struct uroce_qp **qa)
@@ -703,6 +751,8 @@ main(int argc, char **argv)
 	UT_NOTE("send");
 	test_comm_est();
 	UT_NOTE("comm_est");
+	test_read_gone();
+	UT_NOTE("read response after the region went");
 	test_read_atomic();
 	UT_NOTE("read/atomic");
 	test_uc();
