@@ -449,11 +449,17 @@ uroce_qp_post_recv(struct uroce_qp *qp, struct ibv_recv_wr *wr,
 static void
 uroce_qp_last_wqe(struct uroce_qp *qp)
 {
+	if (qp->srq != NULL)
+		uroce_qp_async(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
+}
+
+void
+uroce_qp_async(struct uroce_qp *qp, enum ibv_event_type ev)
+{
 	const struct uroce_qp_env_ops *ops = qp->env->ops;
 
-	if (qp->srq == NULL || ops == NULL || ops->async_event == NULL)
-		return;
-	ops->async_event(qp->env->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qp);
+	if (ops != NULL && ops->async_event != NULL)
+		ops->async_event(qp->env->ctx, ev, qp);
 }
 
 void

@@ -163,6 +163,9 @@ struct uroce_responder {
 	uint8_t tm_mode;	/**< enum uroce_tm_mode */
 	uint32_t tm_slot;	/**< TAGGED: the tag it matched */
 	uint32_t tm_flags;	/**< TAGGED: IBV_WC_TM_MATCH not yet reported */
+	/* Asynchronous events (responder.c). */
+	bool err_wc;		/**< the error in hand completed a receive WQE */
+	bool comm_est;		/**< IBV_EVENT_COMM_EST raised since RESET */
 };
 
 void uroce_resp_reset(struct uroce_qp *qp);
@@ -262,6 +265,8 @@ bool uroce_raw_tx(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb);
 /* Move to ERR (flushing what is outstanding) or SQE, as an error demands. */
 void uroce_qp_to_err(struct uroce_qp *qp);
 void uroce_qp_to_sqe(struct uroce_qp *qp);
+/* Raise an affiliated asynchronous event of the QP (owner lcore). */
+void uroce_qp_async(struct uroce_qp *qp, enum ibv_event_type ev);
 /* Path of an RC/UC QP ready to use (dmac known); resolve() again if not. */
 bool uroce_qp_path_ready(struct uroce_qp *qp, uint64_t now);
 /* Cycles of a duration in microseconds. */

@@ -215,6 +215,39 @@ send_aeth(struct uroce_qp *qp, uint8_t syn, uint32_t psn, uint64_t now,
 	return true;
 }
 
+/*
+ * The affiliated asynchronous error of a responder error that moves an RC
+ * QP to ERR (IBTA 11.6.3, ibv_get_async_event(3)), by NAK code: an invalid
+ * request is IBV_EVENT_QP_REQ_ERR, a remote access violation (the QP's
+ * enables, an R_Key, bounds or rights) IBV_EVENT_QP_ACCESS_ERR. They name
+ * the responder's QP, which has no completion to report the error in; an
+ * error that completed a receive WQE (a message too long for it, a buffer
+ * not writable) is reported by that completion alone, as a NIC does.
+ */
+static const struct {
+	bool raise;
+	enum ibv_event_type ev;
+} nak_event[UROCE_NAK_CODE_COUNT] = {
+	[UROCE_NAK_INV_REQ] = { true, IBV_EVENT_QP_REQ_ERR },
+	[UROCE_NAK_REM_ACCESS] = { true, IBV_EVENT_QP_ACCESS_ERR },
+};
+
+static void
+rc_error(struct uroce_qp *qp, uint8_t code, uint32_t psn)
+{
+	struct uroce_responder *r = qp->resp;
+	bool raise = code < UROCE_NAK_CODE_COUNT && nak_event[code].raise &&
+		     !r->err_wc && qp->state != IBV_QPS_ERR;
+
+	/* Class C/D errors (IBTA 9.9.3): NAK, then the QP goes to ERR. */
+	QP_LOG(INFO, qp, "NAK code %u at PSN %u", code, psn);
+	r->err_wc = false;
+	owe_nak(qp, UROCE_AETH_NAK | code, psn);
+	if (raise)
+		uroce_qp_async(qp, nak_event[code].ev);
+	uroce_qp_to_err(qp);
+}
+
 static uint8_t
 read_resp_opcode(bool first, bool last)
 {
@@ -255,8 +288,7 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		    uroce_mr_check_remote(qp->env->mrs, e->pd, e->rkey, e->va, plen,
 					  IBV_ACCESS_REMOTE_READ, &host) < 0) {
 			res_pop(r);
-			owe_nak(qp, UROCE_AETH_NAK | UROCE_NAK_REM_ACCESS, e->psn);
-			uroce_qp_to_err(qp);
+			rc_error(qp, UROCE_NAK_REM_ACCESS, e->psn);
 			return true;
 		}
 	}
@@ -356,6 +388,8 @@ recv_complete(struct uroce_qp *qp, enum ibv_wc_status status,
 	const struct uroce_recv_wqe *rw = uroce_qp_rwqe(qp);
 	struct ibv_wc wc;
 
+	if (status != IBV_WC_SUCCESS)
+		qp->resp->err_wc = true;	/* no async event (rc_error) */
 	memset(&wc, 0, sizeof(wc));
 	wc.wr_id = rw->wr_id;
 	wc.status = status;
@@ -721,15 +755,6 @@ ack_policy(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 }
 
 static void
-rc_error(struct uroce_qp *qp, uint8_t code, uint32_t psn)
-{
-	/* Class C/D errors (IBTA 9.9.3): NAK, then the QP goes to ERR. */
-	QP_LOG(INFO, qp, "NAK code %u at PSN %u", code, psn);
-	owe_nak(qp, UROCE_AETH_NAK | code, psn);
-	uroce_qp_to_err(qp);
-}
-
-static void
 rc_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt)
 {
 	struct uroce_responder *r = qp->resp;
@@ -869,6 +894,14 @@ void
 uroce_resp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now,
 	      struct uroce_txb *txb)
 {
+	/* The first request a connected QP in RTR receives: Communication
+	 * Established (IBTA 11.6.3), once, so that a passive side whose RTU
+	 * was lost can move to RTS (rdma_cm's rdma_establish()). Later
+	 * packets, and those after RTS, raise nothing. */
+	if (qp->state == IBV_QPS_RTR && !qp->resp->comm_est) {
+		qp->resp->comm_est = true;
+		uroce_qp_async(qp, IBV_EVENT_COMM_EST);
+	}
 	if (qp->type == IBV_QPT_UC) {
 		uc_rx(qp, pkt);
 		return;

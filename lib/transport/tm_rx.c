@@ -162,6 +162,7 @@ eager_data(struct uroce_qp *qp, const uint8_t *src, uint32_t len, bool last,
 	if (ret < 0) {
 		/* As a plain receive too short or not writable (IBTA 9.9.3). */
 		*code = ret == -EMSGSIZE ? UROCE_NAK_INV_REQ : UROCE_NAK_REM_OP;
+		r->err_wc = true;	/* the completion reports it */
 		tag_complete(qp, r->tm_slot, ret == -EMSGSIZE ?
 			     IBV_WC_LOC_LEN_ERR : IBV_WC_LOC_PROT_ERR,
 			     r->tm_flags, 0, true);
@@ -258,6 +259,7 @@ rndv_first(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		if (tag_scatter(qp, t, 0, uroce_pkt_payload(pkt), n) < 0) {
 			tag_complete(qp, slot, IBV_WC_LOC_PROT_ERR,
 				     IBV_WC_TM_MATCH, 0, true);
+			r->err_wc = true;	/* the completion reports it */
 			*code = UROCE_NAK_REM_OP;
 			return UROCE_TM_RX_NAK;
 		}

@@ -8,9 +8,11 @@
  * QP with only the one enable it needs executes it; after an RTS -> RTS
  * modify takes that enable away (every other one kept), the same request
  * is refused: NAK Remote Access Error, IBV_WC_REM_ACCESS_ERR at the
- * requester, the responder's QP in ERR, its access_denied counter moved,
- * and the target memory and the guard bytes around it untouched. A UC
- * WRITE is dropped without an answer, and the QP goes on.
+ * requester, the responder's QP in ERR with one IBV_EVENT_QP_ACCESS_ERR
+ * naming it (and no event at the requester, whose completion reports it),
+ * its access_denied counter moved, and the target memory and the guard
+ * bytes around it untouched. A UC WRITE is dropped without an answer or
+ * event, and the QP goes on.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -235,6 +237,7 @@ rc_allowed(struct env *e, const struct op_case *c)
 	UT_CHECK(gbuf_guards_ok(&e->rb));
 	UT_CHECK_EQ(e->qb->stats.access_denied, 0);
 	UT_CHECK_EQ(e->qb->state, IBV_QPS_RTS);
+	UT_CHECK_EQ(e->l.node[1].nev, 0);
 }
 
 /* Every enable but the one it needs: refused, nothing touched. */
@@ -264,6 +267,12 @@ rc_refused(struct env *e, const struct op_case *c)
 	UT_CHECK_EQ(e->qa->stats.naks_rx[NAK_REM_ACCESS], 1);
 	UT_CHECK_EQ(e->qb->state, IBV_QPS_ERR);
 	UT_CHECK_EQ(e->qa->state, IBV_QPS_ERR);
+	/* IBTA 11.6.3: the responder's QP has no completion to say it */
+	if (UT_CHECK_EQ(e->l.node[1].nev, 1)) {
+		UT_CHECK_EQ(e->l.node[1].ev[0], IBV_EVENT_QP_ACCESS_ERR);
+		UT_CHECK(e->l.node[1].ev_obj[0] == e->qb);
+	}
+	UT_CHECK_EQ(e->l.node[0].nev, 0);
 	if (c->op == IBV_WR_RDMA_WRITE_WITH_IMM) {
 		/* the receive WQE is flushed, never completed with the data */
 		UT_CHECK(ut_link_run(&e->l, got_n, &wr, ut_link_us(1000000), 100000));
@@ -353,6 +362,7 @@ test_uc(void)
 	UT_CHECK_MEM(e->rb.mem, e->la.mem, MSG_LEN);
 	UT_CHECK(gbuf_guards_ok(&e->rb));
 	UT_CHECK_EQ(e->qb->stats.access_denied, 2);
+	UT_CHECK_EQ(e->l.node[1].nev, 0);
 	UT_NOTE("UC WRITE without the enable dropped, the QP goes on");
 	env_free(e);
 }

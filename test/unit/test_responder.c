@@ -7,8 +7,14 @@
  * WRITE longer than its RETH.len, a SEND longer than the receive, no
  * receive WQE (RNR). Each must give the right NAK (parsed from the frame
  * the responder emits) or a drop, move the right counter, and leave the
- * guard bytes around the region alone. Then UC (a PSN gap drops the
- * message) and UD (GRH, src_qp, Q_Key) over the in-memory link.
+ * guard bytes around the region alone. Each NAK that moves the QP to ERR
+ * without a completion raises one affiliated error naming the responder's
+ * QP: IBV_EVENT_QP_ACCESS_ERR for Remote Access Error, QP_REQ_ERR for
+ * Invalid Request; a SEND too long for its receive completes in error and
+ * raises none, and a READ whose region went before its response raises
+ * QP_ACCESS_ERR. A QP in RTR raises IBV_EVENT_COMM_EST at its first request,
+ * once. Then UC (a PSN gap drops the message) and UD (GRH, src_qp, Q_Key)
+ * over the in-memory link.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -143,7 +149,25 @@ reth(uint64_t va, uint32_t rkey, uint32_t len)
 #define SYN_ACK		0x1f
 #define SYN_NAK(code)	(0x60 | (code))
 
-/* One request that must draw one NAK with code at epsn and move qb to ERR. */
+/* The async events B's node saw since the last events_clear(). */
+static void
+events_clear(void)
+{
+	L->node[1].nev = 0;
+}
+
+/* Exactly one event since events_clear(): ev, naming obj. */
+static bool
+one_event(enum ibv_event_type ev, const void *obj)
+{
+	const struct ut_node *n = &L->node[1];
+
+	return UT_CHECK_EQ(n->nev, 1) && UT_CHECK_EQ(n->ev[0], ev) &&
+	       UT_CHECK(n->ev_obj[0] == obj);
+}
+
+/* One request that must draw one NAK with code at epsn and move qb to ERR,
+ * with the affiliated error of that code naming qb (IBTA 11.6.3). */
 static void
 expect_nak(const char *what, uint8_t opcode, const struct uroce_ext_fields *ext,
 	   uint32_t plen, uint8_t code)
@@ -155,6 +179,7 @@ expect_nak(const char *what, uint8_t opcode, const struct uroce_ext_fields *ext,
 
 	if (qb == NULL)
 		return;
+	events_clear();
 	epsn = qb->attr.rq_psn;
 	memset(data, 0x5a, sizeof(data));
 	inject(qb, qa, opcode, epsn, ext, data, plen, 0xffff, true, &o);
@@ -164,6 +189,7 @@ expect_nak(const char *what, uint8_t opcode, const struct uroce_ext_fields *ext,
 	UT_CHECK_EQ(o.f[0].psn, epsn);
 	UT_CHECK_EQ(qb->stats.naks_tx[code], 1);
 	UT_CHECK_EQ(qb->state, IBV_QPS_ERR);
+	one_event(code == 2 ? IBV_EVENT_QP_ACCESS_ERR : IBV_EVENT_QP_REQ_ERR, qb);
 	UT_CHECK(guards_ok());
 	UT_NOTE("%s", what);
 }
@@ -250,6 +276,7 @@ test_psn(void)
 
 	if (qb == NULL)
 		return;
+	events_clear();
 	epsn = qb->attr.rq_psn;
 	memset(d1, 1, sizeof(d1));
 	memset(d2, 2, sizeof(d2));
@@ -300,6 +327,7 @@ test_psn(void)
 	inject(qb, qa, UROCE_OPC_RC_WRITE_ONLY, epsn + 2, &e, NULL, 0, 0xffff, true, &o);
 	UT_CHECK_EQ(o.n, 1);
 	UT_CHECK_EQ(o.f[0].syn & 0xe0, 0);
+	UT_CHECK_EQ(L->node[1].nev, 0);	/* sequence NAKs, drops: no event */
 	UT_CHECK(guards_ok());
 }
 
@@ -319,6 +347,7 @@ test_send(void)
 	if (qb == NULL)
 		return;
 	sge.lkey = mr_rw->lkey;
+	events_clear();
 	epsn = qb->attr.rq_psn;
 	inject(qb, qa, UROCE_OPC_RC_SEND_ONLY, epsn, NULL, data, 100, 0xffff, true, &o);
 	UT_CHECK_EQ(o.n, 1);
@@ -335,7 +364,136 @@ test_send(void)
 	UT_CHECK_EQ(wc.status, IBV_WC_LOC_LEN_ERR);
 	UT_CHECK_EQ(wc.wr_id, 42);
 	UT_CHECK_EQ(qb->state, IBV_QPS_ERR);
+	UT_CHECK_EQ(L->node[1].nev, 0);	/* the completion reports it */
 	UT_CHECK(guards_ok());
+}
+
+/* A READ accepted while its region was registered, whose response finds
+ * the region gone (IBTA 10.6.3: the key is checked again as the data is
+ * read): NAK Remote Access Error, the QP to ERR, IBV_EVENT_QP_ACCESS_ERR
+ * naming it. */
+static void
+test_read_gone(void)
+{
+	static uint8_t frame[256];
+	struct uroce_qp *qa, *qb = fresh(IBV_QPT_RC, &qa);
+	struct uroce_ext_fields e;
+	struct uroce_bth_fields bth;
+	struct uroce_mr *mr;
+	struct uroce_txb txb;
+	struct uroce_pkt pkt;
+	struct out o = { 0 };
+	uint32_t len;
+
+	if (qb == NULL)
+		return;
+	mr = ut_node_reg(&L->node[1], mem_rw + 8192, 4096, IBV_ACCESS_REMOTE_READ);
+	if (!UT_CHECK(mr != NULL))
+		return;
+	events_clear();
+	e = reth((uintptr_t)mem_rw + 8192, mr->rkey, 512);
+	bth = (struct uroce_bth_fields){ .opcode = UROCE_OPC_RC_READ_REQ,
+		.pkey = 0xffff, .dqpn = qb->qpn, .psn = qb->attr.rq_psn };
+	len = uroce_wire_build(frame, sizeof(frame), &qa->path, &bth, &e, NULL, 0);
+	if (!UT_CHECK(len > 0) ||
+	    !UT_CHECK_EQ(uroce_wire_parse(frame, len, 0, &pkt), UROCE_WIRE_OK))
+		return;
+	/* a full batch: the response waits */
+	ut_txb_init(&txb);
+	txb.cap = 0;
+	uroce_qp_rx(qb, &pkt, NULL, L->now, &txb);
+	UT_CHECK_EQ(txb.n, 0);
+	UT_CHECK_EQ(L->node[1].nev, 0);
+	UT_CHECK_EQ(uroce_mr_dereg(L->node[1].mrs, mr), 0);
+	ut_txb_init(&txb);
+	while (uroce_qp_tx(qb, L->now, &txb))
+		collect(&txb, &o);
+	collect(&txb, &o);
+	if (UT_CHECK_EQ(o.n, 1))
+		UT_CHECK_EQ(o.f[0].syn, SYN_NAK(2));
+	UT_CHECK_EQ(qb->state, IBV_QPS_ERR);
+	one_event(IBV_EVENT_QP_ACCESS_ERR, qb);
+}
+
+/* B taken to RTR only (its side of ut_qp_up() without the RTS step). */
+static struct uroce_qp *
+fresh_rtr(struct uroce_qp **qa)
+{
+	struct ut_qp_opts o;
+	struct ibv_qp_attr a;
+	struct uroce_qp *b = NULL;
+
+	ut_qp_opts_default(&o, IBV_QPT_RC);
+	if (!UT_CHECK_EQ(ut_node_qp(&L->node[0], &o, next_qpn, qa), 0) ||
+	    !UT_CHECK_EQ(ut_node_qp(&L->node[1], &o, next_qpn + 1, &b), 0) ||
+	    !UT_CHECK_EQ(ut_qp_up(L, 0, *qa, next_qpn + 1, &o), 0))
+		return NULL;
+	next_qpn += 2;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (!UT_CHECK_EQ(uroce_qp_modify(b, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, L->now), 0))
+		return NULL;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = o.path_mtu;
+	a.dest_qp_num = (*qa)->qpn;
+	a.rq_psn = o.psn[0];
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	memcpy(a.ah_attr.grh.dgid.raw, L->node[0].env.gid[0].raw, 16);
+	if (!UT_CHECK_EQ(uroce_qp_modify(b, &a, IBV_QP_STATE | IBV_QP_AV |
+					 IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+					 IBV_QP_MIN_RNR_TIMER, L->now), 0))
+		return NULL;
+	return b;
+}
+
+/* IBV_EVENT_COMM_EST: the first request a QP in RTR receives raises it,
+ * naming the QP; the next request, and those after RTS, raise nothing. A
+ * QP in RTR answers as one in RTS does. */
+static void
+test_comm_est(void)
+{
+	static uint8_t data[16];
+	struct uroce_qp *qa, *qb = fresh_rtr(&qa);
+	struct uroce_ext_fields e = reth((uintptr_t)mem_rw + 200, mr_rw->rkey, 16);
+	struct ibv_qp_attr a;
+	struct out o = { 0 };
+	uint32_t epsn;
+
+	if (qb == NULL)
+		return;
+	events_clear();
+	UT_CHECK_EQ(qb->state, IBV_QPS_RTR);
+	epsn = qb->attr.rq_psn;
+	memset(data, 0x3c, sizeof(data));
+	inject(qb, qa, UROCE_OPC_RC_WRITE_ONLY, epsn, &e, data, 16, 0xffff, true, &o);
+	UT_CHECK_EQ(o.n, 1);
+	UT_CHECK_EQ(o.f[0].syn & 0xe0, 0);
+	UT_CHECK_MEM(mem_rw + 200, data, 16);
+	one_event(IBV_EVENT_COMM_EST, qb);
+	inject(qb, qa, UROCE_OPC_RC_WRITE_ONLY, epsn + 1, &e, data, 16, 0xffff, true, &o);
+	UT_CHECK_EQ(o.n, 2);
+	UT_CHECK_EQ(L->node[1].nev, 1);		/* not again */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	UT_CHECK_EQ(uroce_qp_modify(qb, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+				    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
+				    L->now), 0);
+	inject(qb, qa, UROCE_OPC_RC_WRITE_ONLY, epsn + 2, &e, data, 16, 0xffff, true, &o);
+	UT_CHECK_EQ(o.n, 3);
+	UT_CHECK_EQ(L->node[1].nev, 1);
+	UT_CHECK_EQ(qb->state, IBV_QPS_RTS);
 }
 
 /* READ and atomics through the responder alone: responses, the limit of
@@ -591,6 +749,10 @@ main(int argc, char **argv)
 	UT_NOTE("psn");
 	test_send();
 	UT_NOTE("send");
+	test_comm_est();
+	UT_NOTE("comm_est");
+	test_read_gone();
+	UT_NOTE("read response after the region went");
 	test_read_atomic();
 	UT_NOTE("read/atomic");
 	test_uc();

@@ -8,13 +8,17 @@
  * its link stays down, and the device loops frames for its own MAC back,
  * as an RDMA NIC does). Attributes, the documented errors, completion
  * channels, two RC QPs of the device exchanging a message, a WRITE to a QP
- * without remote write, ibv_reg_mr() of memory not mapped or read-only, and
+ * without remote write (IBV_EVENT_QP_ACCESS_ERR naming the responder's QP),
+ * a READ beyond max_dest_rd_atomic (IBV_EVENT_QP_REQ_ERR; ibv_destroy_qp()
+ * waits for its acknowledgement), SENDs to a QP left in RTR (one
+ * IBV_EVENT_COMM_EST), ibv_reg_mr() of memory not mapped or read-only, and
  * the context's cmd_fd.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,8 +288,69 @@ test_objects(struct ibv_context *ctx, int max_cqe)
 	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
 }
 
+/* The next async event (the fd is non-blocking; poll() bounds the wait):
+ * it must be type, naming qp. 0 when it came, not yet acknowledged. */
+static int
+get_event(struct ibv_context *ctx, enum ibv_event_type type, struct ibv_qp *qp,
+	  struct ibv_async_event *ev)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	int ret;
+
+	for (;;) {
+		ret = ibv_get_async_event(ctx, ev);
+		if (ret == 0 || errno != EAGAIN || poll(&pfd, 1, 5000) != 1)
+			break;
+	}
+	if (!UT_CHECK_EQ(ret, 0))
+		return -1;
+	UT_CHECK_EQ(ev->event_type, type);
+	UT_CHECK(ev->element.qp == qp);
+	UT_NOTE("event %s on QP %u", ibv_event_type_str(ev->event_type),
+		ev->element.qp->qp_num);
+	return 0;
+}
+
+static void
+take_event(struct ibv_context *ctx, enum ibv_event_type type, struct ibv_qp *qp)
+{
+	struct ibv_async_event ev;
+
+	if (get_event(ctx, type, qp, &ev) == 0)
+		ibv_ack_async_event(&ev);
+}
+
+/* No event is queued: those the transport raises come before the
+ * completions that the caller has polled. */
+static void
+no_event(struct ibv_context *ctx)
+{
+	struct ibv_async_event ev;
+
+	if (!UT_CHECK(ibv_get_async_event(ctx, &ev) != 0 && errno == EAGAIN)) {
+		UT_NOTE("unexpected event %s", ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+}
+
+/* Poll cq for one completion, up to 5 s. */
+static int
+poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	int n = 0, i;
+
+	for (i = 0; i < 5000 && n == 0; i++) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n == 0)
+			usleep(1000);
+	}
+	return n;
+}
+
 /* A QP without the RDMA Write enable refuses a WRITE whatever the region
- * allows: IBV_WC_REM_ACCESS_ERR at the requester, the target untouched. */
+ * allows: IBV_WC_REM_ACCESS_ERR at the requester, the target untouched,
+ * IBV_EVENT_QP_ACCESS_ERR naming the responder's QP (none for the
+ * requester's, whose completion says it). */
 static void
 test_qp_access(struct ibv_context *ctx)
 {
@@ -348,12 +413,203 @@ test_qp_access(struct ibv_context *ctx)
 		;
 	UT_CHECK_EQ(i, (int)sizeof(dst));
 	UT_NOTE("WRITE to a QP without remote write: status %d", wc.status);
+	take_event(ctx, IBV_EVENT_QP_ACCESS_ERR, qb);
+	no_event(ctx);
 	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
 	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
 	UT_CHECK_EQ(ibv_dereg_mr(ms), 0);
 	UT_CHECK_EQ(ibv_dereg_mr(md), 0);
 	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
 	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
+/* Two RC QPs with one CQ; registered src and dst of 256 bytes. */
+struct pair {
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *ms, *md;
+	char src[256], dst[256];
+};
+
+static int
+pair_open(struct ibv_context *ctx, struct pair *p)
+{
+	struct ibv_qp_init_attr init;
+
+	memset(p, 0, sizeof(*p));
+	p->pd = ibv_alloc_pd(ctx);
+	p->cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!UT_CHECK(p->pd != NULL && p->cq != NULL))
+		return -1;
+	memset(p->src, 0x5a, sizeof(p->src));
+	p->ms = ibv_reg_mr(p->pd, p->src, sizeof(p->src), IBV_ACCESS_LOCAL_WRITE);
+	p->md = ibv_reg_mr(p->pd, p->dst, sizeof(p->dst), IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_READ);
+	memset(&init, 0, sizeof(init));
+	init.send_cq = p->cq;
+	init.recv_cq = p->cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 4;
+	init.cap.max_recv_wr = 4;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	p->qa = ibv_create_qp(p->pd, &init);
+	p->qb = ibv_create_qp(p->pd, &init);
+	return UT_CHECK(p->ms && p->md && p->qa && p->qb) ? 0 : -1;
+}
+
+static void
+pair_close(struct pair *p)
+{
+	UT_CHECK_EQ(ibv_destroy_qp(p->qa), 0);
+	if (p->qb != NULL)
+		UT_CHECK_EQ(ibv_destroy_qp(p->qb), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(p->ms), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(p->md), 0);
+	UT_CHECK_EQ(ibv_destroy_cq(p->cq), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(p->pd), 0);
+}
+
+struct destroy_arg {
+	struct ibv_qp *qp;
+	int ret;
+	uint32_t done;
+};
+
+static void *
+destroy_thread(void *arg)
+{
+	struct destroy_arg *d = arg;
+
+	d->ret = ibv_destroy_qp(d->qp);
+	__atomic_store_n(&d->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A READ to a QP whose max_dest_rd_atomic is 0 (it has no responder
+ * resource for it): NAK Invalid Request, IBV_WC_REM_INV_REQ_ERR at the
+ * requester, IBV_EVENT_QP_REQ_ERR naming the responder's QP, whose
+ * ibv_destroy_qp() waits until the event is acknowledged. */
+static void
+test_req_err(struct ibv_context *ctx)
+{
+	struct ibv_async_event ev;
+	struct destroy_arg d;
+	pthread_t t;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+	struct ibv_sge ss;
+	struct ibv_wc wc;
+	struct pair p;
+
+	if (pair_open(ctx, &p) != 0)
+		return;
+	ut_verbs_rc_connect_ex(p.qa, ctx, p.qb->qp_num, 7, 12, 1, 0);
+	ut_verbs_rc_connect_ex(p.qb, ctx, p.qa->qp_num, 7, 12, 0,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	ss = (struct ibv_sge){ (uintptr_t)p.src, sizeof(p.src), p.ms->lkey };
+	memset(&swr, 0, sizeof(swr));
+	swr.wr_id = 4;
+	swr.sg_list = &ss;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_RDMA_READ;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = (uintptr_t)p.dst;
+	swr.wr.rdma.rkey = p.md->rkey;
+	UT_CHECK_EQ(ibv_post_send(p.qa, &swr, &bad_s), 0);
+	if (UT_CHECK_EQ(poll_one(p.cq, &wc), 1)) {
+		UT_CHECK_EQ(wc.wr_id, 4);
+		UT_CHECK_EQ(wc.status, IBV_WC_REM_INV_REQ_ERR);
+	}
+	if (get_event(ctx, IBV_EVENT_QP_REQ_ERR, p.qb, &ev) != 0) {
+		pair_close(&p);
+		return;
+	}
+	no_event(ctx);
+	UT_CHECK_EQ(ibv_query_qp(p.qb, &qa, IBV_QP_STATE, &qi), 0);
+	UT_CHECK_EQ(qa.qp_state, IBV_QPS_ERR);
+	d = (struct destroy_arg){ .qp = p.qb };
+	if (UT_CHECK_EQ(pthread_create(&t, NULL, destroy_thread, &d), 0)) {
+		usleep(50000);
+		UT_CHECK_EQ(__atomic_load_n(&d.done, __ATOMIC_ACQUIRE), 0);
+		ibv_ack_async_event(&ev);
+		pthread_join(t, NULL);
+		UT_CHECK_EQ(d.ret, 0);
+		p.qb = NULL;
+	} else {
+		ibv_ack_async_event(&ev);
+	}
+	pair_close(&p);
+}
+
+/* A QP left in RTR takes SENDs (the CM's RTU lost): the first raises
+ * IBV_EVENT_COMM_EST naming it, the second nothing. */
+static void
+test_comm_est(struct ibv_context *ctx)
+{
+	struct ibv_recv_wr rwr, *bad_r;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_qp_attr a;
+	struct ibv_sge ss, rs;
+	struct ibv_wc wc;
+	struct pair p;
+	int i;
+
+	if (pair_open(ctx, &p) != 0)
+		return;
+	ut_verbs_rc_connect_ex(p.qa, ctx, p.qb->qp_num, 7, 12, 1, 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+	UT_CHECK_EQ(ibv_modify_qp(p.qb, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = p.qa->qp_num;
+	a.rq_psn = 7;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.hop_limit = 1;
+	UT_CHECK_EQ(ibv_query_gid(ctx, 1, 0, &a.ah_attr.grh.dgid), 0);
+	UT_CHECK_EQ(ibv_modify_qp(p.qb, &a, IBV_QP_STATE | IBV_QP_AV |
+				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER), 0);
+	UT_CHECK_EQ(p.qb->state, IBV_QPS_RTR);
+	no_event(ctx);
+	rs = (struct ibv_sge){ (uintptr_t)p.dst, sizeof(p.dst), p.md->lkey };
+	ss = (struct ibv_sge){ (uintptr_t)p.src, 64, p.ms->lkey };
+	for (i = 0; i < 2; i++) {
+		memset(&rwr, 0, sizeof(rwr));
+		rwr.wr_id = 20 + i;
+		rwr.sg_list = &rs;
+		rwr.num_sge = 1;
+		UT_CHECK_EQ(ibv_post_recv(p.qb, &rwr, &bad_r), 0);
+		memset(&swr, 0, sizeof(swr));
+		swr.wr_id = 10 + i;
+		swr.sg_list = &ss;
+		swr.num_sge = 1;
+		swr.opcode = IBV_WR_SEND;
+		swr.send_flags = IBV_SEND_SIGNALED;
+		UT_CHECK_EQ(ibv_post_send(p.qa, &swr, &bad_s), 0);
+		/* the receive and the send completions, in either order */
+		UT_CHECK_EQ(poll_one(p.cq, &wc), 1);
+		UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		UT_CHECK_EQ(poll_one(p.cq, &wc), 1);
+		UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		if (i == 0)
+			take_event(ctx, IBV_EVENT_COMM_EST, p.qb);
+		no_event(ctx);
+	}
+	UT_CHECK_MEM(p.dst, p.src, 64);
+	UT_CHECK_EQ(p.qb->state, IBV_QPS_RTR);
+	pair_close(&p);
 }
 
 /* ibv_reg_mr() as the kernel's pinning: EFAULT for memory that is not
@@ -442,10 +698,17 @@ main(void)
 			UT_CHECK(ctx->async_fd >= 0);
 			struct ibv_device_attr da;
 
+			/* no_event() reads it without blocking */
+			UT_CHECK_EQ(fcntl(ctx->async_fd, F_SETFL,
+					  fcntl(ctx->async_fd, F_GETFL) |
+					  O_NONBLOCK), 0);
+
 			test_attributes(ctx, list[0]);
 			UT_CHECK_EQ(ibv_query_device(ctx, &da), 0);
 			test_objects(ctx, da.max_cqe);
 			test_qp_access(ctx);
+			test_req_err(ctx);
+			test_comm_est(ctx);
 			test_reg_mapped(ctx);
 			test_cmd_fd(list[0], ctx);
 			UT_CHECK_EQ(ibv_close_device(ctx), 0);
