@@ -127,10 +127,16 @@ run_demo() {
 	local perf=$BUILD/app/perf/uroce-perf out spid rc=0
 	out=$(mktemp /tmp/uroce-demo.XXXXXX)
 	# The server's open waits for its memif client ([port] link_wait)
-	# and listens after it; the client retries its TCP connect: start
-	# both at once.
+	# and listens on TCP after it; the client retries its TCP connect.
+	# The client starts once the server's memif socket exists (at most
+	# 10 s), so that its first connect finds the server.
 	"$perf" -c config/memif-a.conf --server --quiet >"$out" 2>&1 &
 	spid=$!
+	for _ in $(seq 1 100); do
+		[ -S /run/uroce/memif-ab.sock ] && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.1
+	done
 	"$perf" -c config/memif-b.conf --connect 127.0.0.1 -w write \
 		-m bw,lat -a --max-size 1M -D 0.5 --quiet \
 		--json "$BUILD/uroce-perf-demo.json" || rc=$?
