@@ -112,9 +112,11 @@ run_tests() {
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 	export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 	echo "== release build: $BUILD"
-	meson test -C "$BUILD" --no-rebuild --print-errorlogs --no-suite fuzz || rc=1
+	meson test -C "$BUILD" --no-rebuild --print-errorlogs --no-suite fuzz \
+		--no-suite quarantine || rc=1
 	echo "== ASan+UBSan build (clang): $BUILD_SAN"
-	meson test -C "$BUILD_SAN" --no-rebuild --print-errorlogs || rc=1
+	meson test -C "$BUILD_SAN" --no-rebuild --print-errorlogs \
+		--no-suite quarantine || rc=1
 	count_results "$BUILD/meson-logs/testlog.json" \
 		"$BUILD_SAN/meson-logs/testlog.json" || rc=1
 	return $rc
@@ -128,8 +130,10 @@ run_demo() {
 	out=$(mktemp /tmp/uroce-demo.XXXXXX)
 	# The server's open waits for its memif client ([port] link_wait)
 	# and listens on TCP after it; the client retries its TCP connect.
-	# The client starts once the server's memif socket exists (at most
-	# 10 s), so that its first connect finds the server.
+	# The client starts 1 s after the server's memif socket appears (at
+	# most 10 s), when the server's port has started: a client that
+	# connects to the socket before that, or before it exists, now and
+	# then never gets its link up.
 	"$perf" -c config/memif-a.conf --server --quiet >"$out" 2>&1 &
 	spid=$!
 	for _ in $(seq 1 100); do
@@ -137,6 +141,7 @@ run_demo() {
 		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.1
 	done
+	sleep 1
 	"$perf" -c config/memif-b.conf --connect 127.0.0.1 -w write \
 		-m bw,lat -a --max-size 1M -D 0.5 --quiet \
 		--json "$BUILD/uroce-perf-demo.json" || rc=$?
