@@ -115,7 +115,7 @@ alloc_aligned(size_t size)
 static int
 alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 {
-	uint32_t nsq = rte_align32pow2(RTE_MAX(cap->max_send_wr, 1u));
+	uint32_t nsq = cap->max_send_wr;
 	uint32_t nrq = rte_align32pow2(RTE_MAX(cap->max_recv_wr, 1u));
 	uint32_t sdata = RTE_MAX(cap->max_send_sge * (uint32_t)sizeof(struct ibv_sge),
 				 cap->max_inline_data);
@@ -125,8 +125,11 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 
 	/* On a TM-SRQ the send queue also carries the rendezvous FIN, inline
 	 * (tm_rx.c). */
-	if (uroce_qp_on_tm_srq(qp))
+	if (uroce_qp_on_tm_srq(qp)) {
 		sdata = RTE_MAX(sdata, UROCE_TM_FIN_LEN);
+		nsq += UROCE_TM_RNDV_SQ_SLOTS;
+	}
+	nsq = rte_align32pow2(RTE_MAX(nsq, 1u));
 	sslot = RTE_ALIGN_CEIL(sizeof(struct uroce_send_wqe) + sdata, 8);
 	if (!type_has_rq(qp)) {
 		/* No RQ of its own: an empty one-slot ring keeps the RQ code

@@ -199,6 +199,10 @@ enum uroce_tm_rx {
 #define UROCE_SEND_TM_MASK	(UROCE_SEND_TM_RNDV | UROCE_SEND_TM_FIN)
 /* Bytes of a FIN: the request's TMH and RVH. */
 #define UROCE_TM_FIN_LEN	32u
+/* Send slots a QP on a TM-SRQ has beyond what it asked for: the SRQ owns
+ * the QP's send queue for rendezvous (tag_matching.md), each a READ and a
+ * FIN, and a QP may ask for none (max_send_wr 0): two rendezvous at once. */
+#define UROCE_TM_RNDV_SQ_SLOTS	4u
 
 static inline bool
 uroce_qp_on_tm_srq(const struct uroce_qp *qp)

@@ -377,9 +377,8 @@ uroce_tm_wc_info(const struct ibv_wc *wc, struct ibv_wc_tm_info *info)
 }
 
 void
-uroce_tm_wc_recv(const struct uroce_tm *tm, const struct uroce_tm_tag *t,
-		 enum ibv_wc_status status, unsigned int flags,
-		 uint32_t byte_len, struct ibv_wc *wc)
+uroce_tm_wc_recv(const struct uroce_tm_tag *t, enum ibv_wc_status status,
+		 unsigned int flags, uint32_t byte_len, struct ibv_wc *wc)
 {
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = t->wr_id;
@@ -387,7 +386,9 @@ uroce_tm_wc_recv(const struct uroce_tm *tm, const struct uroce_tm_tag *t,
 	wc->opcode = IBV_WC_TM_RECV;
 	wc->byte_len = byte_len;
 	wc->wc_flags = flags;
-	if (uroce_tm_sync_req(tm))
-		wc->wc_flags |= IBV_WC_TM_SYNC_REQ;
-	uroce_tm_wc_set_info(wc, t->msg_tag, t->msg_priv);
+	/* The tag and user data come with the match; a later DATA_VALID
+	 * completion (multi-packet eager, rendezvous) carries none, as
+	 * rdma-core's tests expect of it. */
+	if (flags & IBV_WC_TM_MATCH)
+		uroce_tm_wc_set_info(wc, t->msg_tag, t->msg_priv);
 }

@@ -9,8 +9,8 @@
  *  - IBV_TMH_NO_TAG: the whole message to a plain SRQ receive, completed
  *    as IBV_WC_TM_NO_TAG;
  *  - EAGER or RNDV matching no eligible tag, and FIN: unexpected, the whole
- *    message (headers too) to a plain receive, IBV_WC_RECV; the phase
- *    advances (uroce_tm.h);
+ *    message (headers too) to a plain receive, IBV_WC_TM_RECV with neither
+ *    MATCH nor DATA_VALID; the phase advances (uroce_tm.h);
  *  - EAGER matching a tag: the payload after the TMH to the tagged buffer.
  *    One packet: one IBV_WC_TM_RECV with MATCH | DATA_VALID; more: MATCH
  *    at the first, DATA_VALID (with the length) at the last;
@@ -26,7 +26,8 @@
  *    with the TMH and RVH scattered into it, and software takes over;
  *  - a malformed TMH/RVH: NAK Invalid Request (IBTA 9.9.3), counted.
  * Every TM completion goes to the SRQ's CQ (the QP's recv_cq is the SRQ's
- * CQ) and carries IBV_WC_TM_SYNC_REQ while the phases differ.
+ * CQ); receive completions never carry IBV_WC_TM_SYNC_REQ, which only the
+ * tag operations' completions do (tag_matching.md).
  *
  * All of it runs on the owner lcore of the SRQ's CQ, which owns every QP
  * on the SRQ (the engine places them so): matching needs no lock.
@@ -130,7 +131,7 @@ tag_complete(struct uroce_qp *qp, uint32_t slot, enum ibv_wc_status status,
 	struct uroce_tm *tm = tm_of(qp);
 	struct ibv_wc wc;
 
-	uroce_tm_wc_recv(tm, &tm->tags[slot], status, flags, len, &wc);
+	uroce_tm_wc_recv(&tm->tags[slot], status, flags, len, &wc);
 	wc.qp_num = qp->qpn;
 	if (final)
 		uroce_tm_release(tm, slot);
@@ -337,15 +338,20 @@ uroce_tm_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, bool len_ok,
 	return eager_first(qp, pkt, &msg, slot, code);
 }
 
+/*
+ * A message to a plain SRQ receive: NO_TAG as IBV_WC_TM_NO_TAG, an
+ * unexpected one as IBV_WC_TM_RECV with neither MATCH nor DATA_VALID (what
+ * rdma-core's tests and mlx5 give; tag_matching.md says IBV_WC_RECV), both
+ * with no tag information (a tag 0).
+ */
 void
 uroce_tm_rx_plain_wc(const struct uroce_qp *qp, struct ibv_wc *wc)
 {
 	if (wc->opcode != IBV_WC_RECV)
 		return;		/* RDMA WRITE with immediate: as plain SRQs */
-	if (qp->resp->tm_mode == UROCE_TMM_NO_TAG)
-		wc->opcode = IBV_WC_TM_NO_TAG;
-	if (uroce_tm_sync_req(tm_of(qp)))
-		wc->wc_flags |= IBV_WC_TM_SYNC_REQ;
+	wc->opcode = qp->resp->tm_mode == UROCE_TMM_NO_TAG ? IBV_WC_TM_NO_TAG :
+		     IBV_WC_TM_RECV;
+	uroce_tm_wc_set_info(wc, 0, 0);
 	qp->resp->tm_mode = UROCE_TMM_NONE;
 }
 
@@ -363,7 +369,7 @@ uroce_tm_sq_wc(struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	/* The FIN is the TM-SRQ's own message: nobody to tell. */
 	if (w->send_flags & UROCE_SEND_TM_FIN)
 		return false;
-	uroce_tm_wc_recv(tm, &tm->tags[slot], status,
+	uroce_tm_wc_recv(&tm->tags[slot], status,
 			 status == IBV_WC_SUCCESS ? IBV_WC_TM_DATA_VALID : 0,
 			 status == IBV_WC_SUCCESS ? w->length : 0, wc);
 	wc->qp_num = qp->qpn;

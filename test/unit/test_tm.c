@@ -460,7 +460,7 @@ test_wc(void)
 	m.app_ctx = 0x89abcdef;
 	add(tm, m.tag, ~0ull, 9, 0, 0);
 	slot = uroce_tm_match(tm, &m);
-	uroce_tm_wc_recv(tm, uroce_tm_take(tm, slot, &m), IBV_WC_SUCCESS,
+	uroce_tm_wc_recv(uroce_tm_take(tm, slot, &m), IBV_WC_SUCCESS,
 			 IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID, 100, &wc);
 	UT_CHECK_EQ(wc.wr_id, 9);
 	UT_CHECK_EQ(wc.opcode, IBV_WC_TM_RECV);
@@ -469,10 +469,15 @@ test_wc(void)
 	uroce_tm_wc_info(&wc, &info);
 	UT_CHECK_EQ(info.tag, m.tag);
 	UT_CHECK_EQ(info.priv, m.app_ctx);
+	/* A DATA_VALID completion after the match: no tag info; receive
+	 * completions never ask for a sync (tag operations' do). */
 	uroce_tm_unexpected(tm);
-	uroce_tm_wc_recv(tm, &tm->tags[slot], IBV_WC_SUCCESS,
+	uroce_tm_wc_recv(&tm->tags[slot], IBV_WC_SUCCESS,
 			 IBV_WC_TM_DATA_VALID, 0, &wc);
-	UT_CHECK_EQ(wc.wc_flags, IBV_WC_TM_DATA_VALID | IBV_WC_TM_SYNC_REQ);
+	UT_CHECK_EQ(wc.wc_flags, IBV_WC_TM_DATA_VALID);
+	uroce_tm_wc_info(&wc, &info);
+	UT_CHECK_EQ(info.tag, 0);
+	UT_CHECK_EQ(info.priv, 0);
 	uroce_tm_destroy(tm);
 }
 

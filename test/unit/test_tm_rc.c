@@ -264,7 +264,8 @@ test_eager(void)
 	UT_CHECK_EQ(wb.wc[1].wc_flags, IBV_WC_TM_DATA_VALID);
 	UT_CHECK_EQ(wb.wc[1].wr_id, 2);
 	UT_CHECK_EQ(wb.wc[1].byte_len, 2500);
-	check_info(&wb.wc[1], 0x78, 7);
+	check_info(&wb.wc[0], 0x78, 7);		/* the tag comes with the MATCH */
+	check_info(&wb.wc[1], 0, 0);
 	UT_CHECK_MEM(e->mb + 8192, e->ma + 8192 + HDR, 2500);
 
 	/* Too long for the tagged buffer: LOC_LEN_ERR, sender REM_INV_REQ. */
@@ -278,8 +279,9 @@ test_eager(void)
 	env_free(e);
 }
 
-/* Unexpected messages: the whole message to a plain receive, IBV_WC_RECV,
- * SYNC_REQ; a tag added before software reported them never matches. */
+/* Unexpected messages: the whole message to a plain receive, IBV_WC_TM_RECV
+ * without MATCH or DATA_VALID, tag 0, no SYNC_REQ (only the tag operations'
+ * completions carry it); a tag added before software reported them never matches. */
 static void
 test_unexpected(void)
 {
@@ -295,10 +297,12 @@ test_unexpected(void)
 	a_eager(e, 1, 0, 0x10, 1, 300);
 	run(e, &wa, 1, &wb, 1);
 	UT_CHECK_EQ(wb.wc[0].status, IBV_WC_SUCCESS);
-	UT_CHECK_EQ(wb.wc[0].opcode, IBV_WC_RECV);
+	UT_CHECK_EQ(wb.wc[0].opcode, IBV_WC_TM_RECV);
 	UT_CHECK_EQ(wb.wc[0].wr_id, 50);
+	UT_CHECK_EQ(wb.wc[0].src_qp, 0);	/* the tag's high half */
+	UT_CHECK_EQ(wb.wc[0].vendor_err, 0);
 	UT_CHECK_EQ(wb.wc[0].byte_len, HDR + 300);
-	UT_CHECK_EQ(wb.wc[0].wc_flags, IBV_WC_TM_SYNC_REQ);
+	UT_CHECK_EQ(wb.wc[0].wc_flags, 0);
 	UT_CHECK_MEM(e->mb, e->ma, HDR + 300);
 	UT_CHECK_EQ(e->tm->unexp_hw, 1);
 	/* Software adds tag 0x10 without having counted the unexpected one:
@@ -306,7 +310,7 @@ test_unexpected(void)
 	b_add(e, 0x10, 9, 65536, 4096, 0);
 	a_eager(e, 2, 4096, 0x10, 2, 100);
 	run(e, &wa, 1, &wb, 1);
-	UT_CHECK_EQ(wb.wc[0].opcode, IBV_WC_RECV);
+	UT_CHECK_EQ(wb.wc[0].opcode, IBV_WC_TM_RECV);
 	UT_CHECK_EQ(wb.wc[0].wr_id, 51);
 	UT_CHECK_EQ(e->tm->n_listed, 1);
 	/* NO_TAG: delivered whole, IBV_WC_TM_NO_TAG, the phase stays. */
@@ -316,6 +320,7 @@ test_unexpected(void)
 	run(e, &wa, 1, &wb, 1);
 	UT_CHECK_EQ(wb.wc[0].opcode, IBV_WC_TM_NO_TAG);
 	UT_CHECK_EQ(wb.wc[0].wr_id, 52);
+	UT_CHECK_EQ(wb.wc[0].src_qp, 0);	/* no tag */
 	UT_CHECK_EQ(wb.wc[0].byte_len, 41);
 	UT_CHECK_MEM(e->mb + 8192, e->ma + 8192, 41);
 	UT_CHECK_EQ(e->tm->unexp_hw, 2);
@@ -438,7 +443,8 @@ test_rndv(void)
 	UT_CHECK_EQ(wb.wc[1].wc_flags, IBV_WC_TM_DATA_VALID);
 	UT_CHECK_EQ(wb.wc[1].byte_len, n);
 	UT_CHECK_EQ(wb.wc[1].wr_id, 7);
-	check_info(&wb.wc[1], 0x5151, 0x5151);
+	check_info(&wb.wc[0], 0x5151, 0x5151);	/* the tag comes with the MATCH */
+	check_info(&wb.wc[1], 0, 0);
 	UT_CHECK_MEM(e->mb, e->ma + 64, n);
 	UT_CHECK_EQ(e->mb[n], 0xa5);
 	/* The FIN: the request's TMH and RVH, opcode FIN; B's send CQ saw

@@ -25,14 +25,15 @@
  * Phases (tag_matching.md, "Consequently, whenever HW deems a message
  * unexpected, tag matching must be disabled for new tags until SW and HW
  * synchronize"). unexp_hw counts the tagged messages delivered unexpected
- * to the SRQ's plain receives (IBV_WC_RECV completions; IBV_WC_TM_NO_TAG
+ * to the SRQ's plain receives (IBV_WC_TM_RECV completions without MATCH;
+ * IBV_WC_TM_NO_TAG
  * ones do not count). unexp_sw is the last unexpected_cnt software
  * reported (an op with IBV_OPS_TM_SYNC, or IBV_WR_TAG_SYNC). A tag takes
  * part in matching only if the two were equal when it was added: a tag
  * added while software had not yet seen every unexpected message might
  * otherwise overtake one of them. Such a tag stays listed (DEL removes
- * it) but never matches. Every TM completion carries IBV_WC_TM_SYNC_REQ
- * while the two differ.
+ * it) but never matches. Every completion of a tag operation (ADD, DEL,
+ * SYNC) carries IBV_WC_TM_SYNC_REQ while the two differ.
  *
  * Threads: everything here runs on the one thread that owns the SRQ's CQ
  * (the engine lcore; the verbs layer sends ibv_post_srq_ops() there as a
@@ -200,13 +201,12 @@ void uroce_tm_wc_info(const struct ibv_wc *wc, struct ibv_wc_tm_info *info);
 
 /**
  * An IBV_WC_TM_RECV completion of the consumed tag t: wc_flags flags
- * (IBV_WC_TM_MATCH, IBV_WC_TM_DATA_VALID) plus IBV_WC_TM_SYNC_REQ when
- * due, the message's tag info, status and byte_len as given. qp_num is
+ * (IBV_WC_TM_MATCH, IBV_WC_TM_DATA_VALID), the message's tag info when
+ * flags has MATCH (else 0), status and byte_len as given. qp_num is
  * left 0.
  */
-void uroce_tm_wc_recv(const struct uroce_tm *tm, const struct uroce_tm_tag *t,
-		      enum ibv_wc_status status, unsigned int flags,
-		      uint32_t byte_len, struct ibv_wc *wc);
+void uroce_tm_wc_recv(const struct uroce_tm_tag *t, enum ibv_wc_status status,
+		      unsigned int flags, uint32_t byte_len, struct ibv_wc *wc);
 
 #ifdef __cplusplus
 }
