@@ -16,7 +16,7 @@ PACKAGES=(
 	meson ninja-build pkg-config gcc clang libclang-rt-14-dev
 	libdpdk-dev dpdk dpdk-dev libibverbs-dev libbpf-dev libxdp-dev
 	python3-scapy tshark iproute2 ibverbs-utils perftest gnuplot-nox
-	iputils-ping iperf3 ethtool scdoc
+	iputils-ping iperf3 ethtool scdoc python3-pyverbs
 )
 BUILD=build		# release build: the main job and the first test pass
 BUILD_SAN=build-san	# clang, ASan + UBSan, fuzzers

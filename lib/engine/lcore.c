@@ -420,8 +420,34 @@ eng_pace_handoffs(struct eng_lcore *lc, const struct uroce_txb *txb,
 	lc->n_pace_ho = k;
 }
 
+/* A raw frame to a multicast or broadcast MAC also reaches the device's
+ * own flows, as a NIC loops multicast back to its local QPs (the sender's
+ * too: that is what IBV_QP_CREATE_BLOCK_SELF_MCAST_LB would turn off). */
+static void
+eng_raw_mcast_loop(struct eng_lcore *lc, struct uroce_dev *dev,
+		   const struct rte_mbuf *m)
+{
+	const uint8_t *dmac = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct rte_mbuf *c;
+
+	if (rte_pktmbuf_data_len(m) < RTE_ETHER_ADDR_LEN ||
+	    !rte_is_multicast_ether_addr((const struct rte_ether_addr *)dmac))
+		return;
+	c = rte_pktmbuf_copy(m, dev->env.pool, 0, UINT32_MAX);
+	if (c == NULL) {
+		lc->dst[dev->idx].loop_drops++;
+		return;
+	}
+	/* Straight to the flow rules, as the port's rx hook takes a frame. */
+	if (eng_flow_rx(dev, (uint16_t)lc->idx, c))
+		lc->dst[dev->idx].loop_pkts++;
+	else
+		rte_pktmbuf_free(c);
+}
+
 /* Send a device's batch: RoCEv2 frames (txb) may loop back to a local
- * device, raw frames (wire_txb, RAW_PACKET QPs) always take the port. */
+ * device, raw frames (wire_txb, RAW_PACKET QPs) always take the port and
+ * multicast ones loop back to the device as well. */
 static void
 eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
 	      struct uroce_txb *txb)
@@ -434,6 +460,8 @@ eng_flush_txb(struct eng_lcore *lc, struct uroce_dev *dev,
 
 	for (i = 0; i < txb->n; i++) {
 		to = loop ? eng_loop_target(dev, txb->pkts[i]) : NULL;
+		if (!loop)
+			eng_raw_mcast_loop(lc, dev, txb->pkts[i]);
 		if (to != NULL)
 			eng_loop(lc, dev, to, txb->pkts[i]);
 		else
