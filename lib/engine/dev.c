@@ -554,6 +554,42 @@ uroce_dev_cq_destroy(struct uroce_cq *ucq)
 	return ret;
 }
 
+struct cq_resize_msg {
+	struct uroce_cq *cq;
+	uint32_t cqe;
+};
+
+static int
+ctrl_cq_resize(struct eng_lcore *lc, void *arg)
+{
+	struct cq_resize_msg *m = arg;
+
+	(void)lc;
+	return uroce_cq_resize(m->cq, m->cqe);
+}
+
+int
+uroce_dev_cq_resize(struct uroce_cq *ucq, uint32_t cqe)
+{
+	struct cq_resize_msg m = { .cq = ucq, .cqe = cqe };
+	struct eng_cq *cq = eng_cq_of(ucq);
+	int owner, ret = 0;
+
+	if (ucq == NULL || cqe == 0 || cqe > UROCE_CQ_MAX_CQE)
+		return -EINVAL;
+	/* No lcore produces into an unbound CQ, and none can bind it while
+	 * the lock is held: resized here. A bound one on its owner, between
+	 * two iterations, while this thread (its consumer) waits. */
+	pthread_mutex_lock(&eng_g->lock);
+	owner = cq->owner;
+	if (owner < 0)
+		ret = uroce_cq_resize(ucq, cqe);
+	pthread_mutex_unlock(&eng_g->lock);
+	if (owner < 0)
+		return ret;
+	return eng_ctrl_run((unsigned int)owner, ctrl_cq_resize, &m);
+}
+
 void *
 uroce_dev_cq_user(const struct uroce_cq *cq)
 {

@@ -35,6 +35,36 @@ uroce_cq_init(struct uroce_cq *cq, uint32_t cqe_count)
 	return uroce_ring_init(&cq->ring, mem, nb, sizeof(struct ibv_wc));
 }
 
+int
+uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count)
+{
+	uint32_t n = uroce_ring_count(&cq->ring), nb, i;
+	struct uroce_ring r;
+	size_t size;
+	void *mem;
+
+	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE || cqe_count < n)
+		return -EINVAL;
+	nb = rte_align32pow2(cqe_count);
+	size = RTE_ALIGN_CEIL(uroce_ring_mem_size(nb, sizeof(struct ibv_wc)),
+			      RTE_CACHE_LINE_SIZE);
+	mem = aligned_alloc(RTE_CACHE_LINE_SIZE, size);
+	if (mem == NULL)
+		return -ENOMEM;
+	uroce_ring_init(&r, mem, nb, sizeof(struct ibv_wc));
+	/* The completions not yet polled, oldest first, at the new ring's
+	 * start: the next poll returns them in the same order. */
+	n = uroce_ring_cons_avail(&cq->ring, n);
+	for (i = 0; i < n; i++)
+		memcpy(uroce_ring_prod_slot(&r, i),
+		       uroce_ring_cons_slot(&cq->ring, i), sizeof(struct ibv_wc));
+	uroce_ring_prod_commit(&r, n);
+	free(cq->mem);
+	cq->mem = mem;
+	cq->ring = r;
+	return 0;
+}
+
 void
 uroce_cq_fini(struct uroce_cq *cq)
 {

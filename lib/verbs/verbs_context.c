@@ -178,8 +178,8 @@ device_attr(struct ibv_context *ctx, struct ibv_device_attr *a)
 	/* Only what works: RNR NAKs from the responder, flow steering for
 	 * RAW_PACKET QPs (ibv_create_flow(3) asks for it), SRQ resize
 	 * (ibv_modify_srq IBV_SRQ_MAX_WR), XRC (verbs_xrcd.c, lib/transport/
-	 * xrc.c); no APM, no resize_cq, no port
-	 * events, no memory windows. */
+	 * xrc.c); no APM, no memory windows. ibv_resize_cq()
+	 * works but has no flag. */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
 		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MANAGED_FLOW_STEERING |
 		IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_XRC;

@@ -212,6 +212,27 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	return cq != NULL ? &cq->cq : NULL;
 }
 
+/*
+ * "0 on success, or the value of errno": EINVAL for cqe below 1, above
+ * max_cqe or below the completions the CQ holds. The caller is the CQ's
+ * poller (one thread polls a CQ here, uroce_cq.h): it must not poll it
+ * from another thread meanwhile, as a provider's CQ lock would make wait.
+ */
+int
+ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct uroce_vcq *cq = (struct uroce_vcq *)ibcq;
+	int ret;
+
+	if (ibcq == NULL || cqe <= 0)
+		return EINVAL;
+	ret = uroce_dev_cq_resize(cq->ucq, (uint32_t)cqe);
+	if (ret < 0)
+		return -ret;
+	ibcq->cqe = (int)uroce_cq_size(cq->ucq);
+	return 0;
+}
+
 /* Drop the events of cq that nobody read; their counts are skipped. */
 static void
 channel_forget(struct uroce_vchannel *ch, struct uroce_vcq *cq)

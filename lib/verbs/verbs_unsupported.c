@@ -3,7 +3,7 @@
  */
 
 /*
- * The device verbs uroce does not do (yet): no CQ resize, no
+ * The device verbs uroce does not do (yet): no
  * multicast, no ECE, no import of objects from another process, no
  * dma-buf or re-registration of MRs. Each fails the way rdma-core reports
  * an absent feature (its dummy ops, and the man pages' conventions):
@@ -80,14 +80,6 @@ ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
 void
 ibv_unimport_dm(struct ibv_dm *dm)
 {
-}
-
-/* ---- completion channels and CQs ---- */
-
-int
-ibv_resize_cq(struct ibv_cq *cq, int cqe)
-{
-	return UROCE_VERBS_ABSENT;
 }
 
 /* ---- queue pairs ---- */

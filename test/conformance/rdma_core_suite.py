@@ -55,7 +55,6 @@ SKIPS = [
      'not yet: memory windows'),
     (r"Parent Domain is not supported", 'not yet: parent domains'),
     (r"Rereg MR is not supported", 'not yet: ibv_rereg_mr'),
-    (r"Resize CQ is not supported", 'not yet: ibv_resize_cq'),
     (r"Importing a device is not supported", 'not yet: ibv_import_device'),
     # Completion timestamps (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP*) and the
     # device clock (ibv_query_rt_values_ex).

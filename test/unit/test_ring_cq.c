@@ -335,6 +335,41 @@ test_cq_order_partial(void)
 	uroce_cq_fini(&cq);
 }
 
+/* ibv_resize_cq(): queued completions kept in order across a wrap, too
+ * small refused with nothing changed, both ways in size. */
+static void
+test_cq_resize(void)
+{
+	struct uroce_cq cq;
+	struct ibv_wc wc;
+
+	if (uroce_cq_init(&cq, 8) != 0)
+		return;
+	/* The ring wrapped: tail at 6, entries 6..11 in slots 6, 7, 0..3. */
+	UT_CHECK_EQ(push_ids(&cq, 0, 6), 0);
+	UT_CHECK_EQ(poll_ids(&cq, 6, 0), 6);
+	UT_CHECK_EQ(push_ids(&cq, 6, 12), 0);
+	UT_CHECK_EQ(uroce_cq_resize(&cq, 0), -EINVAL);
+	UT_CHECK_EQ(uroce_cq_resize(&cq, 5), -EINVAL);	/* 6 queued */
+	UT_CHECK_EQ(uroce_cq_resize(&cq, UROCE_CQ_MAX_CQE + 1), -EINVAL);
+	UT_CHECK_EQ(uroce_cq_size(&cq), 8);
+	UT_CHECK_EQ(uroce_cq_resize(&cq, 100), 0);
+	UT_CHECK_EQ(uroce_cq_size(&cq), 128);
+	UT_CHECK_EQ(poll_ids(&cq, 2, 6), 2);
+	/* Room for 122 more now. */
+	UT_CHECK_EQ(push_ids(&cq, 12, 134), 0);
+	UT_CHECK_EQ(poll_ids(&cq, 64, 8), 64);
+	UT_CHECK_EQ(poll_ids(&cq, 64, 72), 62);
+	UT_CHECK_EQ(uroce_cq_poll(&cq, 1, &wc), 0);
+	/* Smaller, empty. */
+	UT_CHECK_EQ(push_ids(&cq, 134, 136), 0);
+	UT_CHECK_EQ(uroce_cq_resize(&cq, 2), 0);
+	UT_CHECK_EQ(uroce_cq_size(&cq), 2);
+	UT_CHECK_EQ(poll_ids(&cq, 4, 134), 2);
+	UT_CHECK(!uroce_cq_in_error(&cq));
+	uroce_cq_fini(&cq);
+}
+
 static void
 test_cq_overrun(void)
 {
@@ -540,6 +575,7 @@ main(void)
 	test_ring_two_threads();
 	test_cq_init();
 	test_cq_order_partial();
+	test_cq_resize();
 	test_cq_overrun();
 	test_cq_notify();
 	test_cq_notify_two_threads();

@@ -491,6 +491,96 @@ destroy_thread(void *arg)
  * resource for it): NAK Invalid Request, IBV_WC_REM_INV_REQ_ERR at the
  * requester, IBV_EVENT_QP_REQ_ERR naming the responder's QP, whose
  * ibv_destroy_qp() waits until the event is acknowledged. */
+/* ibv_resize_cq() of a CQ in use: its lcore keeps its completions in
+ * order across the resize; bad sizes are EINVAL and change nothing. */
+static void
+test_resize_cq(struct ibv_context *ctx, int max_cqe)
+{
+	enum { NWR = 6 };
+	static char src[NWR][64], dst[NWR][64];
+	struct ibv_qp_init_attr init;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_wc wc[NWR];
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *ms, *md;
+	struct ibv_sge ss;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	int n = 0, i, k;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	if (!UT_CHECK(pd != NULL && cq != NULL))
+		return;
+	UT_CHECK_EQ(cq->cqe, 8);
+	ut_fill_rand(src, sizeof(src));
+	memset(dst, 0, sizeof(dst));
+	ms = ibv_reg_mr(pd, src, sizeof(src), 0);
+	md = ibv_reg_mr(pd, dst, sizeof(dst), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	memset(&init, 0, sizeof(init));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = NWR;
+	init.cap.max_recv_wr = 1;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	qa = ibv_create_qp(pd, &init);
+	qb = ibv_create_qp(pd, &init);
+	if (!UT_CHECK(ms != NULL && md != NULL && qa != NULL && qb != NULL))
+		return;
+	ut_verbs_rc_connect_ex(qa, ctx, qb->qp_num, 7, 12, 1, 0);
+	ut_verbs_rc_connect_ex(qb, ctx, qa->qp_num, 7, 12, 1,
+			       IBV_ACCESS_REMOTE_WRITE);
+	for (k = 0; k < NWR; k++) {
+		ss = (struct ibv_sge){ (uintptr_t)src[k], sizeof(src[k]),
+				       ms->lkey };
+		memset(&swr, 0, sizeof(swr));
+		swr.wr_id = 100 + k;
+		swr.sg_list = &ss;
+		swr.num_sge = 1;
+		swr.opcode = IBV_WR_RDMA_WRITE;
+		swr.send_flags = IBV_SEND_SIGNALED;
+		swr.wr.rdma.remote_addr = (uintptr_t)dst[k];
+		swr.wr.rdma.rkey = md->rkey;
+		UT_CHECK_EQ(ibv_post_send(qa, &swr, &bad_s), 0);
+	}
+	/* The last WRITE landed: most completions are queued by now. */
+	for (i = 0; i < 5000 && memcmp(dst[NWR - 1], src[NWR - 1], 64); i++)
+		usleep(1000);
+	UT_CHECK_EQ(ibv_resize_cq(cq, 0), EINVAL);
+	UT_CHECK_EQ(ibv_resize_cq(cq, -1), EINVAL);
+	UT_CHECK_EQ(ibv_resize_cq(cq, max_cqe + 1), EINVAL);
+	UT_CHECK_EQ(cq->cqe, 8);
+	UT_CHECK_EQ(ibv_resize_cq(cq, 60), 0);
+	UT_CHECK_EQ(cq->cqe, 64);
+	for (i = 0; i < 5000 && n < NWR; i++) {
+		k = ibv_poll_cq(cq, NWR - n, wc + n);
+		if (!UT_CHECK(k >= 0))
+			break;
+		n += k;
+		if (n < NWR)
+			usleep(1000);
+	}
+	if (UT_CHECK_EQ(n, NWR))
+		for (k = 0; k < NWR; k++) {
+			UT_CHECK_EQ(wc[k].wr_id, 100 + k);
+			UT_CHECK_EQ(wc[k].status, IBV_WC_SUCCESS);
+			UT_CHECK_EQ(wc[k].opcode, IBV_WC_RDMA_WRITE);
+		}
+	UT_CHECK_MEM(dst, src, sizeof(src));
+	/* Smaller, empty. */
+	UT_CHECK_EQ(ibv_resize_cq(cq, 1), 0);
+	UT_CHECK_EQ(cq->cqe, 1);
+	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
+	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(ms), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(md), 0);
+	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
 static void
 test_req_err(struct ibv_context *ctx)
 {
@@ -707,6 +797,7 @@ main(void)
 			UT_CHECK_EQ(ibv_query_device(ctx, &da), 0);
 			test_objects(ctx, da.max_cqe);
 			test_qp_access(ctx);
+			test_resize_cq(ctx, da.max_cqe);
 			test_req_err(ctx);
 			test_comm_est(ctx);
 			test_reg_mapped(ctx);

@@ -286,6 +286,13 @@ struct uroce_dev *uroce_pd_dev(const struct uroce_pd *pd);
  */
 int uroce_dev_cq_create(struct uroce_dev *dev, uint32_t cqe, void *user,
 			struct uroce_cq **out);
+/**
+ * ibv_resize_cq(): uroce_cq_resize() on the CQ's owner lcore (at once
+ * when no QP has bound it yet). The caller is the CQ's consumer: it must
+ * not poll it meanwhile. -EINVAL (cqe 0, above caps.max_cqe, fewer than
+ * the completions queued), -ENOMEM.
+ */
+int uroce_dev_cq_resize(struct uroce_cq *cq, uint32_t cqe);
 /** ibv_destroy_cq(): -EBUSY while a QP uses it. */
 int uroce_dev_cq_destroy(struct uroce_cq *cq);
 void *uroce_dev_cq_user(const struct uroce_cq *cq);

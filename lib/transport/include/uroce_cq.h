@@ -81,6 +81,16 @@ struct uroce_cq {
  */
 int uroce_cq_init(struct uroce_cq *cq, uint32_t cqe_count);
 
+/**
+ * ibv_resize_cq(): at least cqe_count entries (a power of two), the
+ * completions not yet polled kept in order; the error and armed states
+ * are kept. Neither side may use the CQ meanwhile (the engine runs it on
+ * the producer's thread while the consumer waits for it).
+ * @return 0; -EINVAL (cqe_count 0, above UROCE_CQ_MAX_CQE, or fewer than
+ *   the completions it holds: nothing changed), -ENOMEM (nothing changed)
+ */
+int uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count);
+
 /** Free the CQ's memory. Neither side may use it any more. */
 void uroce_cq_fini(struct uroce_cq *cq);
 
