@@ -8,6 +8,7 @@
  * with the CPU through the process's own page tables.
  */
 
+#include <errno.h>
 #include <stdlib.h>
 
 #include "uroce_engine.h"
@@ -73,5 +74,67 @@ ibv_dereg_mr(struct ibv_mr *mr)
 	if (ret < 0)
 		return -ret;
 	free(m);
+	return 0;
+}
+
+/*
+ * ibv_rereg_mr(3): "conceptually, deregister followed by register". The
+ * new registration is made first and the old one dropped only once it
+ * exists, so every failure leaves the old MR valid and is reported as
+ * IBV_REREG_MR_ERR_INPUT with errno set (rdma-core's input checks come
+ * first: unknown flags, a translation without addr or length, access
+ * without IBV_REREG_MR_CHANGE_ACCESS). The MR gets new keys, as the
+ * kernel may hand out (mr->lkey and rkey are updated); the old keys stop
+ * working, and the call returns once no engine lcore can still use them.
+ */
+int
+ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr,
+	     size_t length, int access)
+{
+	struct uroce_vmr *m = (struct uroce_vmr *)ibmr;
+	struct uroce_mr *old, *new;
+	struct ibv_pd *npd;
+	void *naddr;
+	size_t nlen;
+	uint64_t iova;
+	int ret;
+
+	if (ibmr == NULL || flags == 0 ||
+	    (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
+	     (addr == NULL || length == 0)) ||
+	    (access != 0 && !(flags & IBV_REREG_MR_CHANGE_ACCESS)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) &&
+	     (pd == NULL || pd->context != ibmr->context))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	old = m->umr;
+	npd = (flags & IBV_REREG_MR_CHANGE_PD) ? pd : ibmr->pd;
+	naddr = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? addr : ibmr->addr;
+	nlen = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? length :
+		ibmr->length;
+	iova = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? (uintptr_t)addr :
+		old->iova;
+	ret = uroce_dev_mr_reg(((struct uroce_vpd *)npd)->upd, naddr, nlen,
+			       iova, (flags & IBV_REREG_MR_CHANGE_ACCESS) ?
+			       (unsigned int)access : old->access, &new);
+	if (ret < 0) {
+		errno = -ret;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	ret = uroce_dev_mr_dereg(old);
+	if (ret < 0) {
+		/* The old one cannot go (it is in use): keep it, drop the new. */
+		uroce_dev_mr_dereg(new);
+		errno = -ret;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	m->umr = new;
+	ibmr->pd = npd;
+	ibmr->addr = naddr;
+	ibmr->length = nlen;
+	ibmr->lkey = new->lkey;
+	ibmr->rkey = new->rkey;
 	return 0;
 }

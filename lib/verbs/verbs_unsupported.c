@@ -5,7 +5,7 @@
 /*
  * The device verbs uroce does not do (yet): no
  * multicast, no ECE, no import of objects from another process, no
- * dma-buf or re-registration of MRs. Each fails the way rdma-core reports
+ * dma-buf MRs. Each fails the way rdma-core reports
  * an absent feature (its dummy ops, and the man pages' conventions):
  *  - pointer results: NULL, errno = EOPNOTSUPP;
  *  - "0 or the value of errno": EOPNOTSUPP;
@@ -49,15 +49,6 @@ ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
 		  uint64_t iova, int fd, int access)
 {
 	return uroce_verbs_null(UROCE_VERBS_ABSENT);
-}
-
-/* The old MR stays valid: an input error in man ibv_rereg_mr's terms. */
-int
-ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
-	     size_t length, int access)
-{
-	errno = UROCE_VERBS_ABSENT;
-	return IBV_REREG_MR_ERR_INPUT;
 }
 
 struct ibv_mr *

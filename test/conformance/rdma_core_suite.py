@@ -54,7 +54,6 @@ SKIPS = [
     (r"Create custom mr with additional access flags \d+ is not supported",
      'not yet: memory windows'),
     (r"Parent Domain is not supported", 'not yet: parent domains'),
-    (r"Rereg MR is not supported", 'not yet: ibv_rereg_mr'),
     (r"Importing a device is not supported", 'not yet: ibv_import_device'),
     # Completion timestamps (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP*) and the
     # device clock (ibv_query_rt_values_ex).

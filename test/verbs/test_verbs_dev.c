@@ -581,6 +581,127 @@ test_resize_cq(struct ibv_context *ctx, int max_cqe)
 	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
 }
 
+/* One signaled RDMA WRITE of 64 bytes from src to (dst, rkey); its status. */
+static enum ibv_wc_status
+write_once(struct ibv_qp *qa, struct ibv_cq *cq, struct ibv_mr *ms, void *src,
+	   void *dst, uint32_t rkey)
+{
+	struct ibv_sge ss = { (uintptr_t)src, 64, ms->lkey };
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_wc wc;
+	int n = 0, i;
+
+	memset(&swr, 0, sizeof(swr));
+	swr.wr_id = 9;
+	swr.sg_list = &ss;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = (uintptr_t)dst;
+	swr.wr.rdma.rkey = rkey;
+	if (!UT_CHECK_EQ(ibv_post_send(qa, &swr, &bad_s), 0))
+		return IBV_WC_GENERAL_ERR;
+	for (i = 0; i < 5000 && n == 0; i++) {
+		n = ibv_poll_cq(cq, 1, &wc);
+		if (n == 0)
+			usleep(1000);
+	}
+	return UT_CHECK_EQ(n, 1) ? wc.status : IBV_WC_GENERAL_ERR;
+}
+
+/* ibv_rereg_mr(): input errors change nothing; new access rights and a
+ * new translation take effect, with new keys, the old ones dead. */
+static void
+test_rereg_mr(struct ibv_context *ctx)
+{
+	static char src[64], a[4096], b[4096];
+	struct ibv_qp_init_attr init;
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *ms, *md;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	uint32_t k0, k1;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	ut_fill_rand(src, sizeof(src));
+	ms = ibv_reg_mr(pd, src, sizeof(src), 0);
+	md = ibv_reg_mr(pd, a, sizeof(a), IBV_ACCESS_LOCAL_WRITE);
+	memset(&init, 0, sizeof(init));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 1;
+	init.cap.max_recv_wr = 1;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	qa = ibv_create_qp(pd, &init);
+	qb = ibv_create_qp(pd, &init);
+	if (!UT_CHECK(pd && cq && ms && md && qa && qb))
+		return;
+	ut_verbs_rc_connect_ex(qa, ctx, qb->qp_num, 7, 12, 1, 0);
+	ut_verbs_rc_connect_ex(qb, ctx, qa->qp_num, 7, 12, 1,
+			       IBV_ACCESS_REMOTE_WRITE);
+	k0 = md->rkey;
+	/* rdma-core's input checks: nothing changes. */
+	errno = 0;
+	UT_CHECK_EQ(ibv_rereg_mr(md, 0, NULL, NULL, 0, 0),
+		    IBV_REREG_MR_ERR_INPUT);
+	UT_CHECK_EQ(errno, EINVAL);
+	UT_CHECK_EQ(ibv_rereg_mr(md, 1 << 5, NULL, NULL, 0, 0),
+		    IBV_REREG_MR_ERR_INPUT);
+	UT_CHECK_EQ(ibv_rereg_mr(md, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				 NULL, 64, 0), IBV_REREG_MR_ERR_INPUT);
+	UT_CHECK_EQ(ibv_rereg_mr(md, IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0,
+				 IBV_ACCESS_LOCAL_WRITE),
+		    IBV_REREG_MR_ERR_INPUT);
+	UT_CHECK_EQ(ibv_rereg_mr(md, IBV_REREG_MR_CHANGE_PD, NULL, NULL, 0, 0),
+		    IBV_REREG_MR_ERR_INPUT);
+	/* Refused by the registration itself (remote write without local
+	 * write): the old MR stays as it was. */
+	errno = 0;
+	UT_CHECK_EQ(ibv_rereg_mr(md, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				 IBV_ACCESS_REMOTE_WRITE),
+		    IBV_REREG_MR_ERR_INPUT);
+	UT_CHECK_EQ(errno, EINVAL);
+	UT_CHECK_EQ(md->rkey, k0);
+	UT_CHECK_EQ(write_once(qa, cq, ms, src, a, k0), IBV_WC_REM_ACCESS_ERR);
+	/* The QP is in error now: a fresh pair for the rest. */
+	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
+	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
+	qa = ibv_create_qp(pd, &init);
+	qb = ibv_create_qp(pd, &init);
+	if (!UT_CHECK(qa && qb))
+		return;
+	ut_verbs_rc_connect_ex(qa, ctx, qb->qp_num, 7, 12, 1, 0);
+	ut_verbs_rc_connect_ex(qb, ctx, qa->qp_num, 7, 12, 1,
+			       IBV_ACCESS_REMOTE_WRITE);
+	/* Remote write granted. */
+	UT_CHECK_EQ(ibv_rereg_mr(md, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				 IBV_ACCESS_LOCAL_WRITE |
+				 IBV_ACCESS_REMOTE_WRITE), 0);
+	k1 = md->rkey;
+	UT_CHECK(k1 != k0);
+	UT_CHECK(md->addr == a && md->length == sizeof(a));
+	UT_CHECK_EQ(write_once(qa, cq, ms, src, a, k1), IBV_WC_SUCCESS);
+	UT_CHECK_MEM(a, src, sizeof(src));
+	/* A new translation, access kept: b through a new key. */
+	UT_CHECK_EQ(ibv_rereg_mr(md, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b,
+				 sizeof(b), 0), 0);
+	UT_CHECK(md->addr == b && md->length == sizeof(b) && md->rkey != k1);
+	UT_CHECK_EQ(write_once(qa, cq, ms, src, b + 128, md->rkey),
+		    IBV_WC_SUCCESS);
+	UT_CHECK_MEM(b + 128, src, sizeof(src));
+	/* The old key is dead. */
+	UT_CHECK_EQ(write_once(qa, cq, ms, src, a, k1), IBV_WC_REM_ACCESS_ERR);
+	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
+	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(ms), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(md), 0);
+	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
 static void
 test_req_err(struct ibv_context *ctx)
 {
@@ -798,6 +919,7 @@ main(void)
 			test_objects(ctx, da.max_cqe);
 			test_qp_access(ctx);
 			test_resize_cq(ctx, da.max_cqe);
+			test_rereg_mr(ctx);
 			test_req_err(ctx);
 			test_comm_est(ctx);
 			test_reg_mapped(ctx);
