@@ -648,6 +648,35 @@ uroce_dev_mr_dereg(struct uroce_mr *mr)
 	return ret;
 }
 
+int
+uroce_dev_mr_rereg(struct uroce_mr *mr, struct uroce_pd *npd, void *addr,
+		   size_t len, uint64_t iova, unsigned int access)
+{
+	struct uroce_pd *pd;
+	int ret;
+
+	if (mr == NULL || npd == NULL)
+		return -EINVAL;
+	pd = (struct uroce_pd *)(uintptr_t)mr->pd;
+	if (npd->dev != pd->dev)
+		return -EINVAL;
+	pthread_mutex_lock(&eng_g->lock);
+	ret = uroce_mr_rereg_begin(pd->dev->env.mrs, mr, addr, len, iova,
+				   access);
+	pthread_mutex_unlock(&eng_g->lock);
+	if (ret != 0)
+		return ret;
+	/* No check that passed under the old fields is still in use. */
+	eng_sync();
+	pthread_mutex_lock(&eng_g->lock);
+	uroce_mr_rereg_end(pd->dev->env.mrs, mr, npd, addr, len, iova,
+			   access);
+	pd->refs--;
+	npd->refs++;
+	pthread_mutex_unlock(&eng_g->lock);
+	return 0;
+}
+
 /* ------------------------------------------------------------------------
  * AHs.
  */

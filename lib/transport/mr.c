@@ -288,13 +288,10 @@ next_key(struct uroce_mr_table *tbl, uint32_t idx)
 	return (idx << UROCE_MR_KEY_SHIFT) | s->key_byte;
 }
 
-int
-uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
-	     size_t len, uint64_t iova, unsigned int access,
-	     struct uroce_mr **out)
+/* Every check of a registration, in uroce_mr_reg()'s order. */
+static int
+check_reg(void *addr, size_t len, uint64_t iova, unsigned int access)
 {
-	struct mr_slot *s;
-	uint32_t idx, key;
 	int ret;
 
 	ret = check_reg_access(access);
@@ -306,16 +303,14 @@ uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
 		return reg_reject(-EOPNOTSUPP, "access 0x%x not supported "
 				  "(memory windows, zero-based, on-demand)",
 				  access & UROCE_MR_ACCESS_UNSUPPORTED);
-	ret = check_reg_mapped(addr, len, access);
-	if (ret != 0)
-		return ret;
-	idx = free_pop(tbl);
-	if (idx == 0)
-		return reg_reject(-ENOMEM, "all %u regions in use",
-				  tbl->max_mr);
+	return check_reg_mapped(addr, len, access);
+}
 
-	s = &tbl->slot[idx];
-	key = next_key(tbl, idx);
+/* Write a slot's fields and publish it under key (see the top). */
+static void
+slot_publish(struct mr_slot *s, uint32_t key, const void *pd, void *addr,
+	     size_t len, uint64_t iova, unsigned int access)
+{
 	__atomic_store_n(&s->mr.addr, addr, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->mr.length, len, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->mr.iova, iova, __ATOMIC_RELEASE);
@@ -324,21 +319,80 @@ uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
 	__atomic_store_n(&s->mr.lkey, key, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->mr.rkey, key, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
+}
+
+int
+uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
+	     size_t len, uint64_t iova, unsigned int access,
+	     struct uroce_mr **out)
+{
+	struct mr_slot *s;
+	uint32_t idx;
+	int ret;
+
+	ret = check_reg(addr, len, iova, access);
+	if (ret != 0)
+		return ret;
+	idx = free_pop(tbl);
+	if (idx == 0)
+		return reg_reject(-ENOMEM, "all %u regions in use",
+				  tbl->max_mr);
+	s = &tbl->slot[idx];
+	slot_publish(s, next_key(tbl, idx), pd, addr, len, iova, access);
 	tbl->count++;
 	*out = &s->mr;
 	return 0;
+}
+
+/* The slot of a registered mr, or NULL. */
+static struct mr_slot *
+slot_of(struct uroce_mr_table *tbl, const struct uroce_mr *mr)
+{
+	uint32_t idx = mr->lkey >> UROCE_MR_KEY_SHIFT;
+	struct mr_slot *s;
+
+	if (idx == 0 || idx > tbl->max_mr)
+		return NULL;
+	s = &tbl->slot[idx];
+	if (&s->mr != mr || s->key == 0 || s->key != mr->lkey)
+		return NULL;
+	return s;
+}
+
+int
+uroce_mr_rereg_begin(struct uroce_mr_table *tbl, struct uroce_mr *mr,
+		     void *addr, size_t len, uint64_t iova,
+		     unsigned int access)
+{
+	struct mr_slot *s = slot_of(tbl, mr);
+	int ret;
+
+	if (s == NULL)
+		return -EINVAL;
+	ret = check_reg(addr, len, iova, access);
+	if (ret != 0)
+		return ret;
+	__atomic_store_n(&s->key, 0, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void
+uroce_mr_rereg_end(struct uroce_mr_table *tbl, struct uroce_mr *mr,
+		   const void *pd, void *addr, size_t len, uint64_t iova,
+		   unsigned int access)
+{
+	uint32_t idx = mr->lkey >> UROCE_MR_KEY_SHIFT;
+
+	slot_publish(&tbl->slot[idx], mr->lkey, pd, addr, len, iova, access);
 }
 
 int
 uroce_mr_dereg(struct uroce_mr_table *tbl, struct uroce_mr *mr)
 {
 	uint32_t idx = mr->lkey >> UROCE_MR_KEY_SHIFT;
-	struct mr_slot *s;
+	struct mr_slot *s = slot_of(tbl, mr);
 
-	if (idx == 0 || idx > tbl->max_mr)
-		return -EINVAL;
-	s = &tbl->slot[idx];
-	if (&s->mr != mr || s->key == 0 || s->key != mr->lkey)
+	if (s == NULL)
 		return -EINVAL;
 	/* Unpublish first; the RELEASE field stores of the next reg of this
 	 * slot keep this store ahead of them.

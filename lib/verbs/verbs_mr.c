@@ -78,21 +78,20 @@ ibv_dereg_mr(struct ibv_mr *mr)
 }
 
 /*
- * ibv_rereg_mr(3): "conceptually, deregister followed by register". The
- * new registration is made first and the old one dropped only once it
- * exists, so every failure leaves the old MR valid and is reported as
- * IBV_REREG_MR_ERR_INPUT with errno set (rdma-core's input checks come
- * first: unknown flags, a translation without addr or length, access
- * without IBV_REREG_MR_CHANGE_ACCESS). The MR gets new keys, as the
- * kernel may hand out (mr->lkey and rkey are updated); the old keys stop
- * working, and the call returns once no engine lcore can still use them.
+ * ibv_rereg_mr(3): "conceptually, deregister followed by register", done
+ * in place: the MR keeps its lkey and rkey, which peers may hold (mlx5
+ * keeps them too, and rdma-core's tests rely on it). rdma-core's input
+ * checks come first (unknown flags, a translation without addr or length,
+ * access without IBV_REREG_MR_CHANGE_ACCESS), then the registration's; a
+ * failure of either leaves the MR as it was and is IBV_REREG_MR_ERR_INPUT
+ * with errno set. Returns once no engine lcore can still use the old
+ * region.
  */
 int
 ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr,
 	     size_t length, int access)
 {
 	struct uroce_vmr *m = (struct uroce_vmr *)ibmr;
-	struct uroce_mr *old, *new;
 	struct ibv_pd *npd;
 	void *naddr;
 	size_t nlen;
@@ -109,32 +108,22 @@ ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr,
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	old = m->umr;
 	npd = (flags & IBV_REREG_MR_CHANGE_PD) ? pd : ibmr->pd;
 	naddr = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? addr : ibmr->addr;
 	nlen = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? length :
 		ibmr->length;
 	iova = (flags & IBV_REREG_MR_CHANGE_TRANSLATION) ? (uintptr_t)addr :
-		old->iova;
-	ret = uroce_dev_mr_reg(((struct uroce_vpd *)npd)->upd, naddr, nlen,
-			       iova, (flags & IBV_REREG_MR_CHANGE_ACCESS) ?
-			       (unsigned int)access : old->access, &new);
+		m->umr->iova;
+	ret = uroce_dev_mr_rereg(m->umr, ((struct uroce_vpd *)npd)->upd,
+				 naddr, nlen, iova,
+				 (flags & IBV_REREG_MR_CHANGE_ACCESS) ?
+				 (unsigned int)access : m->umr->access);
 	if (ret < 0) {
 		errno = -ret;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	ret = uroce_dev_mr_dereg(old);
-	if (ret < 0) {
-		/* The old one cannot go (it is in use): keep it, drop the new. */
-		uroce_dev_mr_dereg(new);
-		errno = -ret;
-		return IBV_REREG_MR_ERR_INPUT;
-	}
-	m->umr = new;
 	ibmr->pd = npd;
 	ibmr->addr = naddr;
 	ibmr->length = nlen;
-	ibmr->lkey = new->lkey;
-	ibmr->rkey = new->rkey;
 	return 0;
 }

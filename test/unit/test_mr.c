@@ -710,6 +710,57 @@ test_reg_mapped(void)
 	uroce_mr_table_free(tbl);
 }
 
+/* Re-registration in place: the same keys, the new fields; refused
+ * changes leave the region as it was; the keys fail between the steps. */
+static void
+test_rereg(void)
+{
+	struct uroce_mr_table *tbl = new_table(4);
+	uint8_t *a = page_buf(2), *b = page_buf(1);
+	struct uroce_mr *mr = NULL;
+	uint32_t key;
+	void *host;
+
+	if (tbl == NULL || a == NULL || b == NULL)
+		return;
+	UT_CHECK_EQ(uroce_mr_reg(tbl, PD_A, a, 2 * PAGE, (uintptr_t)a,
+				 IBV_ACCESS_LOCAL_WRITE, &mr), 0);
+	if (mr == NULL)
+		return;
+	key = mr->rkey;
+	/* Refused: remote write without local write; a range that wraps. */
+	UT_CHECK_EQ(uroce_mr_rereg_begin(tbl, mr, a, PAGE, (uintptr_t)a,
+					 IBV_ACCESS_REMOTE_WRITE), -EINVAL);
+	UT_CHECK_EQ(uroce_mr_rereg_begin(tbl, mr, a, SIZE_MAX, (uintptr_t)a,
+					 IBV_ACCESS_LOCAL_WRITE), -EINVAL);
+	UT_CHECK_EQ(uroce_mr_check_local(tbl, PD_A, key, (uintptr_t)a + PAGE,
+					 8, IBV_ACCESS_LOCAL_WRITE, &host), 0);
+	/* b, remote write, PD_B, same key. */
+	UT_CHECK_EQ(uroce_mr_rereg_begin(tbl, mr, b, PAGE, 0x10000,
+					 IBV_ACCESS_LOCAL_WRITE |
+					 IBV_ACCESS_REMOTE_WRITE), 0);
+	UT_CHECK_EQ(uroce_mr_check_local(tbl, PD_A, key, (uintptr_t)a, 8, 0,
+					 &host), -UROCE_MR_EKEY);
+	uroce_mr_rereg_end(tbl, mr, PD_B, b, PAGE, 0x10000,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	UT_CHECK_EQ(mr->rkey, key);
+	UT_CHECK_EQ(mr->lkey, key);
+	UT_CHECK_EQ(uroce_mr_check_remote(tbl, PD_B, key, 0x10000 + 8, 8,
+					  IBV_ACCESS_REMOTE_WRITE, &host), 0);
+	UT_CHECK(host == b + 8);
+	UT_CHECK_EQ(uroce_mr_check_remote(tbl, PD_A, key, 0x10000, 8,
+					  IBV_ACCESS_REMOTE_WRITE, &host),
+		    -UROCE_MR_EPD);
+	UT_CHECK_EQ(uroce_mr_check_remote(tbl, PD_B, key, 0x10000 + PAGE, 8,
+					  IBV_ACCESS_REMOTE_WRITE, &host),
+		    -UROCE_MR_ERANGE);
+	UT_CHECK_EQ(uroce_mr_table_count(tbl), 1);
+	UT_CHECK_EQ(uroce_mr_dereg(tbl, mr), 0);
+	uroce_mr_table_free(tbl);
+	free(a);
+	free(b);
+}
+
 int
 main(void)
 {
@@ -729,5 +780,6 @@ main(void)
 	test_reg_mapped();
 	test_wc_status();
 	test_check_vs_reg_race();
+	test_rereg();
 	return ut_summary();
 }

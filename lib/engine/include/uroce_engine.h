@@ -311,6 +311,15 @@ int uroce_dev_mr_reg(struct uroce_pd *pd, void *addr, size_t len,
  * and the memory may be freed. -EINVAL for an unknown mr.
  */
 int uroce_dev_mr_dereg(struct uroce_mr *mr);
+/**
+ * ibv_rereg_mr(): mr keeps its keys and becomes [addr, addr + len) seen
+ * at iova with access, in npd (a PD of the same device: else -EINVAL).
+ * The checks and errors of uroce_dev_mr_reg(), nothing changed on
+ * failure; meanwhile its keys fail (uroce_mr_rereg_begin()). Returns once
+ * no engine lcore can still use the old fields.
+ */
+int uroce_dev_mr_rereg(struct uroce_mr *mr, struct uroce_pd *npd, void *addr,
+		       size_t len, uint64_t iova, unsigned int access);
 
 /**
  * ibv_create_ah(): a RoCEv2 destination. attr needs is_global, port_num 1,

@@ -141,6 +141,24 @@ int uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
  */
 int uroce_mr_dereg(struct uroce_mr_table *tbl, struct uroce_mr *mr);
 
+/**
+ * Re-register mr in place, keeping its keys (ibv_rereg_mr(3); remote
+ * peers hold the R_Key). Two steps around a quiescent point of every
+ * reader, as a key that stays the same cannot tell two registrations
+ * apart (see Threads above):
+ *  - begin: the checks of uroce_mr_reg() on the new fields (the same
+ *    errors, nothing changed on failure, -EINVAL for an mr not registered
+ *    here), then the keys stop working;
+ *  - once no reader can still hold a check's result: end writes the new
+ *    fields and the same keys work again, for the new region.
+ */
+int uroce_mr_rereg_begin(struct uroce_mr_table *tbl, struct uroce_mr *mr,
+			 void *addr, size_t len, uint64_t iova,
+			 unsigned int access);
+void uroce_mr_rereg_end(struct uroce_mr_table *tbl, struct uroce_mr *mr,
+			const void *pd, void *addr, size_t len, uint64_t iova,
+			unsigned int access);
+
 /*
  * Check failures. A key that names no registered region, a stale one or a
  * forged one are all -ENOKEY: telling them apart would only help a forger.
