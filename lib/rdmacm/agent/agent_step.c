@@ -72,28 +72,29 @@ cm_batch_msg(struct cm_agent *a, struct cm_batch *b,
 	return cm_batch_add(b, mad, to, reply);
 }
 
+/* Counted before they go: the peer may answer, and whoever watches both
+ * sides see the answer, before gsi_send() returns here. A send that
+ * fails is taken back and counted in tx_err. */
 int
 cm_batch_send(struct cm_agent *a, struct cm_batch *b)
 {
 	int ret, first = 0;
 	size_t i;
 
+	__atomic_fetch_add(&a->st.tx, b->n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->st.resends, b->resends, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&a->st.tx_err, b->lost, __ATOMIC_RELAXED);
 	for (i = 0; i < b->n; i++) {
 		ret = a->glue->gsi_send(a->gsi, &b->v[i]);
-		if (ret == 0) {
-			__atomic_fetch_add(&a->st.tx, 1, __ATOMIC_RELAXED);
+		if (ret == 0)
 			continue;
-		}
+		__atomic_fetch_sub(&a->st.tx, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&a->st.tx_err, 1, __ATOMIC_RELAXED);
 		AG_LOG(NOTICE, "%s: a MAD not sent: %s\n", a->dev.name,
 		       strerror(-ret));
 		if (first == 0)
 			first = ret;
 	}
-	if (b->resends > 0)
-		__atomic_fetch_add(&a->st.resends, b->resends, __ATOMIC_RELAXED);
-	if (b->lost > 0)
-		__atomic_fetch_add(&a->st.tx_err, b->lost, __ATOMIC_RELAXED);
 	free(b->v);
 	memset(b, 0, sizeof(*b));
 	return first != 0 ? first : 0;
