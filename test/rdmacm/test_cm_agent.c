@@ -10,6 +10,7 @@
  *    a REJ with private data; a REQ to a service nobody listens on,
  *    REJECTED 8; the release of an established connection sends a DREQ,
  *    of a request a REJ 28; SIDR_REQ -> SIDR_REP, and "unsupported";
+ *    the counters in DPDK telemetry's /uroce/cm as cm_agent_stats() has them;
  *  - against a raw GSI (the UROCE_PRIVATE_1 table on a device with no
  *    agent): a duplicate REQ answered with the same bytes, the backlog
  *    (REJ 28 past it), a REQ in time-wait and one from a QPN still known
@@ -30,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <infiniband/verbs.h>
 
@@ -957,6 +960,44 @@ run_raw(struct cm_agent *b)
 	w.g->gsi_close(w.h);
 }
 
+/* DPDK telemetry's /uroce/cm, through this process's telemetry socket:
+ * the counters of device 1's agent as cm_agent_stats() gives them. */
+static void
+check_telemetry(struct cm_agent *b)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct cm_agent_stats st = stats(b);
+	char js[16384], want[64];
+	const char *p;
+	ssize_t n = -1;
+	int fd;
+
+	if (!UT_CHECK(strlen(ut_verbs_rundir) + 20 < sizeof(sun.sun_path)))
+		return;
+	memcpy(sun.sun_path, ut_verbs_rundir, strlen(ut_verbs_rundir));
+	strcat(sun.sun_path, "/dpdk_telemetry.v2");
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (!UT_CHECK(fd >= 0))
+		return;
+	if (UT_CHECK(connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) &&
+	    UT_CHECK(recv(fd, js, sizeof(js), 0) > 0) &&
+	    UT_CHECK(send(fd, "/uroce/cm", 9, 0) == 9))
+		n = recv(fd, js, sizeof(js) - 1, 0);
+	close(fd);
+	if (!UT_CHECK(n > 0))
+		return;
+	js[n] = '\0';
+	p = strstr(js, "\"uroce1\":{");
+	if (!UT_CHECK(p != NULL))
+		return;
+	snprintf(want, sizeof(want), "\"rx\":%" PRIu64 ",", st.rx);
+	UT_CHECK(strstr(p, want) != NULL);
+	snprintf(want, sizeof(want), "\"conns\":%" PRIu64 ",", st.conns);
+	UT_CHECK(strstr(p, want) != NULL);
+	UT_CHECK(strstr(js, "\"uroce0\":{") != NULL);
+	UT_NOTE("telemetry /uroce/cm: %s", js);
+}
+
 /* get/put: one agent a device, shared; not ours: -ENODEV. */
 static void
 check_get(struct cm_agent *a)
@@ -1005,6 +1046,7 @@ main(void)
 	check_reject(a, b);
 	check_release(a, b);
 	check_sidr(a, b);
+	check_telemetry(b);
 	/* Device 0 without its agent: a raw GSI against B's agent. */
 	cm_agent_put(a);
 	a = NULL;
