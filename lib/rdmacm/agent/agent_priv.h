@@ -68,7 +68,7 @@ struct cm_heap {
 	size_t n, cap;
 };
 void cm_heap_fini(struct cm_heap *hp);
-/* Put @c at key c->heap_key (in it already: moved), or take it out
+/* Put @c in the heap at @key (in it already: moved), or take it out
  * (@key 0). -ENOMEM: not added. */
 int cm_heap_set(struct cm_heap *hp, struct cm_conn *c, uint64_t key);
 struct cm_conn *cm_heap_top(const struct cm_heap *hp);
@@ -216,8 +216,8 @@ bool cm_conn_needs_answers(const struct cm_conn *c);
 
 /* ---- agent_listen.c ---- */
 struct cm_listener *cm_listener_find(struct cm_agent *a, uint64_t sid);
-/* A new request for @l (REQ or SIDR_REQ @rx): the new connection, or
- * NULL after answering it (backlog full, no memory). */
+/* A new request for @l (REQ or SIDR_REQ @rx): a new connection stepped
+ * with it, or, past the backlog or out of memory, a refusal into @b. */
 void cm_listener_request(struct cm_listener *l, const struct cm_rx *rx,
 			 struct cm_batch *b);
 /* @c leaves its listener (owned, answered or released). */
