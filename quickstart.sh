@@ -114,12 +114,13 @@ run_tests() {
 	export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 	echo "== release build: $BUILD"
 	meson test -C "$BUILD" --no-rebuild --print-errorlogs --no-suite fuzz \
-		--no-suite quarantine || rc=1
+		--no-suite quarantine --no-suite interop-full || rc=1
 	# The interop suite (a QEMU guest under TCG, minutes) runs in the
-	# release build only.
+	# release build only; interop-full (every case) is opt-in.
 	echo "== ASan+UBSan build (clang): $BUILD_SAN"
 	meson test -C "$BUILD_SAN" --no-rebuild --print-errorlogs \
-		--no-suite quarantine --no-suite interop || rc=1
+		--no-suite quarantine --no-suite interop --no-suite interop-full \
+		|| rc=1
 	count_results "$BUILD/meson-logs/testlog.json" \
 		"$BUILD_SAN/meson-logs/testlog.json" || rc=1
 	return $rc

@@ -12,12 +12,16 @@
 #                     completion
 #   ID bg B64         start it in the background, answer at once
 #   ID poll BGID      the state of a background command: done or running
-#   ID kill BGID      SIGKILL a background command, then as poll
+#   ID kill BGID      SIGKILL a background command, then as poll (start
+#                     it with exec for the signal to reach the program)
 # Every answer is "@@ID RC" (RC: the exit status, or "running"), the
 # base64 of the command's output (stdout and stderr) on the lines after,
 # and "@@end ID". The kernel's console is on ttyS0, never on ttyS1.
 /bin/busybox --install -s
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+# guest.py puts its programs in /usr/bin. Debian's busybox shell runs its
+# own applets before anything on PATH: iproute2's ip and tc, which share
+# applet names, are run as /usr/bin/ip and /usr/bin/tc.
+export PATH=/usr/bin:/usr/sbin:/bin:/sbin
 mkdir -p /proc /sys /dev /tmp /run
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -80,9 +84,14 @@ serve() {
 			state "$id" "$arg"
 			;;
 		kill)
+			# At most 10 s for it to go: a process stuck in the
+			# kernel stays "running", and the channel answers on.
 			[ -f "/tmp/rc.$arg" ] || kill -9 "$(cat "/tmp/pid.$arg")"
-			while [ -f "/tmp/pid.$arg" ] && [ ! -f "/tmp/rc.$arg" ]; do
-				usleep 10000
+			n=0
+			while [ -f "/tmp/pid.$arg" ] && [ ! -f "/tmp/rc.$arg" ] &&
+				[ $n -lt 100 ]; do
+				usleep 100000
+				n=$((n + 1))
 			done
 			state "$id" "$arg"
 			;;

@@ -22,17 +22,22 @@ it sent and received, pcapng) passes check_capture.py as the conformance
 captures do: tshark decodes every frame, nothing malformed, every ICRC
 verifies, frames both ways.
 
-Groups (--group, default core):
-  rc, uc, ud, srq   ibv_*_pingpong, sizes up to 64 KiB, with and without -e;
+Groups (--group, several allowed; default core):
+  rc, uc, ud, srq   ibv_*_pingpong, sizes up to 64 KiB, with and without -e,
+                    -c where the tool checks the data;
   perf              perftest's ib_{write,read,send,atomic}_bw and _lat with
-                    their default outstanding reads and atomics;
-  ip6               RC and ib_write_bw on the IPv6 link-local GIDs;
-  loss              the guest's eth0 drops 1% of its frames both ways
-                    (netem), transfers checked (pingpong -c);
+                    their defaults (128 outstanding READs and atomics);
+  ip6               RC, UD and ib_write_bw on the IPv6 link-local GIDs;
+  loss              the guest's eth0 drops 1% of the frames it sends
+                    (netem on its root qdisc), transfers checked by
+                    ibv_rc_pingpong -c, perftest completing;
   rdmacm            rping, ucmatose, udaddy and perftest -R between the
                     kernel's RDMA CM and uroce's: empty until uroce has a
                     librdmacm (the hook is RDMACM_CASES);
-  core              what CI runs: rc, uc, ud, srq, perf (core cases).
+  core              the cases marked core of every group, one boot: what
+                    the suite's `interop` test (CI) runs;
+  all               every case of every group (`interop_full`, suite
+                    interop-full, opt-in).
 
 For each bandwidth case it prints what each side sent and sent again: for
 uroce from its capture (request frames out, and those whose QPN and PSN
@@ -73,69 +78,73 @@ BW = 'bw'
 
 class Case:
     """A tool and its arguments (the same on both sides but the device,
-    GID index, TCP port and server address, which run_case adds)."""
+    GID index, TCP port and server address, which run_case adds); core:
+    in the CI subset (group core)."""
 
-    def __init__(self, tool, args, done, kind=None, gid='v4'):
+    def __init__(self, tool, args, done, kind=None, gid='v4', core=False):
         self.tool, self.args, self.done = tool, args, done
-        self.kind, self.gid = kind, gid
+        self.kind, self.gid, self.core = kind, gid, core
         self.name = '%s %s' % (tool, ' '.join(args))
         self.perftest = tool.startswith('ib_')
 
 
-def pp(tool, *args):
-    return Case('ibv_%s_pingpong' % tool, list(args), PINGPONG_DONE)
+def pp(tool, *args, core=False, gid='v4'):
+    return Case('ibv_%s_pingpong' % tool, list(args), PINGPONG_DONE,
+                gid=gid, core=core)
 
 
-def perf(tool, *args):
+def perf(tool, *args, core=False, gid='v4'):
     lat = tool.endswith('_lat')
     return Case(tool, list(args), LAT_DONE if lat else PERF_DONE,
-                None if lat else BW)
+                None if lat else BW, gid=gid, core=core)
 
 
 CASES = {
     'rc': [
-        pp('rc', '-n', '100'),
+        pp('rc', '-n', '100', core=True),
         pp('rc', '-s', '1', '-n', '100'),
-        pp('rc', '-s', '65536', '-n', '20', '-c'),
-        pp('rc', '-s', '4096', '-n', '50', '-e'),
+        pp('rc', '-s', '65536', '-n', '20', '-c', core=True),
+        pp('rc', '-s', '4096', '-n', '50', '-e', core=True),
         pp('rc', '-s', '16384', '-n', '20', '-c', '-e'),
     ],
     'uc': [
         pp('uc', '-n', '100'),
-        pp('uc', '-s', '65536', '-n', '20'),
-        pp('uc', '-s', '4096', '-n', '50', '-e'),
+        pp('uc', '-s', '65536', '-n', '20', core=True),
+        pp('uc', '-s', '4096', '-n', '50', '-e', core=True),
     ],
     'ud': [
         pp('ud', '-s', '1', '-n', '100'),
-        pp('ud', '-s', '1024', '-n', '100'),
-        pp('ud', '-s', '512', '-n', '50', '-e'),
+        pp('ud', '-s', '1024', '-n', '100', core=True),
+        pp('ud', '-s', '512', '-n', '50', '-e', core=True),
     ],
     'srq': [
-        pp('srq', '-q', '4', '-n', '50'),
-        pp('srq', '-q', '4', '-s', '65536', '-n', '10'),
+        pp('srq', '-q', '4', '-n', '50', core=True),
+        pp('srq', '-q', '4', '-s', '65536', '-n', '10', core=True),
         pp('srq', '-q', '2', '-n', '50', '-e'),
     ],
+    # With perftest's defaults: rxe and uroce both offer 128 outstanding
+    # READs and atomics (max_qp_rd_atom), which perftest takes as its
+    # own side's -o without asking the peer.
     'perf': [
-        perf('ib_write_bw', '-n', '200', '-s', '65536'),
-        perf('ib_read_bw', '-n', '200', '-s', '65536'),
-        perf('ib_send_bw', '-n', '200', '-s', '4096'),
-        perf('ib_atomic_bw', '-n', '200'),
+        perf('ib_write_bw', '-n', '200', '-s', '65536', core=True),
+        perf('ib_read_bw', '-n', '200', '-s', '65536', core=True),
+        perf('ib_send_bw', '-n', '200', '-s', '4096', core=True),
+        perf('ib_atomic_bw', '-n', '200', core=True),
         perf('ib_write_lat', '-n', '100', '-s', '64'),
-        perf('ib_read_lat', '-n', '100', '-s', '64'),
-        perf('ib_atomic_lat', '-n', '100'),
+        perf('ib_read_lat', '-n', '100', '-s', '64', core=True),
+        perf('ib_send_lat', '-n', '100', '-s', '64'),
+        perf('ib_atomic_lat', '-n', '100', core=True),
     ],
     'ip6': [
-        Case('ibv_rc_pingpong', ['-s', '65536', '-n', '20', '-c'],
-             PINGPONG_DONE, gid='v6'),
-        Case('ibv_ud_pingpong', ['-s', '1024', '-n', '50'], PINGPONG_DONE,
-             gid='v6'),
-        Case('ib_write_bw', ['-n', '200', '-s', '65536'], PERF_DONE, BW,
-             gid='v6'),
+        pp('rc', '-s', '65536', '-n', '20', '-c', gid='v6', core=True),
+        pp('ud', '-s', '1024', '-n', '50', gid='v6'),
+        perf('ib_write_bw', '-n', '200', '-s', '65536', gid='v6',
+             core=True),
     ],
     'loss': [
-        pp('rc', '-s', '65536', '-n', '50', '-c'),
+        pp('rc', '-s', '65536', '-n', '50', '-c', core=True),
         pp('rc', '-s', '4096', '-n', '200', '-c'),
-        perf('ib_write_bw', '-n', '500', '-s', '65536'),
+        perf('ib_write_bw', '-n', '500', '-s', '65536', core=True),
         perf('ib_read_bw', '-n', '500', '-s', '65536'),
     ],
 }
@@ -145,10 +154,16 @@ CASES = {
 # of the other side's RoCEv2 port, not its kernel's.
 RDMACM_CASES = []
 CASES['rdmacm'] = RDMACM_CASES
-CORE = ['rc', 'uc', 'ud', 'srq', 'perf']
+GROUPS = ['rc', 'uc', 'ud', 'srq', 'perf', 'ip6', 'loss', 'rdmacm']
 GUEST_SETUP = 'rdma link add rxe0 type rxe netdev eth0'
-LOSS_ON = 'tc qdisc add dev eth0 root netem loss 1%'
-LOSS_OFF = 'tc qdisc del dev eth0 root'
+# iproute2's tc by its path: the guest's busybox shell prefers its own
+# applet of that name, which has no netem. netem's own queue holds 1,000
+# frames by default, fewer than rxe answers 128 outstanding 64 KiB READs
+# with at once (8,192): the limit is raised to fq_codel's (the guest's
+# default qdisc), so that the frames dropped are the 1% asked for and not
+# a full queue's tail.
+LOSS_ON = '/usr/bin/tc qdisc add dev eth0 root netem loss 1% limit 10240'
+LOSS_OFF = '/usr/bin/tc qdisc del dev eth0 root'
 
 
 def uroce_conf(path):
@@ -259,15 +274,17 @@ def tool_args(case, dev, gid, port):
     return ['-d', dev, '-g', str(gid), '-p', str(port)] + args
 
 
-def retransmits(cap, path):
-    """(request frames uroce sent, how many of them repeated a (QPN, PSN)
-    already sent): from its capture. Requests are the BTH opcodes whose
-    low five bits are below 0x0d (SEND to RDMA READ request) or the
-    atomics (0x13, 0x14); responses and ACKs are not counted."""
+def requests(cap, path, direction):
+    """(request packets that went direction in uroce's capture, how many
+    of them repeated a (QPN, PSN) already seen that way): 'out' counts
+    what uroce sent and sent again, 'in' what it received of rxe's.
+    Requests are the BTH opcodes whose low five bits are below 0x0d (SEND
+    to RDMA READ request) or the atomics (0x13, 0x14); responses and ACKs
+    are not counted."""
     seen, sent, again = set(), 0, 0
     for frame, d in cap.read_pcapng(path):
         r = cap.roce_opcode(frame)
-        if r is None or d != 'out':
+        if r is None or d != direction:
             continue
         op, off, ver = r
         low = op & 0x1f
@@ -315,7 +332,7 @@ def run_case(a, g, cap, gids, idx, case, direction):
     why = ''
     try:
         if direction == 'rxe-server':
-            job = g.start(' '.join([case.tool] + gargs))
+            job = g.start(' '.join(['exec', case.tool] + gargs))
             while not guest_listening(g, port) and \
                     job.poll()[0] == 'running' and \
                     time.monotonic() < deadline:
@@ -333,7 +350,8 @@ def run_case(a, g, cap, gids, idx, case, direction):
                     and time.monotonic() < deadline:
                 time.sleep(0.1)
             if host_listening(g, port):
-                job = g.start(' '.join([case.tool] + gargs + [vm.HOST_IP]))
+                job = g.start(' '.join(['exec', case.tool] + gargs +
+                                      [vm.HOST_IP]))
                 gres = job.wait(deadline)
             else:
                 why = 'the uroce server never listened'
@@ -361,9 +379,10 @@ def run_case(a, g, cap, gids, idx, case, direction):
     if ok and case.kind == BW:
         after = g.rxe_counters()
         if cap is not None:
-            sent, again = retransmits(cap, host.pcap)
-            lines.append('  uroce: requests sent %d, sent again %d' %
-                         (sent, again))
+            lines.append('  requests: uroce sent %d (%d again), uroce '
+                         'received %d (%d again)' %
+                         (requests(cap, host.pcap, 'out') +
+                          requests(cap, host.pcap, 'in')))
         lines.append('  rxe: ' + counter_line(before, after))
     print('%s %s [%s] (uroce %s, rxe %s)%s' % (
         'ok  ' if ok else 'FAIL', case.name, direction
@@ -407,11 +426,41 @@ def prerequisites():
     return None
 
 
+def run_groups(a, kernel, initrd, groups, cap, results):
+    idx = 0
+    with vm.Guest(kernel, initrd) as g:
+        print('guest up in %.1f s (TCG)' % g.boot_seconds)
+        g.check(GUEST_SETUP)
+        gids = rxe_gids(g)
+        print('rxe0 RoCE v2 GIDs: %s' % gids)
+        for grp in groups:
+            if not CASES[grp]:
+                print('SKIP group %s: no cases yet' % grp)
+                continue
+            if grp == 'loss':
+                g.check(LOSS_ON)
+            for case in CASES[grp]:
+                for direction in a.direction or ['rxe-server',
+                                                 'uroce-server']:
+                    idx += 1
+                    if a.only and not re.search(a.only, case.name):
+                        continue
+                    if case.gid not in gids:
+                        print('FAIL %s: rxe0 has no %s GID' %
+                              (case.name, case.gid))
+                        results.append(False)
+                        continue
+                    results.append(run_case(a, g, cap, gids, idx, case,
+                                            direction))
+            if grp == 'loss':
+                g.check(LOSS_OFF)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--run', required=True, help='the uroce-run executable')
     ap.add_argument('--group', action='append',
-                    choices=sorted(CASES) + ['core'],
+                    choices=sorted(CASES) + ['core', 'all'],
                     help='case groups (default: core)')
     ap.add_argument('--only', help='run the cases whose name matches')
     ap.add_argument('--direction', choices=('rxe-server', 'uroce-server'),
@@ -432,42 +481,19 @@ def main():
     except guest_build.Missing as e:
         print('SKIP: ' + str(e))
         return SKIP
-    groups = []
-    for grp in a.group or ['core']:
-        groups += CORE if grp == 'core' else [grp]
+    a.core = a.group is None or 'core' in a.group
+    groups = GROUPS if a.core or 'all' in a.group else \
+        [grp for grp in GROUPS if grp in a.group]
     cap = load_capture_checker()
     a.capture_dir = tempfile.mkdtemp(prefix='uroce-interop-cap-')
     a.conf = os.path.join(a.capture_dir, 'uroce.conf')
     uroce_conf(a.conf)
     results = []
-    idx = 0
     try:
-        with vm.Guest(kernel, initrd) as g:
-            print('guest up in %.1f s (TCG)' % g.boot_seconds)
-            g.check(GUEST_SETUP)
-            gids = rxe_gids(g)
-            print('rxe0 RoCE v2 GIDs: %s' % gids)
-            for grp in groups:
-                if not CASES[grp]:
-                    print('SKIP group %s: no cases yet' % grp)
-                    continue
-                if grp == 'loss':
-                    g.check(LOSS_ON)
-                for case in CASES[grp]:
-                    for direction in a.direction or ['rxe-server',
-                                                     'uroce-server']:
-                        idx += 1
-                        if a.only and not re.search(a.only, case.name):
-                            continue
-                        if case.gid not in gids:
-                            print('FAIL %s: rxe0 has no %s GID' %
-                                  (case.name, case.gid))
-                            results.append(False)
-                            continue
-                        results.append(run_case(a, g, cap, gids, idx, case,
-                                                direction))
-                if grp == 'loss':
-                    g.check(LOSS_OFF)
+        run_groups(a, kernel, initrd, groups, cap, results)
+    except vm.GuestError as e:
+        print('FAIL: %s' % e)
+        results.append(False)
     finally:
         if a.keep_captures:
             print('captures in %s' % a.capture_dir)

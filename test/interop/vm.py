@@ -38,6 +38,7 @@ TAP = 'uroce-tap0'
 GUEST_MAC = '02:00:00:00:81:02'
 UROCE_MAC = '02:00:00:00:81:03'
 BOOT_TIMEOUT = 600
+REQUEST_TIMEOUT = 120
 
 
 class GuestError(Exception):
@@ -66,7 +67,8 @@ class Job:
                 return r
             time.sleep(0.2)
         r = self.guest.request('kill', str(self.jid))
-        self.result = ('timeout', r[1])
+        self.result = ('timeout' if r[0] == 'running' or r[0] == 137 else
+                       r[0], r[1])
         return self.result
 
 
@@ -133,7 +135,9 @@ class Guest:
             if line.strip() == b'@@ready':
                 break
         self.boot_seconds = time.monotonic() - t0
-        conn.settimeout(300)
+        # Every request is answered at once (a command to completion runs
+        # bounded by its own timeout(1)): silence this long is a hung guest.
+        conn.settimeout(REQUEST_TIMEOUT)
 
     def close(self):
         if self.qemu is not None and self.qemu.poll() is None:
@@ -164,21 +168,24 @@ class Guest:
         """One request, its answer: (status int or 'running', output)."""
         rid = self.next_id
         self.next_id += 1
-        self.chan.write(('%d %s %s\n' % (rid, verb, arg)).encode())
-        head = self.chan.readline()
-        while head and not head.startswith(b'@@%d ' % rid):
+        try:
+            self.chan.write(('%d %s %s\n' % (rid, verb, arg)).encode())
             head = self.chan.readline()
-        if not head:
-            raise GuestError('the command channel closed')
+            while head and not head.startswith(b'@@%d ' % rid):
+                head = self.chan.readline()
+            body = []
+            while head:
+                line = self.chan.readline()
+                if not line or line.strip() == b'@@end %d' % rid:
+                    break
+                body.append(line.strip())
+        except OSError as e:
+            raise GuestError('no answer to `%s` from the guest (%s); its '
+                             'console:\n%s' % (verb, e, self.console_tail()))
+        if not head or not line:
+            raise GuestError('the command channel closed; the guest\'s '
+                             'console:\n%s' % self.console_tail())
         status = head.split()[1].decode()
-        body = []
-        while True:
-            line = self.chan.readline()
-            if not line:
-                raise GuestError('the command channel closed')
-            if line.strip() == b'@@end %d' % rid:
-                break
-            body.append(line.strip())
         out = base64.b64decode(b''.join(body)).decode(errors='replace')
         return (status if status == 'running' else int(status)), out
 
