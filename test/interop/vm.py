@@ -123,15 +123,23 @@ class Guest:
                                                  'w'))
         try:
             conn, _ = srv.accept()
+        except OSError as e:
+            raise GuestError('QEMU never connected its serial port (%s): %s'
+                             % (e, self.qemu_errors()))
         finally:
             srv.close()
         conn.settimeout(BOOT_TIMEOUT)
         self.chan = conn.makefile('rwb', buffering=0)
         while True:
-            line = self.chan.readline()
+            try:
+                line = self.chan.readline()
+            except OSError as e:
+                raise GuestError('the guest did not boot (%s):\n%s' %
+                                 (e, self.console_tail()))
             if not line:
                 raise GuestError('the guest stopped before its command '
-                                 'channel came up')
+                                 'channel came up: %s\n%s' %
+                                 (self.qemu_errors(), self.console_tail()))
             if line.strip() == b'@@ready':
                 break
         self.boot_seconds = time.monotonic() - t0
@@ -219,6 +227,14 @@ class Guest:
 
     def dmesg(self):
         return self.run('dmesg')[1]
+
+    def qemu_errors(self):
+        try:
+            with open(os.path.join(self.dir, 'qemu.err'),
+                      errors='replace') as f:
+                return f.read().strip()[-2000:]
+        except OSError:
+            return ''
 
     def console_tail(self, n=40):
         try:
