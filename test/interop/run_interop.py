@@ -36,8 +36,8 @@ Groups (--group, several allowed; default core):
   rdmacm            rping, ucmatose, udaddy and perftest -R between the
                     kernel's RDMA CM and uroce's: empty until uroce has a
                     librdmacm (the hook is RDMACM_CASES);
-  core              the cases marked core of every group, one boot: what
-                    the suite's `interop` test (CI) runs;
+  core              the cases marked core of every group, one boot: the
+                    suite's `interop` test;
   all               every case of every group (`interop_full`, suite
                     interop-full, opt-in).
 

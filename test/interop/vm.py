@@ -115,8 +115,13 @@ class Guest:
                '-serial', 'file:' + self.console, '-serial', 'unix:' + sock,
                '-netdev', 'tap,id=n0,ifname=%s,script=no,downscript=no' % TAP,
                '-device', 'virtio-net-pci,netdev=n0,mac=%s' % GUEST_MAC]
+        # QEMU links the system's libibverbs: keep uroce's (the test
+        # environment's LD_LIBRARY_PATH) and any sanitizer preload away
+        # from it.
+        env = {k: v for k, v in os.environ.items()
+               if k not in ('LD_LIBRARY_PATH', 'LD_PRELOAD')}
         t0 = time.monotonic()
-        self.qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+        self.qemu = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL,
                                      stderr=open(os.path.join(self.dir,
                                                               'qemu.err'),
