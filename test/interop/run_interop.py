@@ -81,7 +81,7 @@ BW = 'bw'
 class Case:
     """A tool and its arguments (the same on both sides but the device,
     GID index, TCP port and server address, which run_case adds); core:
-    in the CI subset (group core)."""
+    in the subset of group core."""
 
     def __init__(self, tool, args, done, kind=None, gid='v4', core=False,
                  direction=None):
