@@ -370,9 +370,9 @@ def run_case(a, g, cap, gids, idx, case, direction):
             hrc = host.wait(deadline if gres[0] == 0 else
                             min(deadline, time.monotonic() + 5))
     finally:
+        host.cleanup()
         if job is not None and job.result is None:
             gres = job.wait(time.monotonic())
-        host.cleanup()
     hout = host.output()
     gout = gres[1]
     done = re.compile(case.done, re.M)
