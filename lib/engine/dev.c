@@ -27,7 +27,11 @@
 #define ENG_MAX_INLINE		256
 #define ENG_MAX_QP_WR		16384
 #define ENG_MAX_SRQ_WR		65536	/* a power of two: all of it usable */
-#define ENG_MAX_RD_ATOM		16
+/* READ/atomic requests a QP may have outstanding, each way: as many as
+ * Linux's rdma_rxe offers, so that tools which take the device's limit
+ * as their default (perftest) agree with it. A responder resource costs
+ * about 80 bytes of the QP's memory. */
+#define ENG_MAX_RD_ATOM		128
 #define ENG_RATE_MIN_KBPS	1
 #define ENG_RATE_MAX_KBPS	100000000u	/* 100 Gbit/s */
 /* How long ibv_create_ah() waits for the neighbour (ARP retries 5 x 100ms). */
