@@ -13,12 +13,20 @@
  * ibv_get_cq_event() waits for. The keeper, a control thread, runs the
  * loop then, and sleeps otherwise:
  *
- *  - while application calls run iterations (app_iters moves), it looks
- *    once every [eal] keeper_us and does nothing else;
+ *  - while application calls run iterations (app_iters moves) and the
+ *    keeper is cold, it looks once every [eal] keeper_us and does nothing
+ *    else;
  *  - once they stopped for that long, it iterates for as long as an
  *    iteration finds work; after one that found none it sleeps, from
  *    ENG_KEEPER_SLEEP_MIN_NS doubling to ENG_KEEPER_SLEEP_MAX_NS, never
- *    past the next armed timer (a QP's ACK timeout, a paced QP's batch).
+ *    past the next armed timer (a QP's ACK timeout, a paced QP's batch),
+ *    and iterates after each sleep. It stays on this back-off while the
+ *    sleep is shorter than keeper_us even if application calls run
+ *    iterations again (their trylock and its own keep them apart), and
+ *    is cold again once it is as long: a program that waits for its
+ *    peer's WRITEs by reading memory (perftest's ib_write_lat) calls no
+ *    verb between two of them, and a keeper that had stepped back at its
+ *    first call would see each WRITE only keeper_us later.
  *    A frame that arrives while it sleeps waits for the end of the sleep:
  *    at most ENG_KEEPER_SLEEP_MAX_NS, for a process nobody polls in.
  *
@@ -76,32 +84,31 @@ static void *
 eng_keeper_main(void *arg)
 {
 	struct eng *e = arg;
-	uint64_t seen = 0, seq, sleep_ns = 0, timer_ns = UINT64_MAX;
+	uint64_t seen = 0, seq, timer_ns = UINT64_MAX;
+	uint64_t sleep_ns = ENG_KEEPER_SLEEP_MAX_NS;	/* cold */
 	int work;
 
 	prctl(PR_SET_TIMERSLACK, (unsigned long)ENG_KEEPER_TIMER_SLACK_NS,
 	      0, 0, 0);
 	while (!__atomic_load_n(&e->keeper_stop, __ATOMIC_ACQUIRE)) {
 		seq = __atomic_load_n(&e->app_iters, __ATOMIC_RELAXED);
-		if (seq != seen) {
-			/* The application progresses: look again later. */
+		if (seq != seen && sleep_ns >= e->keeper_ns) {
+			/* The application progresses and the keeper is
+			 * cold: look again later. */
 			seen = seq;
-			sleep_ns = 0;
 			eng_keeper_nap(e->keeper_ns);
 			continue;
 		}
+		seen = seq;
 		work = eng_keeper_iterate(e, &timer_ns);
-		if (work < 0) {
-			eng_keeper_nap(e->keeper_ns);
-			continue;
-		}
 		if (work > 0) {
 			sleep_ns = 0;
 			continue;
 		}
+		/* Nothing, or a thread in an iteration: back off. */
 		sleep_ns = sleep_ns == 0 ? ENG_KEEPER_SLEEP_MIN_NS :
 			RTE_MIN(sleep_ns * 2, (uint64_t)ENG_KEEPER_SLEEP_MAX_NS);
-		if (timer_ns < ENG_KEEPER_SLEEP_MIN_NS)
+		if (work == 0 && timer_ns < ENG_KEEPER_SLEEP_MIN_NS)
 			continue;	/* a timer is due: iterate again */
 		eng_keeper_nap(RTE_MIN(sleep_ns, timer_ns));
 	}
