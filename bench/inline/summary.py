@@ -20,8 +20,8 @@ def perf_fig(path, key):
             res = json.load(f)['results'][0]
     except (OSError, ValueError, KeyError, IndexError):
         return None
-    if res.get('errors'):
-        return None
+    if res.get('errors') or res.get('samples') == 0:
+        return None  # failed, or no round trip within the duration
     return res.get(key)
 
 
