@@ -321,6 +321,7 @@ uroce_config_load(const char *path, struct uroce_config *cfg, char *err,
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->lcores = 1;
+	cfg->keeper_us = UROCE_CONFIG_KEEPER_US_DEFAULT;
 	cfg->log_level = UROCE_CONFIG_LOG_LEVEL_DEFAULT;
 	if (path == NULL) {
 		cfg_err(&ld, "no configuration file (use -c FILE or UROCE_CONFIG=FILE)");

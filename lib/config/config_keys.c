@@ -228,7 +228,7 @@ set_steer(void *obj, const char *val, char *why, size_t whylen)
 	return -EINVAL;
 }
 
-/* One main lcore besides the engine lcores. */
+/* One main lcore besides the engine lcores; 0: inline progress. */
 #define LCORES_MAX (RTE_MAX_LCORE - 1)
 
 static int
@@ -238,9 +238,24 @@ set_lcores(void *obj, const char *val, char *why, size_t whylen)
 	unsigned long v;
 	int ret;
 
-	ret = parse_range(val, 1, LCORES_MAX, &v, why, whylen);
+	ret = parse_range(val, 0, LCORES_MAX, &v, why, whylen);
 	if (ret == 0)
 		cfg->lcores = (unsigned int)v;
+	return ret;
+}
+
+/* keeper_us = MICROSECONDS: with lcores = 0, how long no application call
+ * runs the stack before the keeper thread does (lib/engine/keeper.c). */
+static int
+set_keeper_us(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config *cfg = obj;
+	unsigned long v;
+	int ret;
+
+	ret = parse_range(val, 1, UROCE_CONFIG_KEEPER_US_MAX, &v, why, whylen);
+	if (ret == 0)
+		cfg->keeper_us = (unsigned int)v;
 	return ret;
 }
 
@@ -358,6 +373,7 @@ static const struct cfg_key port_keys[] = {
 
 static const struct cfg_key eal_keys[] = {
 	{ "lcores", set_lcores },
+	{ "keeper_us", set_keeper_us },
 	{ "args", set_args },
 	{ "file_prefix", set_file_prefix },
 	{ "log_level", set_log_level },

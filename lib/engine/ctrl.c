@@ -8,7 +8,8 @@
  * stack) on the owner's MPSC ring and waits for the answer; the owner runs
  * it at the start of its next iteration. The call runs inline when the
  * caller is the owner, or in native mode, where it takes the native lock
- * that uroce_engine_poll() holds for an iteration.
+ * that uroce_engine_poll() (and the keeper, keeper.c) holds for an
+ * iteration.
  *
  * eng_sync() waits until no lcore can still hold a pointer it found before
  * the call: the readers are the background lcores (rte_rcu_qsbr, one
@@ -45,6 +46,19 @@ eng_wait_step(unsigned int *spins)
 		nanosleep(&ts, NULL);
 }
 
+/* Native mode: take the progress lock the way a control message waits,
+ * never a bare spin: its holder (an application thread in an iteration,
+ * the keeper) may be preempted on a machine with fewer cores than busy
+ * threads. */
+static void
+eng_native_lock(void)
+{
+	unsigned int spins = 0;
+
+	while (!rte_spinlock_trylock(&eng_g->native_lock))
+		eng_wait_step(&spins);
+}
+
 int
 eng_ctrl_run(unsigned int owner, eng_ctrl_fn fn, void *arg)
 {
@@ -56,11 +70,11 @@ eng_ctrl_run(unsigned int owner, eng_ctrl_fn fn, void *arg)
 	if (RTE_PER_LCORE(eng_cur) == lc)
 		return fn(lc, arg);
 	if (eng_g->nb_bg == 0) {
-		rte_spinlock_lock(&eng_g->native_lock);
+		eng_native_lock();
 		RTE_PER_LCORE(eng_cur) = lc;
 		ret = fn(lc, arg);
 		RTE_PER_LCORE(eng_cur) = NULL;
-		rte_spinlock_unlock(&eng_g->native_lock);
+		uroce_spin_unlock(&eng_g->native_lock);
 		return ret;
 	}
 	while (rte_ring_mp_enqueue(lc->ctrl, &msg) != 0)
@@ -95,8 +109,8 @@ eng_sync(void)
 
 	if (eng_g->nb_bg == 0) {
 		if (cur == NULL) {
-			rte_spinlock_lock(&eng_g->native_lock);
-			rte_spinlock_unlock(&eng_g->native_lock);
+			eng_native_lock();
+			uroce_spin_unlock(&eng_g->native_lock);
 		}
 		return;
 	}

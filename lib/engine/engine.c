@@ -219,6 +219,7 @@ eng_teardown(struct eng *e, bool launched)
 
 	eng_telemetry_detach();		/* no telemetry reader from here */
 	eng_link_watch_stop(e);
+	eng_keeper_stop(e);
 	if (launched)
 		eng_stop_lcores(e);
 	/* Queued frames go back to the ports' pools before the ports close. */
@@ -349,6 +350,14 @@ eng_start(struct eng *e, const struct uroce_config *cfg, unsigned int flags,
 	}
 	eng_link_wait(e);
 	ret = eng_launch(e, err, err_len);
+	/* Inline progress ([eal] lcores = 0): nobody promised to poll. */
+	if (ret == 0 && want == 0 && !(flags & UROCE_ENGINE_NO_LCORES)) {
+		ret = eng_keeper_start(e);
+		if (ret != 0)
+			snprintf(err, err_len, "uroce: cannot start the keeper "
+				 "thread: %s", strerror(ret < 0 ? -ret : ret));
+		ret = ret != 0 ? -EAGAIN : 0;
+	}
 	if (ret == 0 && eng_link_watch_start(e) != 0)
 		ENG_LOG(WARNING, "cannot watch the links: no port events, and "
 			"a memif client whose server was absent stays down\n");
@@ -397,7 +406,8 @@ uroce_engine_init(const struct uroce_config *cfg, unsigned int flags,
 	}
 	eng_telemetry_attach();
 	ENG_LOG(INFO, "%u devices, %u engine lcores%s\n", e->ndev, e->nb_bg,
-		e->nb_bg ? "" : " (native progress)");
+		e->nb_bg ? "" : e->keeper ? " (inline progress, keeper)" :
+		" (native progress)");
 	return 0;
 }
 

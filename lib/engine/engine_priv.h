@@ -246,6 +246,15 @@ struct eng {
 	struct uroce_dev *dev[UROCE_CONFIG_MAX_PORTS];
 	struct rte_rcu_qsbr *qsv;	/* background lcores' quiescent points */
 	rte_spinlock_t native_lock;	/* native mode: who runs the loop */
+	/* Iterations run by application calls (uroce_engine_poll()),
+	 * native lock; the keeper reads it to see them (keeper.c). */
+	uint64_t app_iters;
+	/* The keeper thread (keeper.c): with no background lcore, under
+	 * the verbs, it runs the loop when no application call does. */
+	bool keeper;
+	uint32_t keeper_stop;		/* atomic */
+	uint64_t keeper_ns;		/* [eal] keeper_us */
+	pthread_t keeper_thread;
 	pthread_mutex_t lock;		/* objects, QPNs, CQ binding */
 	uint32_t qpn_next;
 	unsigned int rr;		/* round-robin owner */
@@ -313,6 +322,11 @@ unsigned int eng_iterate(struct eng_lcore *lc);
 void eng_qp_rearm(struct eng_lcore *lc, struct eng_qp *eq);
 void eng_qp_activate(struct eng_lcore *lc, struct eng_qp *eq);
 void eng_kick(void *ctx, struct uroce_qp *qp);
+uint64_t eng_until_timer_ns(const struct eng_lcore *lc);
+
+/* keeper.c: the thread that progresses a native engine nobody polls. */
+int eng_keeper_start(struct eng *e);
+void eng_keeper_stop(struct eng *e);
 
 /* tmo.c (under the engine lock) */
 struct eng_tmo *eng_tmo_get(struct eng *e, struct eng_qp *eq);

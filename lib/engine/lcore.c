@@ -1046,7 +1046,7 @@ eng_iterate(struct eng_lcore *lc)
 /* Nanoseconds until the wheel's next timer may be due (a lower bound). A
  * sleep must not pass it: a paced QP would lose the tokens of the delay
  * beyond its burst (qp_pace.c). */
-static uint64_t
+uint64_t
 eng_until_timer_ns(const struct eng_lcore *lc)
 {
 	uint64_t due = uroce_wheel_next_due(&lc->wheel);
@@ -1132,6 +1132,9 @@ uroce_engine_poll(void)
 	RTE_PER_LCORE(eng_cur) = lc;
 	work = eng_iterate(lc);
 	RTE_PER_LCORE(eng_cur) = NULL;
+	/* Under the lock: one writer; the keeper reads it (keeper.c). */
+	__atomic_store_n(&eng_g->app_iters, eng_g->app_iters + 1,
+			 __ATOMIC_RELAXED);
 	uroce_spin_unlock(&eng_g->native_lock);
 	return (int)RTE_MIN(work, (unsigned int)INT32_MAX);
 }

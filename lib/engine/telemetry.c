@@ -323,7 +323,7 @@ static const struct tel_field lcore_fields[] = {
 	LCORE_FIELD(ctrl_msgs), LCORE_FIELD(doorbells), LCORE_FIELD(direct_tx),
 	LCORE_FIELD(timers), LCORE_FIELD(work_cycles), LCORE_FIELD(long_loops),
 	LCORE_FIELD(long_cycles), LCORE_FIELD(gap_loops),
-	LCORE_FIELD(gap_cycles), LCORE_FIELD(tx_cycles),
+	LCORE_FIELD(gap_cycles), LCORE_FIELD(tx_cycles), LCORE_FIELD(keeper_loops),
 };
 
 static int

@@ -6,7 +6,8 @@
  * Completion queues and completion channels.
  *
  * Polling is the transport's CQ ring (uroce_cq_poll()): no lock, no
- * syscall. ibv_req_notify_cq() arms the CQ (uroce_cq_req_notify()); the
+ * syscall; under inline progress the poller runs the stack first
+ * (uroce_verbs_poll_cq()). ibv_req_notify_cq() arms the CQ (uroce_cq_req_notify()); the
  * owner lcore then calls uroce_verbs_cq_event() for the first matching
  * completion, which queues the CQ on its channel and adds one to the
  * channel's eventfd (semaphore mode: one read, one event). The fd is
@@ -76,7 +77,8 @@ ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-/* Engine lcore: the CQ's armed completion arrived. */
+/* Engine lcore, or the thread running the stack under inline progress (an
+ * application's poll, or the keeper): the CQ's armed completion arrived. */
 void
 uroce_verbs_cq_event(void *arg, struct uroce_cq *ucq)
 {
@@ -279,10 +281,18 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-/* ctx->ops.poll_cq: the count, or a negative value once the CQ overran. */
+/*
+ * ctx->ops.poll_cq: the count, or a negative value once the CQ overran.
+ * Under inline progress ([eal] lcores = 0) the polling thread runs one
+ * iteration of the stack first (uroce_engine_poll(): receive, timers,
+ * transmit, completions into the CQs), unless another thread runs one now
+ * (a trylock): then it only reads its CQ. With engine lcores the call
+ * returns at once.
+ */
 int
 uroce_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
+	uroce_engine_poll();
 	return uroce_cq_poll(((struct uroce_vcq *)cq)->ucq, n, wc);
 }
 

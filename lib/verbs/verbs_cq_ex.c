@@ -13,7 +13,9 @@
  * as ibv_poll_cq() does) and the accessors read its fields. The entry
  * leaves the ring at once, so end_poll has nothing to release, and
  * ibv_poll_cq() on ibv_cq_ex_to_cq() of the same CQ keeps working between
- * two batches. Like ibv_poll_cq(), a CQ is polled by one thread at a time
+ * two batches. Under inline progress ([eal] lcores = 0) start_poll runs
+ * an iteration of the stack first, as ibv_poll_cq() does (verbs_cq.c);
+ * next_poll reads on in the batch. Like ibv_poll_cq(), a CQ is polled by one thread at a time
  * (the ring has a single consumer): IBV_CREATE_CQ_ATTR_SINGLE_THREADED is
  * then what we always are, and is accepted.
  *
@@ -80,6 +82,7 @@ cqx_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 		errno = EINVAL;
 		return EINVAL;
 	}
+	uroce_engine_poll();	/* inline progress (verbs_cq.c) */
 	return cqx_fetch(vcq_of(cqx));
 }
 

@@ -230,6 +230,7 @@ test_all_keys(void)
 		"csum_offload = off\n"
 		"[eal]\n"
 		"lcores = 127\n"
+		"keeper_us = 250\n"
 		"args = --vdev=\"a b\" \"\"x --x=\"1 2\"3  -l\t0\n"
 		"[neigh]\n"
 		"fd00::2 = 02:00:00:00:00:03\n"
@@ -252,6 +253,7 @@ test_all_keys(void)
 	UT_CHECK(!cfg.port[0].csum_offload_off);	/* on by default */
 	UT_CHECK(cfg.port[1].csum_offload_off);
 	UT_CHECK_EQ(cfg.lcores, 127);
+	UT_CHECK_EQ(cfg.keeper_us, 250);
 	UT_CHECK_EQ(cfg.eal_argc, 5);
 	if (cfg.eal_argc == 5) {
 		UT_CHECK(strcmp(cfg.eal_argv[0], "--vdev=a b") == 0);
@@ -283,6 +285,7 @@ test_defaults(void)
 	UT_CHECK(!cfg.port[0].exception_set);
 	UT_CHECK_EQ(cfg.port[0].steer, UROCE_STEER_AUTO);
 	UT_CHECK_EQ(cfg.lcores, 1);
+	UT_CHECK_EQ(cfg.keeper_us, 100);
 	UT_CHECK_EQ(cfg.eal_argc, 0);
 	UT_CHECK(cfg.eal_argv == NULL);
 	UT_CHECK_EQ(cfg.neigh_cnt, 0);
@@ -580,9 +583,12 @@ static const struct bad_case {
 	{ "[port]\nip = 10.0.0.1/24\ndev = net-memif0", "[port] dev", "PCI" },
 	{ "[port]\nip = 10.0.0.1/24\ndev = ringlink:,side=0", "[port] dev", "PCI" },
 	{ "[port]\nip = 10.0.0.1/24\ndev = ringlink:a-b,side=0", "[port] dev", "PCI" },
-	{ BASE "[eal]\nlcores = 0", "[eal] lcores = \"0\"", "not a number in 1..127" },
-	{ BASE "[eal]\nlcores = 128", "[eal] lcores", "1..127" },
-	{ BASE "[eal]\nlcores = two", "[eal] lcores", "1..127" },
+	{ BASE "[eal]\nlcores = -1", "[eal] lcores = \"-1\"", "not a number in 0..127" },
+	{ BASE "[eal]\nlcores = 128", "[eal] lcores", "0..127" },
+	{ BASE "[eal]\nlcores = two", "[eal] lcores", "0..127" },
+	{ BASE "[eal]\nkeeper_us = 0", "[eal] keeper_us", "1..1000000" },
+	{ BASE "[eal]\nkeeper_us = 1000001", "[eal] keeper_us", "1..1000000" },
+	{ BASE "[eal]\nkeeper_us = 1ms", "[eal] keeper_us", "1..1000000" },
 	{ BASE "[eal]\nargs = --a \"b", "[eal] args", "unterminated" },
 	{ BASE "[eal]\nargs = --a \"\"", "[eal] args", "empty argument" },
 	{ BASE "[eal]\nargs = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 "
@@ -796,7 +802,8 @@ test_env_good(void)
 	setenv("UROCE_PORT_PCAP", "/tmp/p.pcap", 1);
 	setenv("UROCE_PORT1_IP", "10.9.9.9/16", 1);
 	setenv("UROCE_EAL_ARGS", "--in-memory \"--file-prefix=a b\"", 1);
-	setenv("UROCE_EAL_LCORES", "2", 1);
+	setenv("UROCE_EAL_LCORES", "0", 1);
+	setenv("UROCE_EAL_KEEPER_US", "500", 1);
 	setenv("UROCE_CONFIG", "/not/used", 1);
 	setenv("UROCE_SOMETHING_ELSE", "x", 1);
 	ret = uroce_config_load(write_conf(ENV_FILE), &cfg, err, sizeof(err));
@@ -809,7 +816,8 @@ test_env_good(void)
 	UT_CHECK(strcmp(cfg.port[0].pcap, "/tmp/p.pcap") == 0);
 	UT_CHECK_EQ(cfg.port[1].ip4, ip4("10.9.9.9"));
 	UT_CHECK_EQ(cfg.port[1].ip4_prefix, 16);
-	UT_CHECK_EQ(cfg.lcores, 2);
+	UT_CHECK_EQ(cfg.lcores, 0);		/* inline progress */
+	UT_CHECK_EQ(cfg.keeper_us, 500);
 	UT_CHECK_EQ(cfg.eal_argc, 2);
 	if (cfg.eal_argc == 2)
 		UT_CHECK(strcmp(cfg.eal_argv[1], "--file-prefix=a b") == 0);
@@ -923,7 +931,8 @@ test_env_bad(void)
 	expect_env_fail("UROCE_PORT_MTU", "", "[port] mtu", "empty value");
 	expect_env_fail("UROCE_PORT_MTU", "9000\n", "[port] mtu = \"9000?\"", "68..9000");
 	expect_env_fail("UROCE_PORT1_MAC", "zz", "[port1] mac", "MAC");
-	expect_env_fail("UROCE_EAL_LCORES", "0", "[eal] lcores", "1..127");
+	expect_env_fail("UROCE_EAL_LCORES", "128", "[eal] lcores", "0..127");
+	expect_env_fail("UROCE_EAL_KEEPER_US", "0", "[eal] keeper_us", "1..1000000");
 	expect_env_fail("UROCE_EAL_ARGS", "\"", "[eal] args", "unterminated");
 	expect_env_fail("UROCE_EAL_LOG_LEVEL", "loud",
 			"[eal] log_level = \"loud\" (from UROCE_EAL_LOG_LEVEL)", "1..8");
@@ -932,7 +941,7 @@ test_env_bad(void)
 	expect_env_fail("UROCE_PORT_MTUU", "1500", "unknown key", "mtu");
 	expect_env_fail("UROCE_PORT_mtu", "1500", "unknown key", NULL);
 	expect_env_fail("UROCE_PORT_MTU_X", "1500", "unknown key", NULL);
-	expect_env_fail("UROCE_EAL_MTU", "1500", "unknown key", "lcores, args");
+	expect_env_fail("UROCE_EAL_MTU", "1500", "unknown key", "lcores, keeper_us, args");
 	expect_env_fail("UROCE_PORT2_MTU", "1500", "no section for port 2", NULL);
 	expect_env_fail("UROCE_PORT8_MTU", "1500", "no such section", NULL);
 	expect_env_fail("UROCE_PORT01_MTU", "1500", "no such section", NULL);

@@ -162,6 +162,92 @@ wait_wc(struct ibv_comp_channel *ch, struct ibv_cq *cq, struct ibv_wc *wc)
 	return ibv_poll_cq(cq, 1, wc);
 }
 
+/*
+ * Progress nobody polls for: an RDMA READ between two QPs of the device,
+ * and the thread that posted it sleeps in poll() on the completion
+ * channel without one ibv_poll_cq() before. With an engine lcore, the
+ * lcore serves both ends; under inline progress ([eal] lcores = 0, the
+ * *_inline run) the post puts the request on the loopback and only the
+ * keeper thread can receive it, answer it as the responder, take the
+ * response and signal the channel. The bytes read must be the target's.
+ */
+static void
+test_unpolled(struct ibv_context *ctx)
+{
+	static char tgt[2048], dst[2048];
+	struct pollfd pfd = { .events = POLLIN };
+	struct ibv_qp_init_attr init;
+	struct ibv_comp_channel *ch;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_qp *qa = NULL, *qb = NULL;
+	struct ibv_cq *cq = NULL, *ev_cq;
+	struct ibv_mr *mt = NULL, *md = NULL;
+	struct ibv_sge ds;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	void *ev_ctx;
+
+	pd = ibv_alloc_pd(ctx);
+	ch = ibv_create_comp_channel(ctx);
+	if (!UT_CHECK(pd != NULL && ch != NULL))
+		return;
+	cq = ibv_create_cq(ctx, 16, NULL, ch, 0);
+	mt = ibv_reg_mr(pd, tgt, sizeof(tgt), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ);
+	md = ibv_reg_mr(pd, dst, sizeof(dst), IBV_ACCESS_LOCAL_WRITE);
+	memset(&init, 0, sizeof(init));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 4;
+	init.cap.max_recv_wr = 4;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	if (cq != NULL) {
+		qa = ibv_create_qp(pd, &init);
+		qb = ibv_create_qp(pd, &init);
+	}
+	if (!UT_CHECK(cq != NULL && mt != NULL && md != NULL && qa != NULL &&
+		      qb != NULL))
+		return;
+	ut_verbs_rc_connect_ex(qa, ctx, qb->qp_num, 7, 12, 1, 0);
+	ut_verbs_rc_connect_ex(qb, ctx, qa->qp_num, 7, 12, 1,
+			       IBV_ACCESS_REMOTE_READ);
+	for (size_t i = 0; i < sizeof(tgt); i++)
+		tgt[i] = (char)ut_rand();
+	memset(dst, 0, sizeof(dst));
+	UT_CHECK_EQ(ibv_req_notify_cq(cq, 0), 0);
+	ds = (struct ibv_sge){ (uintptr_t)dst, sizeof(dst), md->lkey };
+	memset(&swr, 0, sizeof(swr));
+	swr.wr_id = 9;
+	swr.sg_list = &ds;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_RDMA_READ;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = (uintptr_t)tgt;
+	swr.wr.rdma.rkey = mt->rkey;
+	UT_CHECK_EQ(ibv_post_send(qa, &swr, &bad_s), 0);
+	pfd.fd = ch->fd;
+	if (UT_CHECK(poll(&pfd, 1, 5000) == 1) &&
+	    UT_CHECK_EQ(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0)) {
+		UT_CHECK(ev_cq == cq);
+		ibv_ack_cq_events(ev_cq, 1);
+		if (UT_CHECK_EQ(ibv_poll_cq(cq, 1, &wc), 1)) {
+			UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+			UT_CHECK_EQ(wc.wr_id, 9);
+			UT_CHECK_EQ(wc.opcode, IBV_WC_RDMA_READ);
+			UT_CHECK_MEM(dst, tgt, sizeof(tgt));
+		}
+	}
+	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
+	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(mt), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(md), 0);
+	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	UT_CHECK_EQ(ibv_destroy_comp_channel(ch), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
 static void
 test_objects(struct ibv_context *ctx, int max_cqe)
 {
@@ -916,6 +1002,7 @@ main(void)
 			test_attributes(ctx, list[0]);
 			UT_CHECK_EQ(ibv_query_device(ctx, &da), 0);
 			test_objects(ctx, da.max_cqe);
+			test_unpolled(ctx);
 			test_qp_access(ctx);
 			test_resize_cq(ctx, da.max_cqe);
 			test_rereg_mr(ctx);

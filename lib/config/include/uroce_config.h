@@ -35,7 +35,11 @@
  *	[port1]               ; port 1, device uroce1; ports are numbered 0..7
  *	...                   ; without gaps
  *	[eal]
- *	lcores = 1            ; engine lcores, default 1
+ *	lcores = 1            ; engine lcores, default 1; 0: none, the
+ *	                      ; application's calls run the stack (inline
+ *	                      ; progress) and a keeper thread when none does
+ *	keeper_us = 100       ; 1..1000000: with lcores = 0, how long no
+ *	                      ; call runs the stack before the keeper does
  *	args   = --no-huge -m 256 "--file-prefix=a b"
  *	file_prefix = job7    ; DPDK's --file-prefix; default: uroce-<pid>,
  *	                      ; unless args give --file-prefix, --in-memory
@@ -105,6 +109,9 @@ extern "C" {
 #define UROCE_CONFIG_PREFIX_LEN		64
 /** [eal] log_level: RTE_LOG_WARNING, quiet start-up, warnings shown. */
 #define UROCE_CONFIG_LOG_LEVEL_DEFAULT	5
+/** [eal] keeper_us: default and largest value. */
+#define UROCE_CONFIG_KEEPER_US_DEFAULT	100
+#define UROCE_CONFIG_KEEPER_US_MAX	1000000
 
 /** How a port tells RoCEv2 from the kernel's frames (with an exception
  *  interface): rte_flow rules when the PMD takes them, else software. */
@@ -177,7 +184,10 @@ struct uroce_config {
 	char *path;			/**< the file it came from */
 	unsigned int port_cnt;		/**< ports 0..port_cnt-1, >= 1 */
 	struct uroce_config_port port[UROCE_CONFIG_MAX_PORTS];
-	unsigned int lcores;		/**< engine lcores, >= 1 */
+	unsigned int lcores;		/**< engine lcores; 0: inline progress */
+	/** [eal] keeper_us: with lcores = 0, the microseconds without an
+	 *  application call into the stack after which the keeper runs it. */
+	unsigned int keeper_us;
 	/** Extra EAL arguments, without a program name, NULL-terminated
 	 *  (NULL when there are none). rte_eal_init() permutes its argv:
 	 *  give it a copy of the pointer array. */

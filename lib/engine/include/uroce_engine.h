@@ -21,10 +21,11 @@
  *
  * Progress. Background lcores (EAL worker lcores) loop: rx burst, parse and
  * ICRC check, QPN lookup, hand-off to the owner, doorbells, timers, tx, idle
- * back-off. With UROCE_ENGINE_NO_LCORES (or when a host EAL has no free
- * worker) nothing runs in the background: the application calls
- * uroce_engine_poll() (uroce_poll()) which runs one iteration of the same
- * loop on its thread.
+ * back-off. With UROCE_ENGINE_NO_LCORES, [eal] lcores = 0 (or when a host
+ * EAL has no free worker) no lcore runs in the background: the application
+ * calls uroce_engine_poll() (uroce_poll()) which runs one iteration of the
+ * same loop on its thread; without UROCE_ENGINE_NO_LCORES a keeper thread
+ * runs it while no application call does (inline progress).
  *
  * Loopback. A frame whose destination MAC is a port of this process goes
  * straight to that device's receive path, as an RDMA NIC loops back, so two
@@ -59,7 +60,10 @@ extern "C" {
  * The engine.
  */
 
-/** No background lcores: native progress only, through uroce_engine_poll(). */
+/** No background lcores: native progress only, through uroce_engine_poll(),
+ *  which the caller promises to call. Without it and with [eal] lcores = 0
+ *  (inline progress), a keeper thread runs the loop whenever no call has
+ *  for [eal] keeper_us, and sleeps otherwise. */
 #define UROCE_ENGINE_NO_LCORES	0x1u
 /** Loop back only frames for the sending device's own MAC: frames between
  *  two devices of the process take the wire (tests of the port path). */
@@ -163,6 +167,9 @@ struct uroce_lcore_stats {
 	 * (but for a burst on a posting thread, direct_tx): it tells the
 	 * port's share of cycles per frame from the stack's own. */
 	uint64_t tx_cycles;
+	/** iterations the keeper thread ran (inline progress: no
+	 * application call had run one for [eal] keeper_us) */
+	uint64_t keeper_loops;
 };
 
 /** @return 0, or -EINVAL for an index >= max(1, uroce_engine_lcores()). */

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ *
+ * The keeper (docs/architecture.md, Inline progress). With no background
+ * lcore and no promise from the caller to poll (uroce_engine_init()
+ * without UROCE_ENGINE_NO_LCORES, [eal] lcores = 0: the verbs library),
+ * the application's calls run the stack: ibv_poll_cq() and the extended
+ * CQ polling run an iteration (uroce_engine_poll()), a post serves its QP
+ * on the posting thread (eng_kick_native()). What nobody polls for must
+ * still happen: a responder serving READs and WRITEs of a peer while its
+ * own process never polls, retransmission and ACK timers, ARP and
+ * neighbour discovery, the completion events a thread asleep in
+ * ibv_get_cq_event() waits for. The keeper, a control thread, runs the
+ * loop then, and sleeps otherwise:
+ *
+ *  - while application calls run iterations (app_iters moves) and the
+ *    keeper is cold, it looks once every [eal] keeper_us and does nothing
+ *    else;
+ *  - once they stopped for that long, it iterates for as long as an
+ *    iteration finds work; after one that found none it sleeps, from
+ *    ENG_KEEPER_SLEEP_MIN_NS doubling to ENG_KEEPER_SLEEP_MAX_NS, never
+ *    past the next armed timer (a QP's ACK timeout, a paced QP's batch),
+ *    and iterates after each sleep. It stays on this back-off while the
+ *    sleep is shorter than keeper_us even if application calls run
+ *    iterations again (their trylock and its own keep them apart), and
+ *    is cold again once it is as long: a program that waits for its
+ *    peer's WRITEs by reading memory (perftest's ib_write_lat) calls no
+ *    verb between two of them, and a keeper that had stepped back at its
+ *    first call would see each WRITE only keeper_us later.
+ *    A frame that arrives while it sleeps waits for the end of the sleep:
+ *    at most ENG_KEEPER_SLEEP_MAX_NS, for a process nobody polls in.
+ *
+ * It takes the native lock with a trylock only: whoever holds it (an
+ * application thread in an iteration or a control operation) is
+ * progressing the engine, which is what the keeper is for.
+ */
+#include <sys/prctl.h>
+#include <time.h>
+
+#include <rte_common.h>
+#include <rte_lcore.h>
+
+#include "engine_priv.h"
+
+#define ENG_KEEPER_SLEEP_MIN_NS		1000
+/* A millisecond: an idle process wakes a thousand times a second, for
+ * an iteration that finds nothing (a few microseconds: well under 1% of
+ * a core), and a peer's request to a process that never polls waits at
+ * most that long after a quiet spell. */
+#define ENG_KEEPER_SLEEP_MAX_NS		1000000
+#define ENG_KEEPER_TIMER_SLACK_NS	1000
+
+static void
+eng_keeper_nap(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / 1000000000),
+		.tv_nsec = (long)(ns % 1000000000),
+	};
+
+	nanosleep(&ts, NULL);
+}
+
+/* One iteration, unless a thread holds the native lock: its work, or -1.
+ * *timer_ns: how long until the wheel's next timer may be due. */
+static int
+eng_keeper_iterate(struct eng *e, uint64_t *timer_ns)
+{
+	struct eng_lcore *lc = e->lc[0];
+	unsigned int work;
+
+	if (!rte_spinlock_trylock(&e->native_lock))
+		return -1;
+	RTE_PER_LCORE(eng_cur) = lc;
+	work = eng_iterate(lc);
+	lc->st.keeper_loops++;
+	*timer_ns = eng_until_timer_ns(lc);
+	RTE_PER_LCORE(eng_cur) = NULL;
+	uroce_spin_unlock(&e->native_lock);
+	return (int)RTE_MIN(work, (unsigned int)INT32_MAX);
+}
+
+static void *
+eng_keeper_main(void *arg)
+{
+	struct eng *e = arg;
+	uint64_t seen = 0, seq, timer_ns = UINT64_MAX;
+	uint64_t sleep_ns = ENG_KEEPER_SLEEP_MAX_NS;	/* cold */
+	int work;
+
+	prctl(PR_SET_TIMERSLACK, (unsigned long)ENG_KEEPER_TIMER_SLACK_NS,
+	      0, 0, 0);
+	while (!__atomic_load_n(&e->keeper_stop, __ATOMIC_ACQUIRE)) {
+		seq = __atomic_load_n(&e->app_iters, __ATOMIC_RELAXED);
+		if (seq != seen && sleep_ns >= e->keeper_ns) {
+			/* The application progresses and the keeper is
+			 * cold: look again later. */
+			seen = seq;
+			eng_keeper_nap(e->keeper_ns);
+			continue;
+		}
+		seen = seq;
+		work = eng_keeper_iterate(e, &timer_ns);
+		if (work > 0) {
+			sleep_ns = 0;
+			continue;
+		}
+		/* Nothing, or a thread in an iteration: back off. */
+		sleep_ns = sleep_ns == 0 ? ENG_KEEPER_SLEEP_MIN_NS :
+			RTE_MIN(sleep_ns * 2, (uint64_t)ENG_KEEPER_SLEEP_MAX_NS);
+		if (work == 0 && timer_ns < ENG_KEEPER_SLEEP_MIN_NS)
+			continue;	/* a timer is due: iterate again */
+		eng_keeper_nap(RTE_MIN(sleep_ns, timer_ns));
+	}
+	return NULL;
+}
+
+int
+eng_keeper_start(struct eng *e)
+{
+	int ret;
+
+	e->keeper_stop = 0;
+	e->keeper_ns = (uint64_t)e->cfg->keeper_us * 1000;
+	ret = rte_ctrl_thread_create(&e->keeper_thread, "uroce-keeper", NULL,
+				     eng_keeper_main, e);
+	e->keeper = ret == 0;
+	return ret;
+}
+
+void
+eng_keeper_stop(struct eng *e)
+{
+	if (!e->keeper)
+		return;
+	__atomic_store_n(&e->keeper_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(e->keeper_thread, NULL);
+	e->keeper = false;
+}
