@@ -13,7 +13,8 @@
  * kernel interface). It runs on a thread of its own so that the call
  * returns at once; the event comes when the neighbour is known
  * (ADDR_RESOLVED) or when the application's timeout has passed
- * (ADDR_ERROR, -ETIMEDOUT), whichever is first.
+ * (ADDR_ERROR, -ETIMEDOUT), whichever is first. The id is held by both
+ * threads: rdma_destroy_id() waits for them.
  */
 
 #include <arpa/inet.h>
@@ -70,6 +71,7 @@ static void *
 resolve_neigh(void *arg)
 {
 	struct resolve *r = arg;
+	struct cma_id *id;
 	struct ibv_ah *ah;
 	int ret;
 
@@ -89,7 +91,9 @@ resolve_neigh(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		break;
 	}
+	id = r->id;
 	resolve_put(r);
+	cma_id_put(id);		/* this thread's reference */
 	return NULL;
 }
 
@@ -151,12 +155,16 @@ resolve_start(struct cma_id *id, int timeout_ms)
 	}
 	r->users = 2;
 	r->id = id;
+	/* each thread holds the id: a destroy waits for both (the neighbour
+	 * thread ends within the engine's resolution time) */
+	cma_id_get(id);
 	cma_id_get(id);
 	pthread_attr_init(&pa);
 	pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
 	ret = pthread_create(&t, &pa, resolve_neigh, r);
 	if (ret != 0) {
 		pthread_attr_destroy(&pa);
+		cma_id_put(id);
 		cma_id_put(id);
 		free(r);
 		return -ret;
