@@ -277,7 +277,13 @@ check_rcvd(const struct uroce_cm_conn *c, const struct uroce_cm_msg *m)
 	case UROCE_CM_ATTR_REJ:
 		/* Before the REP the peer's comm ID is unknown (Linux matches
 		 * an MRA or a REJ of a REQ on ours alone), and a REJ of a REQ
-		 * may carry local comm ID 0 (Linux's does). */
+		 * may carry local comm ID 0 (Linux's does). An active side
+		 * that gives up before our REP reached it (REJ Timeout from
+		 * REQ_SENT) knows no comm ID of ours: its REJ names only its
+		 * own (Linux cm_acquire_rejected_id()). */
+		if (m->hdr.attr_id == UROCE_CM_ATTR_REJ && msg_remote_id(m) == 0 &&
+		    !c->active && c->remote_comm_id != 0)
+			return msg_local_id(m) == c->remote_comm_id ? 0 : -ENOENT;
 		if (msg_remote_id(m) != c->local_comm_id)
 			return -ENOENT;
 		return msg_local_id(m) == 0 || c->remote_comm_id == 0 ||

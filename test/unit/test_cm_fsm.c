@@ -258,6 +258,23 @@ test_reject(void)
 	rej.rej.reason = UROCE_CM_REJ_STALE_CONN;
 	STEP(&p, RECV_REJ, &rej, 20);
 	expect(&p, S(TIMEWAIT), TIMER | EVENT, 0, E(REJECTED), "REJ stale in REQ_RCVD");
+	/* The active side gives up in REQ_SENT (REJ Timeout): it knows no
+	 * comm ID of ours, its REJ carries 0 there. Ours in REP_SENT takes
+	 * it; one naming another peer ID does not match. */
+	conn_goto(&p, S(REP_SENT));
+	rej = mk(A(REJ), ID_A + 1, 0);
+	rej.rej.reason = UROCE_CM_REJ_TIMEOUT;
+	UT_CHECK_EQ(uroce_cm_step(&p, UROCE_CM_IN_RECV_REJ, &rej, 30, &fx), -ENOENT);
+	rej = mk(A(REJ), ID_A, 0);
+	rej.rej.reason = UROCE_CM_REJ_TIMEOUT;
+	STEP(&p, RECV_REJ, &rej, 30);
+	expect(&p, S(IDLE), STOP | EVENT, 0, E(REJECTED), "REJ Timeout in REP_SENT");
+	UT_CHECK_EQ(fx.rej_reason, UROCE_CM_REJ_TIMEOUT);
+	/* ... and the active side itself never takes a REJ naming 0. */
+	connect(&a, &p, 0);
+	conn_goto(&a, S(REQ_SENT));
+	rej = mk(A(REJ), ID_P, 0);
+	UT_CHECK_EQ(uroce_cm_step(&a, UROCE_CM_IN_RECV_REJ, &rej, 40, &fx), -ENOENT);
 }
 
 static void

@@ -8,6 +8,11 @@ type (FUNC/OBJECT) and, for data, size; and the version definitions with
 their parents. Any difference fails, listed one per line. Exit 77 (skip)
 when the real library is not installed.
 
+Ours may have version nodes named UROCE_PRIVATE_<n> beyond rdma-core's,
+each without a parent and after all of rdma-core's, holding functions
+only (uroce's librdmacm.so.1 reaches the stack through them): those nodes
+and their symbols are set aside and listed, every other difference fails.
+
     check_abi.py --ours build/lib/verbs/libibverbs.so.1 \
                  [--real /usr/lib/x86_64-linux-gnu/libibverbs.so.1]
 """
@@ -66,6 +71,34 @@ def verdefs(lib):
     return [tuple(v) for v in out]
 
 
+PRIVATE_RE = re.compile(r'^UROCE_PRIVATE_[0-9]+$')
+
+
+def split_private(syms, nodes, errors):
+    """Take our UROCE_PRIVATE_* symbols and nodes out of syms and nodes;
+    what breaks their rules goes to errors."""
+    priv = [n for n in nodes if PRIVATE_RE.match(n[0])]
+    rest = [n for n in nodes if not PRIVATE_RE.match(n[0])]
+    if priv and nodes[len(rest):] != priv:
+        errors.append('UROCE_PRIVATE_* nodes must come after rdma-core\'s: '
+                      '%s' % [n[0] for n in nodes])
+    for name, parent in priv:
+        if parent is not None:
+            errors.append('%s has a parent (%s)' % (name, parent))
+    out = {}
+    for k, v in list(syms.items()):
+        if k[1] is not None and PRIVATE_RE.match(k[1]):
+            del syms[k]
+            out[k] = v
+            if v[0] != 'FUNC' or not k[2]:
+                errors.append('private: %s is not a default FUNC (%s)' %
+                              (fmt(k), v[0]))
+    for name, _ in priv:
+        if not any(k[1] == name for k in out):
+            errors.append('private node %s exports nothing' % name)
+    return out, rest
+
+
 def fmt(key):
     name, ver, dflt = key
     return name if ver is None else '%s%s%s' % (name, '@@' if dflt else '@',
@@ -82,6 +115,7 @@ def main():
         return SKIP
     real, ours = exported(a.real), exported(a.ours)
     errors = []
+    priv, vo = split_private(ours, verdefs(a.ours), errors)
     for k in sorted(set(real) - set(ours), key=fmt):
         errors.append('missing: %s (%s)' % (fmt(k), real[k][0]))
     for k in sorted(set(ours) - set(real), key=fmt):
@@ -90,7 +124,7 @@ def main():
         if ours[k] != real[k]:
             errors.append('differs: %s: ours %s, real %s' %
                           (fmt(k), ours[k], real[k]))
-    vr, vo = verdefs(a.real), verdefs(a.ours)
+    vr = verdefs(a.real)
     if vr != vo:
         errors.append('version nodes differ:\n  real %s\n  ours %s' % (vr, vo))
     n_def = sum(1 for k in real if k[2])
@@ -99,6 +133,8 @@ def main():
     if not real or not vr:
         errors.append('nothing read from %s: the check itself is broken'
                       % a.real)
+    for k in sorted(priv, key=fmt):
+        print('private: %s' % fmt(k))
     for e in errors:
         print('FAIL ' + e)
     if errors:

@@ -86,7 +86,8 @@ void cm_agent_put(struct cm_agent *a);
  * At most @backlog requests wait unowned-and-unanswered (not yet REP/REJ/
  * SIDR_REP sent, nor owned); past that a REQ is answered REJ "consumer
  * defined" (28) and a SIDR_REQ SIDR_REP "reject", as Linux's cm does when
- * the listener refuses. -EADDRINUSE: @service_id listened on already.
+ * the listener refuses. A @backlog of 0 or less is 128 (rdma_listen(3):
+ * "default"). -EADDRINUSE: @service_id listened on already.
  */
 int cm_listen(struct cm_agent *a, uint64_t service_id, int backlog,
 	      cm_event_fn fn, void *owner, struct cm_listener **out);
@@ -106,7 +107,8 @@ void cm_conn_own(struct cm_conn *c, cm_event_fn fn, void *owner);
  * caller's: for a REQ every field but the comm IDs, the CM timing fields
  * (remote/local_cm_resp_timeout, max_cm_retries: the agent's, from
  * uroce_cm_timing defaults) and local_ca_guid; for others, everything but
- * the comm IDs and the header. @to is needed for the first message of an
+ * the comm IDs and the header (and a REJ's Message REJected, which the
+ * state says; a DREQ's Remote QPN when left 0). @to is needed for the first message of an
  * active side (REQ, SIDR_REQ): where it goes (and so every later message);
  * NULL otherwise. The agent sends it (with resends as the state machine
  * asks) and returns once it is on the port.
@@ -140,7 +142,29 @@ struct cm_agent_stats {
 	uint64_t replied_unmatched;	/* answered by uroce_cm_unmatched() */
 	uint64_t rej_backlog;		/* REQs refused past a backlog */
 	uint64_t conns;			/* connections alive now */
+	/* Added after the first version: */
+	uint64_t tx_err;		/* MADs the GSI did not send */
+	uint64_t replied;		/* fresh answers of a connection's state
+					 * machine: REJ "stale" in time-wait,
+					 * DREP to a repeated DREQ */
+	uint64_t rej_stale;		/* REQs from a QP still connected or in
+					 * time-wait: REJ "stale connection" */
+	uint64_t duplicates;		/* REQs, SIDR_REQs that found the
+					 * connection they made before */
+	uint64_t drop_addr;		/* sent to none of our GIDs */
+	uint64_t events;		/* callbacks made */
+	uint64_t ev_lost;		/* events lost: no memory */
 };
 void cm_agent_stats(const struct cm_agent *a, struct cm_agent_stats *out);
+
+/*
+ * The CM timing of @a's connections made from now on, and of the REQs
+ * they send (Remote and Local CM Response Timeout, Max CM Retries): by
+ * default rdma_cm's (UROCE_CM_DEFAULT_RESP_TIMEOUT, _RETRIES,
+ * _PACKET_LIFE). Tests shorten it so that the retries and time-wait take
+ * milliseconds. -EINVAL: a response timeout over 31, retries over 15, a
+ * packet life time over 30.
+ */
+int cm_agent_set_timing(struct cm_agent *a, const struct uroce_cm_timing *t);
 
 #endif /* UROCE_CM_AGENT_H */
