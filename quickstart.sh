@@ -15,7 +15,8 @@ cd "$(dirname "$(readlink -f "$0")")"
 PACKAGES=(
 	meson ninja-build pkg-config gcc clang libclang-rt-14-dev
 	libdpdk-dev dpdk dpdk-dev libibverbs-dev libbpf-dev libxdp-dev
-	python3-scapy tshark iproute2 ibverbs-utils perftest gnuplot-nox
+	python3-scapy tshark iproute2 ibverbs-utils perftest rdmacm-utils
+	gnuplot-nox
 	iputils-ping iperf3 ethtool scdoc
 )
 BUILD=build		# release build: the main job and the first test pass

@@ -182,12 +182,11 @@ port_release(struct cma_id *id)
 	pthread_mutex_unlock(&ports_lock);
 }
 
-/* The QP, CQs and channels rdma_create_qp made, then the id itself. */
+/* The id itself. Its QP is the application's to destroy (rdma_destroy_qp
+ * or ibv_destroy_qp, as rping does), as with rdma-core's librdmacm. */
 static void
 id_free(struct cma_id *id)
 {
-	if (id->id.qp != NULL)
-		rdma_destroy_qp(&id->id);
 	if (id->ep_qp_attr != NULL)
 		free(id->ep_qp_attr);
 	if (id->sync)

@@ -27,7 +27,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "cm_agent.h"
+#include "agent/cm_agent.h"
 #include "uroce_cm.h"
 
 extern int uroce_rdmacm_logtype;
