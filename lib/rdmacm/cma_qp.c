@@ -429,6 +429,7 @@ rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 				goto fail;
 			}
 			*c->ep_qp_attr = *qp_init_attr;
+			c->ep_qp_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 		}
 		cid->pd = pd;
 		*id = cid;
@@ -439,6 +440,9 @@ rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 	    rdma_resolve_route(cid, 2000) != 0)
 		goto fail_errno;
 	cid->pd = pd;
+	/* the QP's type is the address info's, as rdma-core's */
+	if (qp_init_attr != NULL)
+		qp_init_attr->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 	if (qp_init_attr != NULL && rdma_create_qp(cid, pd, qp_init_attr) != 0)
 		goto fail_errno;
 	*id = cid;

@@ -11,6 +11,10 @@
  * every subnet, ADDR_ERROR -ETIMEDOUT for a neighbour that never answers),
  * the route, synchronous ids, the QP's first states and rdma_init_qp_attr,
  * the private data limits, and the calls that are not supported yet.
+ * Then connections between the two devices through the CM agents: private
+ * data of REQ and REP delivered, both QPs in RTS facing each other,
+ * DISCONNECTED on both sides; REJECTED with reason 8 for a port nobody
+ * listens on and 28 with the REJ's private data from rdma_reject().
  */
 
 #include <arpa/inet.h>
@@ -19,6 +23,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -428,6 +433,224 @@ test_options_unsupported(void)
 	UT_CHECK_EQ(rclose(3), -1);
 }
 
+/* The next event of @ch, which must be @type (acked unless @keep). */
+static struct rdma_cm_event *
+expect_event(struct rdma_event_channel *ch, enum rdma_cm_event_type type,
+	     bool keep)
+{
+	struct rdma_cm_event *ev = next_event(ch);
+
+	if (ev == NULL)
+		return NULL;
+	if (!UT_CHECK_EQ(ev->event, type))
+		UT_NOTE("got %s status %d, want %s", rdma_event_str(ev->event),
+			ev->status, rdma_event_str(type));
+	if (!keep) {
+		rdma_ack_cm_event(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+/* An active id of uroce0 resolved to uroce1's address, port @port, with
+ * an RC QP. */
+static struct rdma_cm_id *
+active_id(struct rdma_event_channel *ch, uint16_t port)
+{
+	struct sockaddr_in src = sin_of(addr_of(1), 0);
+	struct sockaddr_in dst = sin_of(addr_of(2), port);
+	struct ibv_qp_init_attr qa;
+	struct rdma_cm_id *id;
+
+	if (!UT_CHECK_EQ(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0))
+		return NULL;
+	UT_CHECK_EQ(rdma_resolve_addr(id, (struct sockaddr *)&src,
+				      (struct sockaddr *)&dst, 2000), 0);
+	expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, false);
+	UT_CHECK_EQ(rdma_resolve_route(id, 2000), 0);
+	expect_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, false);
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	UT_CHECK_EQ(rdma_create_qp(id, NULL, &qa), 0);
+	return id;
+}
+
+/*
+ * A connection between the two devices: the REQ's 56 user bytes reach
+ * CONNECT_REQUEST, the REP's 196 reach ESTABLISHED, the QPs are in RTS
+ * with each other's QPN, a SEND crosses, DISCONNECTED on both sides.
+ */
+static void
+test_connect(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in ls = sin_of(addr_of(2), 20020);
+	struct rdma_cm_id *l, *a, *p = NULL;
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct ibv_qp_init_attr qa, init;
+	struct ibv_qp_attr attr;
+	uint8_t req[56], rep[196];
+	int i;
+
+	for (i = 0; i < 56; i++)
+		req[i] = (uint8_t)(i + 1);
+	for (i = 0; i < 196; i++)
+		rep[i] = (uint8_t)(0xff - i);
+	if (!UT_CHECK(ch != NULL) ||
+	    !UT_CHECK_EQ(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP), 0))
+		return;
+	UT_CHECK_EQ(rdma_bind_addr(l, (struct sockaddr *)&ls), 0);
+	if (!UT_CHECK_EQ(rdma_listen(l, 8), 0))
+		return;
+	a = active_id(ch, 20020);
+	if (a == NULL)
+		return;
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = req;
+	cp.private_data_len = sizeof(req);
+	cp.responder_resources = 1;
+	cp.initiator_depth = 1;
+	cp.retry_count = 7;
+	cp.rnr_retry_count = 7;
+	UT_CHECK_EQ(rdma_connect(a, &cp), 0);
+	ev = expect_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, true);
+	if (ev == NULL)
+		goto out;
+	p = ev->id;
+	UT_CHECK(ev->listen_id == l && p != l);
+	UT_CHECK(ev->param.conn.private_data_len >= sizeof(req) &&
+		 memcmp(ev->param.conn.private_data, req, sizeof(req)) == 0);
+	UT_CHECK_EQ(ev->param.conn.qp_num, a->qp->qp_num);
+	UT_CHECK_EQ(ev->param.conn.responder_resources, 1);
+	UT_CHECK_EQ(ntohs(rdma_get_dst_port(p)), ntohs(rdma_get_src_port(a)));
+	rdma_ack_cm_event(ev);
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	UT_CHECK_EQ(rdma_create_qp(p, NULL, &qa), 0);
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = rep;
+	cp.private_data_len = sizeof(rep);
+	cp.responder_resources = 1;
+	cp.initiator_depth = 1;
+	cp.rnr_retry_count = 7;
+	/* the REP's limit: one byte more is EINVAL */
+	cp.private_data_len = sizeof(rep) + 1;
+	UT_CHECK_EQ(rdma_accept(p, &cp), -1);
+	UT_CHECK_EQ(errno, EINVAL);
+	cp.private_data_len = sizeof(rep);
+	UT_CHECK_EQ(rdma_accept(p, &cp), 0);
+	/* the two ESTABLISHED: the active side's carries the REP's data */
+	for (i = 0; i < 2; i++) {
+		ev = expect_event(ch, RDMA_CM_EVENT_ESTABLISHED, true);
+		if (ev == NULL)
+			break;
+		if (ev->id == a)
+			UT_CHECK(ev->param.conn.private_data_len == sizeof(rep) &&
+				 memcmp(ev->param.conn.private_data, rep,
+					sizeof(rep)) == 0);
+		rdma_ack_cm_event(ev);
+	}
+	UT_CHECK_EQ(ibv_query_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN |
+				 IBV_QP_ACCESS_FLAGS, &init), 0);
+	UT_CHECK_EQ(attr.qp_state, IBV_QPS_RTS);
+	UT_CHECK_EQ(attr.dest_qp_num, p->qp->qp_num);
+	UT_CHECK(attr.qp_access_flags & IBV_ACCESS_REMOTE_READ);
+	UT_CHECK_EQ(ibv_query_qp(p->qp, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN,
+				 &init), 0);
+	UT_CHECK_EQ(attr.qp_state, IBV_QPS_RTS);
+	UT_CHECK_EQ(attr.dest_qp_num, a->qp->qp_num);
+	attr.qp_state = IBV_QPS_RTR;
+	{
+		int mask;
+
+		UT_CHECK_EQ(rdma_init_qp_attr(p, &attr, &mask), 0);
+		UT_CHECK_EQ(attr.dest_qp_num, a->qp->qp_num);
+		UT_CHECK(mask & IBV_QP_RQ_PSN);
+	}
+	/* disconnect: both sides get DISCONNECTED, the QP goes to ERR */
+	UT_CHECK_EQ(rdma_disconnect(a), 0);
+	UT_CHECK_EQ(ibv_query_qp(a->qp, &attr, IBV_QP_STATE, &init), 0);
+	UT_CHECK_EQ(attr.qp_state, IBV_QPS_ERR);
+	for (i = 0; i < 2; i++) {
+		ev = expect_event(ch, RDMA_CM_EVENT_DISCONNECTED, true);
+		if (ev == NULL)
+			break;
+		if (ev->id == p)
+			UT_CHECK_EQ(rdma_disconnect(p), 0);	/* the DREP */
+		rdma_ack_cm_event(ev);
+	}
+out:
+	if (p != NULL) {
+		rdma_destroy_qp(p);
+		rdma_destroy_id(p);
+	}
+	rdma_destroy_qp(a);
+	rdma_destroy_id(a);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
+}
+
+/* REJ: a port nobody listens on is reason 8 (invalid service ID); the
+ * listener's rdma_reject is 28 with its private data. */
+static void
+test_reject(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in ls = sin_of(addr_of(2), 20021);
+	struct rdma_cm_id *l, *a;
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	uint8_t rej[148];
+
+	memset(rej, 0x5a, sizeof(rej));
+	if (!UT_CHECK(ch != NULL))
+		return;
+	a = active_id(ch, 20029);
+	memset(&cp, 0, sizeof(cp));
+	UT_CHECK_EQ(rdma_connect(a, &cp), 0);
+	ev = expect_event(ch, RDMA_CM_EVENT_REJECTED, true);
+	if (ev != NULL) {
+		UT_CHECK_EQ(ev->status, 8);
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_qp(a);
+	rdma_destroy_id(a);
+
+	UT_CHECK_EQ(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP), 0);
+	UT_CHECK_EQ(rdma_bind_addr(l, (struct sockaddr *)&ls), 0);
+	UT_CHECK_EQ(rdma_listen(l, 8), 0);
+	a = active_id(ch, 20021);
+	UT_CHECK_EQ(rdma_connect(a, &cp), 0);
+	ev = expect_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST, true);
+	if (ev != NULL) {
+		struct rdma_cm_id *p = ev->id;
+
+		rdma_ack_cm_event(ev);
+		UT_CHECK_EQ(rdma_reject(p, rej, sizeof(rej) + 1), -1);
+		UT_CHECK_EQ(errno, EINVAL);
+		UT_CHECK_EQ(rdma_reject(p, rej, sizeof(rej)), 0);
+		ev = expect_event(ch, RDMA_CM_EVENT_REJECTED, true);
+		if (ev != NULL) {
+			UT_CHECK_EQ(ev->status, 28);
+			UT_CHECK(ev->id == a);
+			UT_CHECK(ev->param.conn.private_data_len == sizeof(rej) &&
+				 memcmp(ev->param.conn.private_data, rej,
+					sizeof(rej)) == 0);
+			rdma_ack_cm_event(ev);
+		}
+		rdma_destroy_id(p);
+	}
+	rdma_destroy_qp(a);
+	rdma_destroy_id(a);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(ch);
+}
+
 int
 main(void)
 {
@@ -442,5 +665,7 @@ main(void)
 	test_resolve_errors();
 	test_ud_qp();
 	test_options_unsupported();
+	test_connect();
+	test_reject();
 	return ut_summary();
 }
