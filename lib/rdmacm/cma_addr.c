@@ -121,7 +121,7 @@ resolve_wait(void *arg)
 	if (ret < 0)
 		CMA_LOG(INFO, "address resolution failed: %s", strerror(-ret));
 	cma_post(id, NULL, ret == 0 ? RDMA_CM_EVENT_ADDR_RESOLVED :
-		 RDMA_CM_EVENT_ADDR_ERROR, ret, NULL, 0, NULL);
+		 RDMA_CM_EVENT_ADDR_ERROR, ret, NULL, 0);
 	cma_id_put(id);		/* the worker's reference */
 	return NULL;
 }
@@ -313,8 +313,7 @@ cma_resolve_route(struct cma_id *id, int timeout_ms)
 	id->id.route.num_paths = 1;
 	id->path = *p;
 	id->state = CMA_ROUTE_RESOLVED;
-	return cma_post(id, NULL, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0,
-			NULL);
+	return cma_post(id, NULL, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0);
 }
 
 int

@@ -90,16 +90,15 @@ channel_unsignal(struct cma_channel *c)
 	fcntl(c->ch.fd, F_SETFL, fl);
 }
 
-int
-cma_post(struct cma_id *id, struct cma_id *listen,
-	 enum rdma_cm_event_type type, int status, const void *priv,
-	 size_t len, struct cma_event **out)
+struct cma_event *
+cma_event_new(struct cma_id *id, struct cma_id *listen,
+	      enum rdma_cm_event_type type, int status, const void *priv,
+	      size_t len)
 {
-	struct cma_channel *c;
 	struct cma_event *e = calloc(1, sizeof(*e));
 
 	if (e == NULL)
-		return -ENOMEM;
+		return NULL;
 	if (len > sizeof(e->priv))
 		len = sizeof(e->priv);
 	e->id = id;
@@ -118,21 +117,41 @@ cma_post(struct cma_id *id, struct cma_id *listen,
 			e->ev.param.conn.private_data_len = (uint8_t)len;
 		}
 	}
-	cma_id_get(id);
-	if (out != NULL)
-		*out = e;
-	/* a request goes to its listener's channel */
-	if (listen == NULL)
-		listen = id;
-	pthread_mutex_lock(&listen->lock);
-	c = cma_channel_of(listen->id.channel);
+	return e;
+}
+
+/* Queue @e (complete: the application may read and free it at once),
+ * taking a reference on its id; a request goes to its listener's
+ * channel. */
+void
+cma_event_queue(struct cma_event *e)
+{
+	struct cma_id *owner = e->listen ? e->listen : e->id;
+	struct cma_channel *c;
+
+	cma_id_get(e->id);
+	CMA_LOG(DEBUG, "id %p: %s, status %d", (void *)e->id,
+		rdma_event_str(e->ev.event), e->ev.status);
+	pthread_mutex_lock(&owner->lock);
+	c = cma_channel_of(owner->id.channel);
 	pthread_mutex_lock(&c->lock);
 	TAILQ_INSERT_TAIL(&c->queue, e, link);
 	channel_signal(c);
 	pthread_mutex_unlock(&c->lock);
-	pthread_mutex_unlock(&listen->lock);
-	CMA_LOG(DEBUG, "id %p: %s, status %d", (void *)id, rdma_event_str(type),
-		status);
+	pthread_mutex_unlock(&owner->lock);
+}
+
+int
+cma_post(struct cma_id *id, struct cma_id *listen,
+	 enum rdma_cm_event_type type, int status, const void *priv,
+	 size_t len)
+{
+	struct cma_event *e = cma_event_new(id, listen, type, status, priv,
+					    len);
+
+	if (e == NULL)
+		return -ENOMEM;
+	cma_event_queue(e);
 	return 0;
 }
 

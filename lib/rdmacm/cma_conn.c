@@ -303,6 +303,7 @@ listen_cb(void *owner, struct cm_conn *conn, const struct cm_event *e)
 	struct uroce_cm_msg *m = (struct uroce_cm_msg *)e->msg;
 	struct rdma_conn_param cp;
 	struct uroce_cma_hdr h;
+	struct cma_event *ev;
 	struct cma_id *l, *c = NULL;
 	uint16_t ps, port;
 	const uint8_t *priv;
@@ -351,18 +352,18 @@ listen_cb(void *owner, struct cm_conn *conn, const struct cm_event *e)
 	c->conn = conn;
 	c->state = CMA_CONNECT;
 	cm_conn_own(conn, conn_cb, c);
-	{
-		struct cma_event *ev;
-
-		cma_post(c, l, RDMA_CM_EVENT_CONNECT_REQUEST, 0,
-			 priv + UROCE_CMA_HDR_LEN, plen - UROCE_CMA_HDR_LEN, &ev);
-		if (!sidr) {
-			cp.private_data = ev->ev.param.conn.private_data;
-			cp.private_data_len = ev->ev.param.conn.private_data_len;
-			ev->ev.param.conn = cp;
-		}
+	ev = cma_event_new(c, l, RDMA_CM_EVENT_CONNECT_REQUEST, 0,
+			   priv + UROCE_CMA_HDR_LEN, plen - UROCE_CMA_HDR_LEN);
+	if (ev != NULL && !sidr) {
+		cp.private_data = ev->ev.param.conn.private_data;
+		cp.private_data_len = ev->ev.param.conn.private_data_len;
+		ev->ev.param.conn = cp;
 	}
+	if (ev != NULL)
+		cma_event_queue(ev);
 	cma_id_put(l);
+	if (ev == NULL)
+		cma_id_destroy_now(c);	/* releases the connection: REJ */
 	return;
 refuse:
 	CMA_LOG(INFO, "request refused: no listener for it");
@@ -590,6 +591,7 @@ qp_connect(struct cma_id *id)
 static void
 on_rep(struct cma_id *id, const struct uroce_cm_rep *r)
 {
+	enum rdma_cm_event_type type = RDMA_CM_EVENT_ESTABLISHED;
 	struct rdma_conn_param cp;
 	struct cma_event *ev;
 	int ret;
@@ -611,9 +613,8 @@ on_rep(struct cma_id *id, const struct uroce_cm_rep *r)
 	cp.srq = r->srq;
 	cp.qp_num = r->local_qpn;
 	if (id->id.qp == NULL) {
-		cma_post(id, NULL, RDMA_CM_EVENT_CONNECT_RESPONSE, 0,
-			 r->private_data, sizeof(r->private_data), &ev);
-		goto params;
+		type = RDMA_CM_EVENT_CONNECT_RESPONSE;
+		goto post;
 	}
 	ret = qp_connect(id);
 	if (ret == 0)
@@ -624,17 +625,19 @@ on_rep(struct cma_id *id, const struct uroce_cm_rep *r)
 		id->connect_error = true;
 		send_rej(id, UROCE_CM_REJ_CONSUMER_DEFINED, NULL, 0,
 			 UROCE_CM_MSG_REP);
-		cma_post(id, NULL, RDMA_CM_EVENT_CONNECT_ERROR, ret, NULL, 0,
-			 NULL);
+		cma_post(id, NULL, RDMA_CM_EVENT_CONNECT_ERROR, ret, NULL, 0);
 		return;
 	}
 	set_state(id, CMA_CONNECTED);
-	cma_post(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, r->private_data,
-		 sizeof(r->private_data), &ev);
-params:
+post:
+	ev = cma_event_new(id, NULL, type, 0, r->private_data,
+			   sizeof(r->private_data));
+	if (ev == NULL)
+		return;
 	cp.private_data = ev->ev.param.conn.private_data;
 	cp.private_data_len = ev->ev.param.conn.private_data_len;
 	ev->ev.param.conn = cp;
+	cma_event_queue(ev);
 }
 
 static void
@@ -643,13 +646,14 @@ on_sidr_rep(struct cma_id *id, const struct uroce_cm_sidr_rep *r)
 	struct cma_event *ev;
 
 	if (r->status != UROCE_CM_SIDR_SUCCESS) {
-		cma_post(id, NULL, RDMA_CM_EVENT_UNREACHABLE, r->status, NULL, 0,
-			 NULL);
+		cma_post(id, NULL, RDMA_CM_EVENT_UNREACHABLE, r->status, NULL, 0);
 		return;
 	}
 	set_state(id, CMA_CONNECTED);
-	cma_post(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, r->private_data,
-		 sizeof(r->private_data), &ev);
+	ev = cma_event_new(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0,
+			   r->private_data, sizeof(r->private_data));
+	if (ev == NULL)
+		return;
 	{
 		struct ibv_ah_attr ah;
 
@@ -665,6 +669,7 @@ on_sidr_rep(struct cma_id *id, const struct uroce_cm_sidr_rep *r)
 		ev->ev.param.ud.qp_num = r->qpn;
 		ev->ev.param.ud.qkey = r->qkey;
 	}
+	cma_event_queue(ev);
 }
 
 static void
@@ -674,15 +679,13 @@ on_rejected(struct cma_id *id, const struct cm_event *e)
 
 	cma_qp_to_err(id);
 	if (r == NULL && e->rej_reason == UROCE_CM_REJ_TIMEOUT) {
-		cma_post(id, NULL, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, 0,
-			 NULL);
+		cma_post(id, NULL, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, 0);
 		return;
 	}
 	set_state(id, CMA_DISCONNECT);
 	cma_post(id, NULL, id->connect_error ? RDMA_CM_EVENT_CONNECT_ERROR :
 		 RDMA_CM_EVENT_REJECTED, e->rej_reason,
-		 r ? r->private_data : NULL, r ? sizeof(r->private_data) : 0,
-		 NULL);
+		 r ? r->private_data : NULL, r ? sizeof(r->private_data) : 0);
 }
 
 /* The agent's events of one connection (agent thread). */
@@ -707,21 +710,20 @@ conn_cb(void *owner, struct cm_conn *conn, const struct cm_event *e)
 		if (id->state != CMA_CONNECT || id->listen == NULL)
 			break;		/* the active side reported it at REP */
 		set_state(id, CMA_CONNECTED);
-		cma_post(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0, NULL);
+		cma_post(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0);
 		break;
 	case UROCE_CM_EV_REJECTED:
 		on_rejected(id, e);
 		break;
 	case UROCE_CM_EV_UNREACHABLE:
 		cma_qp_to_err(id);
-		cma_post(id, NULL, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, 0,
-			 NULL);
+		cma_post(id, NULL, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, NULL, 0);
 		break;
 	case UROCE_CM_EV_DREQ_RCVD:
 		set_state(id, CMA_DISCONNECT);
 		cma_post(id, NULL, RDMA_CM_EVENT_DISCONNECTED, 0,
 			 m ? m->dreq.private_data : NULL,
-			 m ? sizeof(m->dreq.private_data) : 0, NULL);
+			 m ? sizeof(m->dreq.private_data) : 0);
 		break;
 	case UROCE_CM_EV_DISCONNECTED:
 		/* our DREQ answered (DREP) or given up on: reported unless
@@ -731,10 +733,10 @@ conn_cb(void *owner, struct cm_conn *conn, const struct cm_event *e)
 		set_state(id, CMA_DISCONNECT);
 		cma_post(id, NULL, RDMA_CM_EVENT_DISCONNECTED,
 			 m ? 0 : -ETIMEDOUT, m ? m->drep.private_data : NULL,
-			 m ? sizeof(m->drep.private_data) : 0, NULL);
+			 m ? sizeof(m->drep.private_data) : 0);
 		break;
 	case UROCE_CM_EV_TIMEWAIT_EXIT:
-		cma_post(id, NULL, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0, NULL, 0, NULL);
+		cma_post(id, NULL, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0, NULL, 0);
 		break;
 	default:
 		break;

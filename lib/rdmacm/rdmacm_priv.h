@@ -110,12 +110,18 @@ cma_channel_of(struct rdma_event_channel *ch)
 
 struct cma_channel *cma_channel_new(void);
 void cma_channel_free(struct cma_channel *c);
-/* Queue an event of @id (taking a reference on it) on its channel, or for
- * a CONNECT_REQUEST on its listener's @listen; @priv, @len is copied as
- * param.conn's or param.ud's private data. */
+/* An event of @id, not queued yet; for a CONNECT_REQUEST @listen is its
+ * listener. @priv, @len is copied as param.conn's or param.ud's private
+ * data. NULL: no memory. */
+struct cma_event *cma_event_new(struct cma_id *id, struct cma_id *listen,
+				enum rdma_cm_event_type type, int status,
+				const void *priv, size_t len);
+/* Queue a complete event on its channel (taking a reference on its id). */
+void cma_event_queue(struct cma_event *e);
+/* Both at once, for an event with no more parameters. */
 int cma_post(struct cma_id *id, struct cma_id *listen,
 	     enum rdma_cm_event_type type, int status, const void *priv,
-	     size_t len, struct cma_event **out);
+	     size_t len);
 /* Move the unread events of @id from its channel to @to. */
 void cma_channel_move(struct cma_id *id, struct cma_channel *to);
 /* Drop the unread events of @id (destroy); the new ids of requests a
