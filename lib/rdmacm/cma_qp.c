@@ -296,6 +296,10 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	}
 	id->qp = qp;
 	id->qp_type = attr->qp_type;
+	/* rdma_reg_msgs() and the other <rdma/rdma_verbs.h> helpers use the
+	 * id's PD */
+	if (id->pd == NULL)
+		id->pd = attr->pd;
 	ret = qp_first_states(c);
 	if (ret < 0) {
 		ibv_destroy_qp(qp);
@@ -366,6 +370,8 @@ rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 	if (srq == NULL)
 		return -1;
 	id->srq = srq;
+	if (id->pd == NULL)
+		id->pd = attr->pd;
 	return 0;
 }
 

@@ -189,11 +189,19 @@ def cm_messages(path):
 def tshark_only(path):
     """check_capture.check()'s result from tshark alone (no scapy: no ICRC
     check), RoCEv2 frames counted without their direction."""
-    out = subprocess.run(['tshark', '-r', path, '-n', '-T', 'fields', '-E',
-                          'occurrence=a', '-E', 'aggregator=,', '-e',
-                          'frame.number', '-e', 'frame.protocols', '-e',
-                          '_ws.malformed', '-e', '_ws.expert.severity'],
-                         capture_output=True, text=True, timeout=600)
+    sys.path.insert(0, os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), '..', 'wire'))
+    from crosscheck_tshark import PAYLOAD_HEURISTICS, PREFS
+    cmd = ['tshark', '-r', path, '-n', '-T', 'fields', '-E',
+           'occurrence=a', '-E', 'aggregator=,', '-e', 'frame.number', '-e',
+           'frame.protocols', '-e', '_ws.malformed', '-e',
+           '_ws.expert.severity']
+    # the heuristics that misread SEND payloads, off as in check_capture
+    for h in PAYLOAD_HEURISTICS:
+        cmd += ['--disable-heuristic', h]
+    for p in PREFS:
+        cmd += ['-o', p]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     probs, roce = [], 0
     if out.returncode != 0:
         probs.append('tshark failed: %s' % out.stderr.strip()[-200:])
