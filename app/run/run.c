@@ -8,8 +8,8 @@
  *	uroce-run -c FILE -- PROGRAM [ARGS...]
  *
  * Like the onload/vma launchers: point the dynamic linker at our
- * libibverbs.so.1 (LD_LIBRARY_PATH, which wins since no Debian binary has
- * an RPATH), give the library its configuration (UROCE_CONFIG, made
+ * libibverbs.so.1 and librdmacm.so.1 (LD_LIBRARY_PATH, which wins since no
+ * Debian binary has an RPATH), give the library its configuration (UROCE_CONFIG, made
  * absolute so that a program that changes directory still finds it), then
  * exec the program. Nothing stays running: the library does the rest.
  *
@@ -41,6 +41,7 @@
 
 #define EXIT_USAGE	2
 #define VERBS_LIB	"libibverbs.so.1"
+#define RDMACM_LIB	"librdmacm.so.1"
 
 /* Where the library may be, relative to the launcher's directory, in the
  * order tried. */
@@ -48,6 +49,9 @@ static const char *const lib_dirs_rel[] = {
 	UROCE_RUN_LIBDIR_REL,		/* install layout */
 	"../../lib/verbs",		/* build tree */
 };
+/* librdmacm.so.1: beside libibverbs.so.1 once installed, in its own
+ * folder of the build tree (relative to the launcher's directory). */
+#define RDMACM_DIR_BUILD	"../../lib/rdmacm"
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
@@ -68,9 +72,11 @@ usage(FILE *f)
 	fprintf(f,
 "Usage: uroce-run [-c FILE] [-v] [--] PROGRAM [ARGS...]\n"
 "\n"
-"Run an unmodified verbs program (ibv_rc_pingpong, perftest, ...) on the\n"
+"Run an unmodified verbs or rdma_cm program (ibv_rc_pingpong, perftest,\n"
+"rping, ...) on the\n"
 "uroce userspace RoCEv2 stack instead of an RDMA NIC: uroce-run puts the\n"
-"directory of uroce's libibverbs.so.1 first in LD_LIBRARY_PATH, sets\n"
+"directories of uroce's libibverbs.so.1 and librdmacm.so.1 first in\n"
+"LD_LIBRARY_PATH, sets\n"
 "UROCE_CONFIG to the absolute path of the configuration file, and execs\n"
 "PROGRAM. The devices are uroce0, uroce1, ... one per [port] of the file.\n"
 "\n"
@@ -94,15 +100,27 @@ usage(FILE *f)
 "line, with exit status 2.\n");
 }
 
-/* out[PATH_MAX] = dir, made absolute, if dir holds our library. */
+/* out[PATH_MAX] = dir, made absolute, if dir holds library @name. */
 static int
-lib_in(const char *dir, char *out)
+lib_in(const char *dir, const char *name, char *out)
 {
 	char lib[PATH_MAX * 2];
 
-	if (snprintf(lib, sizeof(lib), "%s/" VERBS_LIB, dir) >= (int)sizeof(lib))
+	if (snprintf(lib, sizeof(lib), "%s/%s", dir, name) >= (int)sizeof(lib))
 		return 0;
 	return access(lib, R_OK) == 0 && realpath(dir, out) != NULL;
+}
+
+/* The launcher's own directory into exe[PATH_MAX], or die. */
+static void
+own_dir(char *exe)
+{
+	ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
+
+	if (n <= 0)
+		die("cannot find my own location: %s", strerror(errno));
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
 }
 
 /* The directory holding our libibverbs.so.1 into out[PATH_MAX], or die. */
@@ -110,23 +128,35 @@ static void
 find_lib_dir(char *out)
 {
 	char exe[PATH_MAX], cand[PATH_MAX * 2];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	size_t i;
 
-	if (n <= 0)
-		die("cannot find my own location: %s", strerror(errno));
-	exe[n] = '\0';
-	*strrchr(exe, '/') = '\0';
+	own_dir(exe);
 	for (i = 0; i < sizeof(lib_dirs_rel) / sizeof(lib_dirs_rel[0]); i++) {
 		snprintf(cand, sizeof(cand), "%s/%s", exe, lib_dirs_rel[i]);
-		if (lib_in(cand, out))
+		if (lib_in(cand, VERBS_LIB, out))
 			return;
 	}
-	if (lib_in(UROCE_RUN_LIBDIR_ABS, out))
+	if (lib_in(UROCE_RUN_LIBDIR_ABS, VERBS_LIB, out))
 		return;
 	die("%s not found beside %s (looked in %s/%s, %s/%s and %s)",
 	    VERBS_LIB, exe, exe, lib_dirs_rel[0], exe, lib_dirs_rel[1],
 	    UROCE_RUN_LIBDIR_ABS);
+}
+
+/* The directory holding our librdmacm.so.1 into out[PATH_MAX]: the verbs
+ * library's (installed), else the build tree's lib/rdmacm; or die. */
+static void
+find_rdmacm_dir(const char *verbs_dir, char *out)
+{
+	char exe[PATH_MAX], cand[PATH_MAX * 2];
+
+	if (lib_in(verbs_dir, RDMACM_LIB, out))
+		return;
+	own_dir(exe);
+	snprintf(cand, sizeof(cand), "%s/" RDMACM_DIR_BUILD, exe);
+	if (lib_in(cand, RDMACM_LIB, out))
+		return;
+	die("%s not found beside %s nor in %s", RDMACM_LIB, verbs_dir, cand);
 }
 
 static void
@@ -197,7 +227,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL;
-	char lib_dir[PATH_MAX], prog[PATH_MAX];
+	char lib_dir[PATH_MAX], cm_dir[PATH_MAX], prog[PATH_MAX];
 	int c, verbose = 0;
 
 	/* '+': stop at the program's name, its options are its own. */
@@ -225,6 +255,10 @@ main(int argc, char **argv)
 		die("setenv: %s", strerror(errno));
 	set_config(config != NULL ? config : getenv("UROCE_CONFIG"));
 	find_lib_dir(lib_dir);
+	find_rdmacm_dir(lib_dir, cm_dir);
+	/* libibverbs's folder first, then librdmacm's (when another) */
+	if (strcmp(cm_dir, lib_dir) != 0)
+		prepend_library_path(cm_dir);
 	prepend_library_path(lib_dir);
 	find_program(argv[optind], prog, sizeof(prog));
 	execv(prog, &argv[optind]);

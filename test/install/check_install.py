@@ -3,9 +3,9 @@
 # Copyright (c) 2026 The uroce authors
 """`meson install` into a DESTDIR, then use what it installed:
 
-- the layout: the programs in bindir; libibverbs.so.1 (a link to the
-  versioned file, whose SONAME is libibverbs.so.1) and liburoce.a in
-  <libdir>/uroce/ with no libibverbs.so link name; nothing else directly in
+- the layout: the programs in bindir; libibverbs.so.1 and librdmacm.so.1
+  (links to the versioned files, whose SONAMEs are the same) and
+  liburoce.a in <libdir>/uroce/ with no .so link names; nothing else directly in
   <libdir> but pkgconfig/; every sample config; the headers; the man pages;
 - the installed uroce-run, with an installed sample config, runs
   ibv_devices, which lists uroce0 and uroce1, and the loader's trace
@@ -85,26 +85,29 @@ def check_layout(c, a, top, srcdir):
     for prog in ('uroce-run', 'uroce-perf', 'uroce-selfcheck'):
         p = os.path.join(bindir, prog)
         c.check(os.access(p, os.X_OK), 'bin: %s' % p)
-    so1 = os.path.join(priv, 'libibverbs.so.1')
-    c.check(os.path.islink(so1) and
-            os.path.basename(os.path.realpath(so1)).startswith(
-                'libibverbs.so.1.') and os.path.isfile(so1),
-            '%s links to the versioned file (%s)' %
-            (so1, os.readlink(so1) if os.path.islink(so1) else 'not a link'))
-    if os.path.isfile(so1):
-        d = sh(['readelf', '-d', so1]).stdout
-        c.check('Library soname: [libibverbs.so.1]' in d,
-                'SONAME libibverbs.so.1')
-    c.check(not os.path.lexists(os.path.join(priv, 'libibverbs.so')),
-            'no libibverbs.so link name in %s' % priv)
+    for name in ('libibverbs', 'librdmacm'):
+        so1 = os.path.join(priv, name + '.so.1')
+        c.check(os.path.islink(so1) and
+                os.path.basename(os.path.realpath(so1)).startswith(
+                    name + '.so.1.') and os.path.isfile(so1),
+                '%s links to the versioned file (%s)' %
+                (so1, os.readlink(so1) if os.path.islink(so1)
+                 else 'not a link'))
+        if os.path.isfile(so1):
+            d = sh(['readelf', '-d', so1]).stdout
+            c.check('Library soname: [%s.so.1]' % name in d,
+                    'SONAME %s.so.1' % name)
+        c.check(not os.path.lexists(os.path.join(priv, name + '.so')),
+                'no %s.so link name in %s' % (name, priv))
     c.check(os.path.isfile(os.path.join(priv, 'liburoce.a')),
             'liburoce.a in %s' % priv)
     direct = sorted(os.listdir(libdir)) if os.path.isdir(libdir) else []
     c.check(direct == ['pkgconfig', 'uroce'],
             'directly in %s only pkgconfig/ and uroce/: %s' % (libdir, direct))
     stray = [os.path.join(r, f) for r, _, fs in os.walk(top) for f in fs
-             if f.startswith('libibverbs') and r != priv]
-    c.check(not stray, 'no libibverbs outside %s: %s' % (priv, stray))
+             if f.startswith(('libibverbs', 'librdmacm')) and r != priv]
+    c.check(not stray, 'no libibverbs nor librdmacm outside %s: %s' %
+            (priv, stray))
     conf = under(top, os.path.join(a.datadir, 'uroce', 'config'))
     want = sorted(os.path.basename(p)
                   for p in glob.glob(os.path.join(srcdir, 'config', '*.conf')))

@@ -29,8 +29,9 @@ BAD_MTU = "[port]\ndev = net_ring0\nip = 192.168.77.1/24\nmtu = abc\n"
 
 
 class Checker:
-    def __init__(self, run, libdir):
+    def __init__(self, run, libdir, cmdir):
         self.run_exe, self.libdir, self.errors = run, libdir, []
+        self.cmdir = cmdir
 
     def check(self, cond, what):
         print('%s %s' % ('ok  ' if cond else 'FAIL', what))
@@ -61,9 +62,10 @@ def check_env(c, tmp, good):
     c.check(e.get('UROCE_CONFIG') == os.path.realpath(good),
             'UROCE_CONFIG made absolute: %s' % e.get('UROCE_CONFIG'))
     c.check(e.get('LD_LIBRARY_PATH') ==
-            os.path.realpath(c.libdir) + ':/old/dir',
-            'our library directory first in LD_LIBRARY_PATH: %s'
-            % e.get('LD_LIBRARY_PATH'))
+            os.path.realpath(c.libdir) + ':' + os.path.realpath(c.cmdir) +
+            ':/old/dir',
+            'our libibverbs and librdmacm directories first in '
+            'LD_LIBRARY_PATH: %s' % e.get('LD_LIBRARY_PATH'))
     rc, out, err = c.run(['env'], env_extra={'UROCE_CONFIG': good},
                          drop_config=False)
     c.check(rc == 0 and env_of(out).get('UROCE_CONFIG') ==
@@ -122,8 +124,9 @@ def check_devices(c, sample, good, bad):
 
 
 def check_install_layout(c, tmp, good, bindir, rel):
-    """A copy of the launcher in <prefix>/<bindir> finds the library in
-    <prefix>/<libdir>/uroce, given relative to bindir as meson computed."""
+    """A copy of the launcher in <prefix>/<bindir> finds both libraries in
+    <prefix>/<libdir>/uroce, given relative to bindir as meson computed,
+    and names that folder once."""
     if os.path.isabs(bindir) or os.path.isabs(rel):
         print('SKIP install layout: absolute bindir or libdir')
         return
@@ -133,11 +136,13 @@ def check_install_layout(c, tmp, good, bindir, rel):
     os.makedirs(lib_dir)
     shutil.copy2(c.run_exe, bin_dir)
     shutil.copy(os.path.join(c.libdir, 'libibverbs.so.1'), lib_dir)
+    shutil.copy(os.path.join(c.cmdir, 'librdmacm.so.1'), lib_dir)
     p = subprocess.run([os.path.join(bin_dir, 'uroce-run'), '-c', good, '--',
                         'env'], capture_output=True, text=True, timeout=60)
     got = env_of(p.stdout).get('LD_LIBRARY_PATH', '')
     c.check(p.returncode == 0 and
-            got.split(':')[0] == os.path.realpath(lib_dir),
+            got.split(':')[0] == os.path.realpath(lib_dir) and
+            got.split(':').count(os.path.realpath(lib_dir)) == 1,
             'install layout: %s/uroce-run finds %s (got %r, %s)' %
             (bindir, lib_dir, got, p.stderr.strip()))
 
@@ -146,12 +151,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--run', required=True, help='the uroce-run executable')
     ap.add_argument('--libdir', required=True)
+    ap.add_argument('--cmdir', required=True,
+                    help='the folder of the build\'s librdmacm.so.1')
     ap.add_argument('--config', required=True, help='config/memif-a.conf')
     ap.add_argument('--install-bindir', default='bin')
     ap.add_argument('--install-libdir-rel', required=True,
                     help='<libdir>/uroce relative to <bindir>')
     a = ap.parse_args()
-    c = Checker(os.path.abspath(a.run), os.path.abspath(a.libdir))
+    c = Checker(os.path.abspath(a.run), os.path.abspath(a.libdir),
+                os.path.abspath(a.cmdir))
     a.config = os.path.abspath(a.config)
     with tempfile.TemporaryDirectory(prefix='uroce-run-test.') as tmp:
         good = os.path.join(tmp, 'two.conf')

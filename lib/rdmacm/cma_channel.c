@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The uroce authors
+ */
+
+/*
+ * Event channels (rdma_create_event_channel(3), rdma_get_cm_event(3)).
+ * A channel's fd is an eventfd in semaphore mode whose count is the number
+ * of queued events: poll and epoll see it readable while an event waits,
+ * and rdma_get_cm_event() reads one count from it, so it blocks, or fails
+ * with EAGAIN when the application set O_NONBLOCK on the fd, exactly as
+ * the read of the kernel's rdma_cm device does.
+ */
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "rdmacm_priv.h"
+
+struct cma_channel *
+cma_channel_new(void)
+{
+	struct cma_channel *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->ch.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (c->ch.fd < 0) {
+		free(c);
+		return NULL;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	TAILQ_INIT(&c->queue);
+	return c;
+}
+
+void
+cma_channel_free(struct cma_channel *c)
+{
+	struct cma_event *e;
+
+	while ((e = TAILQ_FIRST(&c->queue)) != NULL) {
+		TAILQ_REMOVE(&c->queue, e, link);
+		free(e);
+	}
+	close(c->ch.fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+struct rdma_event_channel *
+rdma_create_event_channel(void)
+{
+	struct cma_channel *c = cma_channel_new();
+
+	if (c == NULL)
+		return NULL;	/* errno from calloc or eventfd */
+	return &c->ch;
+}
+
+void
+rdma_destroy_event_channel(struct rdma_event_channel *channel)
+{
+	if (channel != NULL)
+		cma_channel_free(cma_channel_of(channel));
+}
+
+static void
+channel_signal(struct cma_channel *c)
+{
+	uint64_t one = 1;
+
+	if (write(c->ch.fd, &one, sizeof(one)) != sizeof(one))
+		CMA_LOG(ERR, "event channel: eventfd write failed");
+}
+
+/* Take back one count of an event removed unread (never blocks: the count
+ * is at least the queue's length). */
+static void
+channel_unsignal(struct cma_channel *c)
+{
+	uint64_t v;
+	int fl = fcntl(c->ch.fd, F_GETFL);
+
+	fcntl(c->ch.fd, F_SETFL, fl | O_NONBLOCK);
+	if (read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
+		CMA_LOG(ERR, "event channel: eventfd read failed");
+	fcntl(c->ch.fd, F_SETFL, fl);
+}
+
+struct cma_event *
+cma_event_new(struct cma_id *id, struct cma_id *listen,
+	      enum rdma_cm_event_type type, int status, const void *priv,
+	      size_t len)
+{
+	struct cma_event *e = calloc(1, sizeof(*e));
+
+	if (e == NULL)
+		return NULL;
+	if (len > sizeof(e->priv))
+		len = sizeof(e->priv);
+	e->id = id;
+	e->listen = listen;
+	e->ev.id = &id->id;
+	e->ev.listen_id = listen ? &listen->id : NULL;
+	e->ev.event = type;
+	e->ev.status = status;
+	if (priv != NULL && len > 0) {
+		memcpy(e->priv, priv, len);
+		if (id->id.qp_type == IBV_QPT_UD) {
+			e->ev.param.ud.private_data = e->priv;
+			e->ev.param.ud.private_data_len = (uint8_t)len;
+		} else {
+			e->ev.param.conn.private_data = e->priv;
+			e->ev.param.conn.private_data_len = (uint8_t)len;
+		}
+	}
+	return e;
+}
+
+/* Queue @e (complete: the application may read and free it at once),
+ * taking a reference on its id; a request goes to its listener's
+ * channel. */
+void
+cma_event_queue(struct cma_event *e)
+{
+	struct cma_id *owner = e->listen ? e->listen : e->id;
+	struct cma_channel *c;
+
+	cma_id_get(e->id);
+	CMA_LOG(DEBUG, "id %p: %s, status %d", (void *)e->id,
+		rdma_event_str(e->ev.event), e->ev.status);
+	pthread_mutex_lock(&owner->lock);
+	c = cma_channel_of(owner->id.channel);
+	pthread_mutex_lock(&c->lock);
+	TAILQ_INSERT_TAIL(&c->queue, e, link);
+	channel_signal(c);
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&owner->lock);
+}
+
+int
+cma_post(struct cma_id *id, struct cma_id *listen,
+	 enum rdma_cm_event_type type, int status, const void *priv,
+	 size_t len)
+{
+	struct cma_event *e = cma_event_new(id, listen, type, status, priv,
+					    len);
+
+	if (e == NULL)
+		return -ENOMEM;
+	cma_event_queue(e);
+	return 0;
+}
+
+int
+rdma_get_cm_event(struct rdma_event_channel *channel,
+		  struct rdma_cm_event **event)
+{
+	struct cma_channel *c;
+	struct cma_event *e;
+	uint64_t v;
+
+	if (channel == NULL || event == NULL)
+		return cma_err(-EINVAL);
+	c = cma_channel_of(channel);
+	for (;;) {
+		if (read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
+			return -1;	/* errno: EAGAIN, EINTR */
+		pthread_mutex_lock(&c->lock);
+		e = TAILQ_FIRST(&c->queue);
+		if (e != NULL)
+			TAILQ_REMOVE(&c->queue, e, link);
+		pthread_mutex_unlock(&c->lock);
+		if (e != NULL)
+			break;
+		/* a count whose event a destroy took back: read again */
+	}
+	*event = &e->ev;
+	return 0;
+}
+
+int
+rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	struct cma_event *e = (struct cma_event *)event;
+
+	if (event == NULL)
+		return cma_err(-EINVAL);
+	cma_id_put(e->id);
+	free(e);
+	return 0;
+}
+
+void
+cma_channel_move(struct cma_id *id, struct cma_channel *to)
+{
+	struct cma_channel *from = cma_channel_of(id->id.channel);
+	struct cma_event *e, *next;
+
+	pthread_mutex_lock(&from->lock);
+	for (e = TAILQ_FIRST(&from->queue); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, link);
+		if (e->id != id && e->listen != id)
+			continue;
+		TAILQ_REMOVE(&from->queue, e, link);
+		channel_unsignal(from);
+		pthread_mutex_lock(&to->lock);
+		TAILQ_INSERT_TAIL(&to->queue, e, link);
+		channel_signal(to);
+		pthread_mutex_unlock(&to->lock);
+	}
+	pthread_mutex_unlock(&from->lock);
+}
+
+/*
+ * Drop the unread events of @id, as the kernel drops those of a destroyed
+ * id. A CONNECT_REQUEST of a listener carries a new id nobody has seen: it
+ * is destroyed too (its connection rejected by the agent).
+ */
+void
+cma_channel_drop(struct cma_id *id)
+{
+	struct cma_channel *c = cma_channel_of(id->id.channel);
+	struct cma_event *e, *next;
+	TAILQ_HEAD(, cma_event) dropped = TAILQ_HEAD_INITIALIZER(dropped);
+
+	pthread_mutex_lock(&c->lock);
+	for (e = TAILQ_FIRST(&c->queue); e != NULL; e = next) {
+		next = TAILQ_NEXT(e, link);
+		if (e->id != id && e->listen != id)
+			continue;
+		TAILQ_REMOVE(&c->queue, e, link);
+		channel_unsignal(c);
+		TAILQ_INSERT_TAIL(&dropped, e, link);
+	}
+	pthread_mutex_unlock(&c->lock);
+	while ((e = TAILQ_FIRST(&dropped)) != NULL) {
+		TAILQ_REMOVE(&dropped, e, link);
+		if (e->listen == id && e->id != id) {
+			cma_id_put(e->id);
+			cma_id_destroy_now(e->id);
+		} else {
+			cma_id_put(e->id);
+		}
+		free(e);
+	}
+}
+
+static const char *const event_names[] = {
+	[RDMA_CM_EVENT_ADDR_RESOLVED] = "RDMA_CM_EVENT_ADDR_RESOLVED",
+	[RDMA_CM_EVENT_ADDR_ERROR] = "RDMA_CM_EVENT_ADDR_ERROR",
+	[RDMA_CM_EVENT_ROUTE_RESOLVED] = "RDMA_CM_EVENT_ROUTE_RESOLVED",
+	[RDMA_CM_EVENT_ROUTE_ERROR] = "RDMA_CM_EVENT_ROUTE_ERROR",
+	[RDMA_CM_EVENT_CONNECT_REQUEST] = "RDMA_CM_EVENT_CONNECT_REQUEST",
+	[RDMA_CM_EVENT_CONNECT_RESPONSE] = "RDMA_CM_EVENT_CONNECT_RESPONSE",
+	[RDMA_CM_EVENT_CONNECT_ERROR] = "RDMA_CM_EVENT_CONNECT_ERROR",
+	[RDMA_CM_EVENT_UNREACHABLE] = "RDMA_CM_EVENT_UNREACHABLE",
+	[RDMA_CM_EVENT_REJECTED] = "RDMA_CM_EVENT_REJECTED",
+	[RDMA_CM_EVENT_ESTABLISHED] = "RDMA_CM_EVENT_ESTABLISHED",
+	[RDMA_CM_EVENT_DISCONNECTED] = "RDMA_CM_EVENT_DISCONNECTED",
+	[RDMA_CM_EVENT_DEVICE_REMOVAL] = "RDMA_CM_EVENT_DEVICE_REMOVAL",
+	[RDMA_CM_EVENT_MULTICAST_JOIN] = "RDMA_CM_EVENT_MULTICAST_JOIN",
+	[RDMA_CM_EVENT_MULTICAST_ERROR] = "RDMA_CM_EVENT_MULTICAST_ERROR",
+	[RDMA_CM_EVENT_ADDR_CHANGE] = "RDMA_CM_EVENT_ADDR_CHANGE",
+	[RDMA_CM_EVENT_TIMEWAIT_EXIT] = "RDMA_CM_EVENT_TIMEWAIT_EXIT",
+};
+
+const char *
+rdma_event_str(enum rdma_cm_event_type event)
+{
+	if ((unsigned int)event < sizeof(event_names) / sizeof(event_names[0]))
+		return event_names[event];
+	return "UNKNOWN EVENT";
+}
