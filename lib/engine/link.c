@@ -6,6 +6,7 @@
  * way), then goes on with the links that are still down. From then on a
  * control thread, "uroce-link", polls the links every ENG_LINK_POLL_MS:
  * it retries the start of a memif client whose server was not listening,
+ * restarts one whose server closed the connection (uroce_port_link_poll()),
  * and reports each change as IBV_EVENT_PORT_ACTIVE or IBV_EVENT_PORT_ERR
  * (ibv_query_port() reads the link itself, ACTIVE or DOWN). A thread of
  * its own rather than an EAL alarm: in DPDK 22.11 rte_eal_cleanup() frees
@@ -23,6 +24,21 @@
 /* A tenth of a second: a peer that appears is seen about as soon as a
  * person would notice; the poll costs a few microseconds. */
 #define ENG_LINK_POLL_MS	100
+
+/* No lcore is inside a burst that began before the call (port.c's
+ * client_stop()): eng_sync() waits for a quiescent point of each. */
+static void
+eng_link_quiesce(void *arg)
+{
+	(void)arg;
+	eng_sync();
+}
+
+static bool
+eng_link_get(struct eng *e, unsigned int i)
+{
+	return uroce_port_link_poll(e->dev[i]->port, eng_link_quiesce, NULL);
+}
 
 static void
 eng_link_note(struct eng *e, unsigned int i, bool up)
@@ -48,7 +64,7 @@ eng_link_wait(struct eng *e)
 	do {
 		waiting = 0;
 		for (i = 0; i < e->ndev; i++) {
-			e->link_up[i] = uroce_port_link_poll(e->dev[i]->port);
+			e->link_up[i] = eng_link_get(e, i);
 			if (!e->link_up[i] && rte_get_timer_cycles() - start <
 			    e->cfg->port[i].link_wait * hz)
 				waiting++;
@@ -74,7 +90,7 @@ eng_link_poll(struct eng *e)
 	bool up;
 
 	for (i = 0; i < e->ndev; i++) {
-		up = uroce_port_link_poll(e->dev[i]->port);
+		up = eng_link_get(e, i);
 		if (up != e->link_up[i])
 			eng_link_note(e, i, up);
 	}

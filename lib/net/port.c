@@ -345,7 +345,12 @@ link_settle(struct uroce_port *p)
  * socket once, and fails (-EPERM, with an error line from the PMD) when
  * the server does not listen yet; it does not try again by itself. The
  * port then opens with its link down and uroce_port_link_poll() tries
- * again, with the PMD's log quieted, until the server is there.
+ * again, with the PMD's log quieted, until the server is there. A start
+ * that connected can still lose its control channel: a server listens
+ * from its probe on but refuses a client until its own port starts, and a
+ * server may leave; the PMD then gives the connection up for good
+ * (pmd_glue/memif.c), and uroce_port_link_poll() stops the port and
+ * starts it again, as a NIC's link comes back when its peer does.
  */
 static bool
 memif_client(const struct uroce_port *p)
@@ -362,7 +367,7 @@ start_quiet(struct uroce_port *p)
 
 	if (old > (int)RTE_LOG_CRIT)
 		rte_log_set_level((uint32_t)lt, RTE_LOG_CRIT);
-	ret = rte_eth_dev_start(p->port_id);
+	ret = uroce_glue_memif_start(&p->link);
 	if (old > (int)RTE_LOG_CRIT)
 		rte_log_set_level((uint32_t)lt, (uint32_t)old);
 	return ret;
@@ -832,14 +837,39 @@ uroce_port_link_up(const struct uroce_port *p)
 {
 	struct rte_eth_link link;
 
-	return p->started &&
+	return __atomic_load_n(&p->started, __ATOMIC_ACQUIRE) &&
 	       rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
 	       link.link_status == RTE_ETH_LINK_UP;
 }
 
-bool
-uroce_port_link_poll(struct uroce_port *p)
+/*
+ * A memif client whose control channel closed: out of the lcores' way
+ * (port_live() false, then quiesce: no burst on the ethdev is under way),
+ * stopped, and started again by the caller as one whose server was not
+ * listening. The PMD's interrupt thread is done with the port already.
+ */
+static void
+client_stop(struct uroce_port *p, void (*quiesce)(void *), void *arg)
 {
+	int ret;
+
+	__atomic_store_n(&p->started, false, __ATOMIC_RELEASE);
+	quiesce(arg);
+	ret = rte_eth_dev_stop(p->port_id);
+	if (ret != 0)
+		NET_LOG(WARNING, "%s: stop: %s\n", p->cfg->dev, strerror(-ret));
+	p->start_later = true;
+	NET_LOG(INFO, "%s: the memif server closed the connection: "
+		"connecting again\n", p->cfg->dev);
+}
+
+bool
+uroce_port_link_poll(struct uroce_port *p, void (*quiesce)(void *),
+		     void *arg)
+{
+	if (p->started && memif_client(p) && !uroce_port_link_up(p) &&
+	    uroce_glue_memif_dropped(&p->link))
+		client_stop(p, quiesce, arg);
 	if (p->start_later && start_quiet(p) == 0) {
 		p->start_later = false;
 		__atomic_store_n(&p->started, true, __ATOMIC_RELEASE);

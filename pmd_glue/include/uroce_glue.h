@@ -48,6 +48,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <rte_ethdev.h>
 #include <rte_ether.h>
@@ -100,6 +101,11 @@ struct uroce_glue_link {
 	uint32_t xdp_flags;		/**< the XDP_FLAGS_*_MODE it runs in */
 	unsigned int side;		/**< ringlink side */
 	bool memif_server;		/**< memif: role=server */
+	/** memif client: the control socket its last start opened (fd and
+	 *  inode; fd -1: closed already), when cc_watch. */
+	bool cc_watch;
+	int cc_fd;
+	ino_t cc_ino;
 };
 
 /**
@@ -119,6 +125,22 @@ int uroce_glue_attach(const char *dev, uint16_t nb_queues,
  * glue.c). Returns at once for other kinds.
  */
 void uroce_glue_before_stop(const struct uroce_glue_link *link);
+
+/**
+ * rte_eth_dev_start() of a memif client, noting the control socket it
+ * opens to the server (pmd_glue/memif.c), for uroce_glue_memif_dropped().
+ * @return what rte_eth_dev_start() returns (-EPERM: no server listening).
+ */
+int uroce_glue_memif_start(struct uroce_glue_link *link);
+
+/**
+ * Whether a memif client started by uroce_glue_memif_start() has lost its
+ * control channel: the server refused the handshake (its port was not
+ * started yet) or left. The PMD does not connect again by itself; it is
+ * done with the port, which the caller may stop and start again. Reads
+ * one fstat(); false when the socket could not be told.
+ */
+bool uroce_glue_memif_dropped(const struct uroce_glue_link *link);
 
 /**
  * Close the ethdev (after the caller stopped it) and remove what attach

@@ -11,6 +11,11 @@ and ip (no [eal]: DPDK with hugepages and the per-process file prefix):
   client-first the memif client starts first, its server a few seconds
                later (the tool's server is the memif client, since the
                tool's TCP client does not retry): both succeed.
+  refused      the memif client's first connection is refused, as a
+               server that has not started its port yet refuses it (a
+               stand-in socket answers HELLO, reads the INIT and answers
+               DISCONNECT "ID not found", then goes away); the real
+               server starts a second later: both succeed.
   perftest     ib_write_bw with its server on the memif server side,
                started first, the client a few seconds later: both
                succeed, the server does not find its port Down.
@@ -19,9 +24,9 @@ and ip (no [eal]: DPDK with hugepages and the per-process file prefix):
 
 With memif, each side's open waits for the other's, so the tool's TCP
 client may reach the server before it listens ("Couldn't connect to"):
-that client is run again (a memif server takes a new client), or, when
-the memif client is the tool's server, the pair is run again; at most
-ATTEMPTS times. Any other failure fails at once.
+that client is run again (a memif server takes a new client, and a memif
+client connects to each new server), or in client-first the pair is run
+again; at most ATTEMPTS times. Any other failure fails at once.
 
   check_defaults.py --run UROCE_RUN CASE...
 Exit 0 pass, 1 fail, 77 when a tool is missing.
@@ -32,6 +37,7 @@ import glob
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -42,6 +48,11 @@ ATTEMPTS = 4
 RUN_DIR = '/var/run/dpdk'
 TCP_RACE = "Couldn't connect to"
 TIMEOUT = 120
+# memif's control messages (DPDK drivers/net/memif/memif.h): 128 bytes,
+# a 16-bit type, then the type's fields, packed, little-endian here.
+MEMIF_MSG_LEN = 128
+MEMIF_HELLO, MEMIF_INIT, MEMIF_DISCONNECT = 2, 3, 8
+MEMIF_VERSION = 0x0200
 
 
 def free_port():
@@ -189,6 +200,66 @@ def case_client_first(c):
     c.check_leftovers()
 
 
+def memif_msg(mtype, fmt, *fields):
+    return (struct.pack('<H' + fmt, mtype, *fields)
+            .ljust(MEMIF_MSG_LEN, b'\0'))
+
+
+def refuse_once(path, proc):
+    """Listen on path (an abstract address: memif's default), answer one
+    client's INIT as a memif server whose port has not started does, then
+    stop listening. Whether an INIT came."""
+    lst = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    lst.bind('\0' + path)
+    lst.listen(1)
+    lst.settimeout(1)
+    conn = None
+    try:
+        while conn is None and proc.poll() is None:
+            try:
+                conn, _ = lst.accept()
+            except socket.timeout:
+                pass
+    finally:
+        lst.close()
+    if conn is None:
+        return False
+    with conn:
+        conn.settimeout(TIMEOUT)
+        # name, versions, max region, max s2c and c2s rings, max log2 size
+        conn.send(memif_msg(MEMIF_HELLO, '32sHHHHHB', b'stand-in',
+                            MEMIF_VERSION, MEMIF_VERSION, 255, 255, 255, 14))
+        init = conn.recv(MEMIF_MSG_LEN)
+        if len(init) != MEMIF_MSG_LEN or \
+                struct.unpack_from('<H', init)[0] != MEMIF_INIT:
+            return False
+        conn.send(memif_msg(MEMIF_DISCONNECT, 'I96s', 0, b'ID not found'))
+    return True
+
+
+def case_refused(c):
+    """The memif client (the tool's server) refused once, then its server."""
+    port = free_port()
+    srv = c.start('b', pingpong(port))
+    if not refuse_once(c.sock, srv):
+        rc, out = c.stop(srv)
+        c.fail('the memif client sent no INIT to the stand-in (exit %s)'
+               % rc, out)
+        return
+    time.sleep(1)
+    for attempt in range(ATTEMPTS):
+        # A new memif server each time: the client connects again.
+        cli = c.start('a', pingpong(port, '127.0.0.1'))
+        rc, out = c.finish(cli)
+        if rc == 0 or TCP_RACE not in out:
+            break
+        time.sleep(0.5)
+    good_pingpong(c, 'client (memif server)', rc, out)
+    rc, sout = c.finish(srv) if rc == 0 else c.stop(srv)
+    good_pingpong(c, 'server (memif client)', rc, sout)
+    c.check_leftovers()
+
+
 def case_perftest(c):
     """ib_write_bw: server on the memif server first, client 3 s later."""
     port = free_port()
@@ -246,6 +317,7 @@ def case_quiet(c):
 CASES = {
     'pair': case_pair,
     'client-first': case_client_first,
+    'refused': case_refused,
     'perftest': case_perftest,
     'quiet': case_quiet,
 }
@@ -257,6 +329,7 @@ def main():
     ap.add_argument('case', nargs='+', choices=sorted(CASES))
     args = ap.parse_args()
     tools = {'pair': 'ibv_rc_pingpong', 'client-first': 'ibv_rc_pingpong',
+             'refused': 'ibv_rc_pingpong',
              'perftest': 'ib_write_bw', 'quiet': 'ibv_devinfo'}
     fails = 0
     for name in args.case:

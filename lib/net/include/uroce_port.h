@@ -142,10 +142,16 @@ bool uroce_port_link_up(const struct uroce_port *p);
 
 /**
  * uroce_port_link_up(), after trying again the start of a memif client
- * whose server did not listen yet. One thread at a time (the engine's
- * start, then its link watch).
+ * whose server did not listen yet, and first stopping a memif client whose
+ * server closed the connection (refused it before its own port started, or
+ * left; port.c): quiesce(arg) is called between taking the port out of
+ * the lcores' bursts and the stop, and returns once no thread is inside
+ * uroce_port_rx() or uroce_port_tx() of the port. A port whose link is up
+ * is not touched. One thread at a time (the engine's start, then its link
+ * watch).
  */
-bool uroce_port_link_poll(struct uroce_port *p);
+bool uroce_port_link_poll(struct uroce_port *p, void (*quiesce)(void *),
+			  void *arg);
 
 /**
  * A gratuitous ARP for the port's IPv4 address (own neighbours only): it
