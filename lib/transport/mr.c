@@ -50,15 +50,20 @@ enum slot_kind {
 	SLOT_MW2,	/* type 2 window, bound to one QP (type 2B) */
 };
 
+/* What a check reads: one cache line a slot (the array is aligned). */
 struct mr_slot {
 	struct uroce_mr mr;	/* fields readers load with ACQUIRE */
 	const void *qp;		/* type 2 window: its QP (readers ACQUIRE) */
 	uint32_t key;		/* live key or 0; the publish word */
 	uint8_t kind;		/* enum slot_kind (readers ACQUIRE) */
 	uint8_t key_byte;	/* last key byte handed out (writer only) */
-	uint32_t next_free;	/* free list link, 0 = end (writer only) */
+} __attribute__((aligned(64)));
+
+/* The writer's bookkeeping of a slot, apart from what checks read. */
+struct slot_wr {
+	uint32_t next_free;	/* free list link, 0 = end */
 	uint32_t mr_idx;	/* window: the MR it is bound to, 0 none */
-	uint32_t mw_bound;	/* MR: windows bound to it (writer only) */
+	uint32_t mw_bound;	/* MR: windows bound to it */
 };
 
 struct uroce_mr_table {
@@ -71,6 +76,8 @@ struct uroce_mr_table {
 	uint32_t free_tail;	/* newest freed slot */
 	uint8_t stride;		/* odd: key bytes take all 256 values */
 	struct mr_slot *slot;	/* max_mr + 1 slots, slot 0 unused */
+	void *slot_mem;		/* what slot was carved from */
+	struct slot_wr *wr;	/* max_mr + 1, the writer's */
 };
 
 /* splitmix64: spreads one seed over every slot's first key byte. */
@@ -90,11 +97,11 @@ seed_mix(uint64_t x)
 static void
 free_push(struct uroce_mr_table *tbl, uint32_t idx)
 {
-	tbl->slot[idx].next_free = 0;
+	tbl->wr[idx].next_free = 0;
 	if (tbl->free_head == 0)
 		tbl->free_head = idx;
 	else
-		tbl->slot[tbl->free_tail].next_free = idx;
+		tbl->wr[tbl->free_tail].next_free = idx;
 	tbl->free_tail = idx;
 }
 
@@ -104,7 +111,7 @@ free_pop(struct uroce_mr_table *tbl)
 	uint32_t idx = tbl->free_head;
 
 	if (idx != 0)
-		tbl->free_head = tbl->slot[idx].next_free;
+		tbl->free_head = tbl->wr[idx].next_free;
 	return idx;
 }
 
@@ -120,11 +127,18 @@ uroce_mr_table_create(uint32_t max_mr, uint64_t seed,
 	tbl = calloc(1, sizeof(*tbl));
 	if (tbl == NULL)
 		return -ENOMEM;
-	tbl->slot = calloc((size_t)max_mr + 1, sizeof(*tbl->slot));
-	if (tbl->slot == NULL) {
+	/* calloc (lazily zeroed pages for a large table), aligned by hand
+	 * so that a slot is one cache line. */
+	tbl->slot_mem = calloc((size_t)max_mr + 2, sizeof(*tbl->slot));
+	tbl->wr = calloc((size_t)max_mr + 1, sizeof(*tbl->wr));
+	if (tbl->slot_mem == NULL || tbl->wr == NULL) {
+		free(tbl->slot_mem);
+		free(tbl->wr);
 		free(tbl);
 		return -ENOMEM;
 	}
+	tbl->slot = (struct mr_slot *)RTE_PTR_ALIGN_CEIL(tbl->slot_mem,
+							 sizeof(*tbl->slot));
 	rte_spinlock_init(&tbl->lock);
 	tbl->max_mr = max_mr;
 	tbl->stride = (uint8_t)(seed_mix(seed) | 1);
@@ -141,7 +155,8 @@ uroce_mr_table_free(struct uroce_mr_table *tbl)
 {
 	if (tbl == NULL)
 		return;
-	free(tbl->slot);
+	free(tbl->slot_mem);
+	free(tbl->wr);
 	free(tbl);
 }
 
@@ -342,7 +357,7 @@ uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
 
 	s = &tbl->slot[idx];
 	key = next_key(tbl, idx);
-	s->mw_bound = 0;
+	tbl->wr[idx].mw_bound = 0;
 	__atomic_store_n(&s->kind, SLOT_MR, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->qp, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->mr.addr, addr, __ATOMIC_RELEASE);
@@ -374,7 +389,7 @@ uroce_mr_dereg(struct uroce_mr_table *tbl, struct uroce_mr *mr)
 		rte_spinlock_unlock(&tbl->lock);
 		return -EINVAL;
 	}
-	if (s->mw_bound != 0) {
+	if (tbl->wr[idx].mw_bound != 0) {
 		rte_spinlock_unlock(&tbl->lock);
 		return -EBUSY;
 	}
@@ -563,11 +578,13 @@ window_of(struct uroce_mr_table *tbl, uint32_t key)
 static void
 window_unbind(struct uroce_mr_table *tbl, struct mr_slot *w)
 {
-	if (w->mr_idx == 0)
+	struct slot_wr *ww = &tbl->wr[w - tbl->slot];
+
+	if (ww->mr_idx == 0)
 		return;
 	__atomic_store_n(&w->key, 0, __ATOMIC_RELAXED);
-	tbl->slot[w->mr_idx].mw_bound--;
-	w->mr_idx = 0;
+	tbl->wr[ww->mr_idx].mw_bound--;
+	ww->mr_idx = 0;
 	tbl->mw_bound--;
 	if (w->kind == SLOT_MW2)
 		tbl->mw2_bound--;
@@ -589,8 +606,8 @@ uroce_mw_alloc(struct uroce_mr_table *tbl, const void *pd,
 		return -ENOMEM;
 	}
 	s = &tbl->slot[idx];
-	s->mr_idx = 0;
-	s->mw_bound = 0;
+	tbl->wr[idx].mr_idx = 0;
+	tbl->wr[idx].mw_bound = 0;
 	__atomic_store_n(&s->mr.pd, pd, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->kind, type == IBV_MW_TYPE_1 ? SLOT_MW1 : SLOT_MW2,
 			 __ATOMIC_RELEASE);
@@ -664,8 +681,8 @@ window_publish(struct uroce_mr_table *tbl, struct mr_slot *w,
 			 __ATOMIC_RELEASE);
 	w->mr.rkey = b->new_key;
 	w->key_byte = (uint8_t)b->new_key;
-	w->mr_idx = mr_idx;
-	tbl->slot[mr_idx].mw_bound++;
+	tbl->wr[w - tbl->slot].mr_idx = mr_idx;
+	tbl->wr[mr_idx].mw_bound++;
 	tbl->mw_bound++;
 	if (w->kind == SLOT_MW2)
 		tbl->mw2_bound++;
@@ -686,7 +703,7 @@ mw_bind_locked(struct uroce_mr_table *tbl, const struct uroce_mw_bind *b)
 		return -EPERM;
 	/* A type 2 window is bound from the free state only; a bound one
 	 * must be invalidated first (IBTA 10.6.7.2). */
-	if (w->kind == SLOT_MW2 && w->mr_idx != 0)
+	if (w->kind == SLOT_MW2 && tbl->wr[w - tbl->slot].mr_idx != 0)
 		return -EBUSY;
 	if (b->access & ~UROCE_MW_ACCESS_SUPPORTED)
 		return -EINVAL;
@@ -748,7 +765,8 @@ uroce_mw_unbind_qp(struct uroce_mr_table *tbl, const void *qp)
 	for (i = 1; i <= tbl->max_mr && tbl->mw2_bound > 0; i++) {
 		struct mr_slot *w = &tbl->slot[i];
 
-		if (w->kind == SLOT_MW2 && w->mr_idx != 0 && w->qp == qp)
+		if (w->kind == SLOT_MW2 && tbl->wr[i].mr_idx != 0 &&
+		    w->qp == qp)
 			window_unbind(tbl, w);
 	}
 	rte_spinlock_unlock(&tbl->lock);
