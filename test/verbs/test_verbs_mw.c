@@ -13,7 +13,8 @@
  *  - type 2 through IBV_WR_BIND_MW: an access through another QP is
  *    IBV_WC_REM_ACCESS_ERR; SEND_WITH_INV invalidates it (the receive has
  *    IBV_WC_WITH_INV and the key), after which the key is refused;
- *  - LOCAL_INV, then the key refused; the ibv_wr_* builders; a bind to an
+ *  - LOCAL_INV, then the key refused; the ibv_wr_* builders; a bind behind
+ *    a WRITE in one list completes after it; a bind to an
  *    MR without IBV_ACCESS_MW_BIND completes IBV_WC_MW_BIND_ERR.
  */
 
@@ -303,6 +304,54 @@ test_local_inv_qpx(void)
 	UT_CHECK_EQ(ibv_dealloc_mw(mw), 0);
 }
 
+/* A bind posted right behind a WRITE in one list runs once the WRITE has
+ * completed: both complete, in order. */
+static void
+test_bind_after_write(void)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(pdb, IBV_MW_TYPE_2);
+	struct ibv_sge sge = { (uintptr_t)bufb + 512, 256, 0 };
+	struct ibv_send_wr w[2], *bad;
+	struct ibv_wc wc;
+	struct pair p;
+
+	if (!UT_CHECK(mw != NULL) || !pair_new(&p, false))
+		return;
+	sge.lkey = mrb->lkey;
+	memset(w, 0, sizeof(w));
+	w[0].wr_id = 10;
+	w[0].opcode = IBV_WR_RDMA_WRITE;
+	w[0].send_flags = IBV_SEND_SIGNALED;
+	w[0].sg_list = &sge;
+	w[0].num_sge = 1;
+	w[0].wr.rdma.remote_addr = (uintptr_t)bufa + 2048;
+	w[0].wr.rdma.rkey = mra->rkey;
+	w[0].next = &w[1];
+	w[1].wr_id = 11;
+	w[1].opcode = IBV_WR_BIND_MW;
+	w[1].send_flags = IBV_SEND_SIGNALED;
+	w[1].bind_mw.mw = mw;
+	w[1].bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	w[1].bind_mw.bind_info.mr = mrb;
+	w[1].bind_mw.bind_info.addr = (uintptr_t)bufb;
+	w[1].bind_mw.bind_info.length = 64;
+	w[1].bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	memset(bufb + 512, 0x3c, 256);
+	UT_CHECK_EQ(ibv_post_send(p.b, w, &bad), 0);
+	if (poll1(cqb, &wc)) {
+		UT_CHECK_EQ(wc.wr_id, 10);
+		UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	}
+	if (poll1(cqb, &wc)) {
+		UT_CHECK_EQ(wc.wr_id, 11);
+		UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		UT_CHECK_EQ(wc.opcode, IBV_WC_BIND_MW);
+	}
+	UT_CHECK_MEM(bufa + 2048, bufb + 512, 256);
+	pair_free(&p);
+	UT_CHECK_EQ(ibv_dealloc_mw(mw), 0);
+}
+
 static void
 test_bind_error(void)
 {
@@ -337,6 +386,7 @@ main(void)
 			test_type1();
 			test_type2_inv();
 			test_local_inv_qpx();
+			test_bind_after_write();
 			test_bind_error();
 		}
 		ut_verbs_destroy(NULL, mra, cqa, pda);
