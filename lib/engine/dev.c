@@ -328,6 +328,7 @@ uroce_dev_caps(const struct uroce_dev *dev, struct uroce_dev_caps *caps)
 	caps->max_cq = ENG_MAX_CQ;
 	caps->max_cqe = UROCE_CQ_MAX_CQE;
 	caps->max_mr = ENG_MAX_MR;
+	caps->max_mw = ENG_MAX_MR;	/* windows share the MRs' key table */
 	caps->max_pd = ENG_MAX_PD;
 	caps->max_ah = ENG_MAX_AH;
 	caps->max_srq = ENG_MAX_SRQ - 1;	/* SRQ number 0 is never given */
@@ -679,6 +680,39 @@ uroce_dev_mr_rereg(struct uroce_mr *mr, struct uroce_pd *npd, void *addr,
 	npd->refs++;
 	pthread_mutex_unlock(&eng_g->lock);
 	return 0;
+}
+
+int
+uroce_dev_mw_alloc(struct uroce_pd *pd, enum ibv_mw_type type, uint32_t *rkey)
+{
+	int ret;
+
+	if (pd == NULL || rkey == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&eng_g->lock);
+	ret = uroce_mw_alloc(pd->dev->env.mrs, pd, type, rkey);
+	if (ret == 0)
+		pd->refs++;
+	pthread_mutex_unlock(&eng_g->lock);
+	return ret;
+}
+
+int
+uroce_dev_mw_dealloc(struct uroce_pd *pd, uint32_t rkey)
+{
+	int ret;
+
+	if (pd == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&eng_g->lock);
+	ret = uroce_mw_dealloc(pd->dev->env.mrs, rkey);
+	if (ret == 0)
+		pd->refs--;
+	pthread_mutex_unlock(&eng_g->lock);
+	/* As a dereg: an access through the window may still be copying. */
+	if (ret == 0)
+		eng_sync();
+	return ret;
 }
 
 /* ------------------------------------------------------------------------

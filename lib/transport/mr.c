@@ -14,6 +14,12 @@
  * the check observed was ordered after the key change by its RELEASE), so
  * the check fails instead of mixing two registrations. Fields are written
  * with RELEASE stores for that reason.
+ *
+ * Windows (uroce_mr.h) are slots of the same table: their kind byte and,
+ * for type 2, their QP are fields like the others, so a check of an MR's
+ * key pays one more load in the slot it already reads. Every change to the
+ * table takes the writer lock, since binds and invalidations come from
+ * engine lcores.
  */
 
 #include <errno.h>
@@ -26,6 +32,7 @@
 
 #include <rte_common.h>
 #include <rte_log.h>
+#include <rte_spinlock.h>
 
 #include "uroce_mr.h"
 #include "transport_priv.h"
@@ -35,20 +42,42 @@
 /* Atomic operands are 8 bytes at an 8-byte aligned va (IBTA 9.4.5). */
 #define ATOMIC_ALIGN	8u
 
+/* What a slot holds; readers load it with ACQUIRE. */
+enum slot_kind {
+	SLOT_FREE,
+	SLOT_MR,
+	SLOT_MW1,	/* type 1 window */
+	SLOT_MW2,	/* type 2 window, bound to one QP (type 2B) */
+};
+
+/* What a check reads: one cache line a slot (the array is aligned). */
 struct mr_slot {
 	struct uroce_mr mr;	/* fields readers load with ACQUIRE */
+	const void *qp;		/* type 2 window: its QP (readers ACQUIRE) */
 	uint32_t key;		/* live key or 0; the publish word */
-	uint32_t next_free;	/* free list link, 0 = end (writer only) */
+	uint8_t kind;		/* enum slot_kind (readers ACQUIRE) */
 	uint8_t key_byte;	/* last key byte handed out (writer only) */
+} __attribute__((aligned(64)));
+
+/* The writer's bookkeeping of a slot, apart from what checks read. */
+struct slot_wr {
+	uint32_t next_free;	/* free list link, 0 = end */
+	uint32_t mr_idx;	/* window: the MR it is bound to, 0 none */
+	uint32_t mw_bound;	/* MR: windows bound to it */
 };
 
 struct uroce_mr_table {
+	rte_spinlock_t lock;	/* every change: reg, dereg, windows */
 	uint32_t max_mr;
 	uint32_t count;
+	uint32_t mw_bound;	/* bound windows */
+	uint32_t mw2_bound;	/* of them type 2 (uroce_mw_unbind_qp()) */
 	uint32_t free_head;	/* oldest freed slot, 0 = none */
 	uint32_t free_tail;	/* newest freed slot */
 	uint8_t stride;		/* odd: key bytes take all 256 values */
 	struct mr_slot *slot;	/* max_mr + 1 slots, slot 0 unused */
+	void *slot_mem;		/* what slot was carved from */
+	struct slot_wr *wr;	/* max_mr + 1, the writer's */
 };
 
 /* splitmix64: spreads one seed over every slot's first key byte. */
@@ -68,11 +97,11 @@ seed_mix(uint64_t x)
 static void
 free_push(struct uroce_mr_table *tbl, uint32_t idx)
 {
-	tbl->slot[idx].next_free = 0;
+	tbl->wr[idx].next_free = 0;
 	if (tbl->free_head == 0)
 		tbl->free_head = idx;
 	else
-		tbl->slot[tbl->free_tail].next_free = idx;
+		tbl->wr[tbl->free_tail].next_free = idx;
 	tbl->free_tail = idx;
 }
 
@@ -82,7 +111,7 @@ free_pop(struct uroce_mr_table *tbl)
 	uint32_t idx = tbl->free_head;
 
 	if (idx != 0)
-		tbl->free_head = tbl->slot[idx].next_free;
+		tbl->free_head = tbl->wr[idx].next_free;
 	return idx;
 }
 
@@ -98,11 +127,19 @@ uroce_mr_table_create(uint32_t max_mr, uint64_t seed,
 	tbl = calloc(1, sizeof(*tbl));
 	if (tbl == NULL)
 		return -ENOMEM;
-	tbl->slot = calloc((size_t)max_mr + 1, sizeof(*tbl->slot));
-	if (tbl->slot == NULL) {
+	/* calloc (lazily zeroed pages for a large table), aligned by hand
+	 * so that a slot is one cache line. */
+	tbl->slot_mem = calloc((size_t)max_mr + 2, sizeof(*tbl->slot));
+	tbl->wr = calloc((size_t)max_mr + 1, sizeof(*tbl->wr));
+	if (tbl->slot_mem == NULL || tbl->wr == NULL) {
+		free(tbl->slot_mem);
+		free(tbl->wr);
 		free(tbl);
 		return -ENOMEM;
 	}
+	tbl->slot = (struct mr_slot *)RTE_PTR_ALIGN_CEIL(tbl->slot_mem,
+							 sizeof(*tbl->slot));
+	rte_spinlock_init(&tbl->lock);
 	tbl->max_mr = max_mr;
 	tbl->stride = (uint8_t)(seed_mix(seed) | 1);
 	for (i = 1; i <= max_mr; i++) {
@@ -118,7 +155,8 @@ uroce_mr_table_free(struct uroce_mr_table *tbl)
 {
 	if (tbl == NULL)
 		return;
-	free(tbl->slot);
+	free(tbl->slot_mem);
+	free(tbl->wr);
 	free(tbl);
 }
 
@@ -288,10 +326,13 @@ next_key(struct uroce_mr_table *tbl, uint32_t idx)
 	return (idx << UROCE_MR_KEY_SHIFT) | s->key_byte;
 }
 
-/* Every check of a registration, in uroce_mr_reg()'s order. */
-static int
-check_reg(void *addr, size_t len, uint64_t iova, unsigned int access)
+int
+uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
+	     size_t len, uint64_t iova, unsigned int access,
+	     struct uroce_mr **out)
 {
+	struct mr_slot *s;
+	uint32_t idx, key;
 	int ret;
 
 	ret = check_reg_access(access);
@@ -303,14 +344,22 @@ check_reg(void *addr, size_t len, uint64_t iova, unsigned int access)
 		return reg_reject(-EOPNOTSUPP, "access 0x%x not supported "
 				  "(memory windows, zero-based, on-demand)",
 				  access & UROCE_MR_ACCESS_UNSUPPORTED);
-	return check_reg_mapped(addr, len, access);
-}
+	ret = check_reg_mapped(addr, len, access);
+	if (ret != 0)
+		return ret;
+	rte_spinlock_lock(&tbl->lock);
+	idx = free_pop(tbl);
+	if (idx == 0) {
+		rte_spinlock_unlock(&tbl->lock);
+		return reg_reject(-ENOMEM, "all %u regions in use",
+				  tbl->max_mr);
+	}
 
-/* Write a slot's fields and publish it under key (see the top). */
-static void
-slot_publish(struct mr_slot *s, uint32_t key, const void *pd, void *addr,
-	     size_t len, uint64_t iova, unsigned int access)
-{
+	s = &tbl->slot[idx];
+	key = next_key(tbl, idx);
+	tbl->wr[idx].mw_bound = 0;
+	__atomic_store_n(&s->kind, SLOT_MR, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->qp, NULL, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->mr.addr, addr, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->mr.length, len, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->mr.iova, iova, __ATOMIC_RELEASE);
@@ -319,44 +368,40 @@ slot_publish(struct mr_slot *s, uint32_t key, const void *pd, void *addr,
 	__atomic_store_n(&s->mr.lkey, key, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->mr.rkey, key, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
-}
-
-int
-uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
-	     size_t len, uint64_t iova, unsigned int access,
-	     struct uroce_mr **out)
-{
-	struct mr_slot *s;
-	uint32_t idx;
-	int ret;
-
-	ret = check_reg(addr, len, iova, access);
-	if (ret != 0)
-		return ret;
-	idx = free_pop(tbl);
-	if (idx == 0)
-		return reg_reject(-ENOMEM, "all %u regions in use",
-				  tbl->max_mr);
-	s = &tbl->slot[idx];
-	slot_publish(s, next_key(tbl, idx), pd, addr, len, iova, access);
 	tbl->count++;
+	rte_spinlock_unlock(&tbl->lock);
 	*out = &s->mr;
 	return 0;
 }
 
-/* The slot of a registered mr, or NULL. */
-static struct mr_slot *
-slot_of(struct uroce_mr_table *tbl, const struct uroce_mr *mr)
+int
+uroce_mr_dereg(struct uroce_mr_table *tbl, struct uroce_mr *mr)
 {
 	uint32_t idx = mr->lkey >> UROCE_MR_KEY_SHIFT;
 	struct mr_slot *s;
 
 	if (idx == 0 || idx > tbl->max_mr)
-		return NULL;
+		return -EINVAL;
 	s = &tbl->slot[idx];
-	if (&s->mr != mr || s->key == 0 || s->key != mr->lkey)
-		return NULL;
-	return s;
+	rte_spinlock_lock(&tbl->lock);
+	if (&s->mr != mr || s->kind != SLOT_MR || s->key == 0 ||
+	    s->key != mr->lkey) {
+		rte_spinlock_unlock(&tbl->lock);
+		return -EINVAL;
+	}
+	if (tbl->wr[idx].mw_bound != 0) {
+		rte_spinlock_unlock(&tbl->lock);
+		return -EBUSY;
+	}
+	/* Unpublish first; the RELEASE field stores of the next reg of this
+	 * slot keep this store ahead of them.
+	 */
+	__atomic_store_n(&s->key, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->kind, SLOT_FREE, __ATOMIC_RELAXED);
+	free_push(tbl, idx);
+	tbl->count--;
+	rte_spinlock_unlock(&tbl->lock);
+	return 0;
 }
 
 int
@@ -364,16 +409,34 @@ uroce_mr_rereg_begin(struct uroce_mr_table *tbl, struct uroce_mr *mr,
 		     void *addr, size_t len, uint64_t iova,
 		     unsigned int access)
 {
-	struct mr_slot *s = slot_of(tbl, mr);
+	uint32_t idx = mr->lkey >> UROCE_MR_KEY_SHIFT;
+	struct mr_slot *s;
 	int ret;
 
-	if (s == NULL)
-		return -EINVAL;
-	ret = check_reg(addr, len, iova, access);
+	ret = check_reg_access(access);
+	if (ret == 0)
+		ret = check_reg_range(addr, len, iova);
+	if (ret == 0 && (access & UROCE_MR_ACCESS_UNSUPPORTED))
+		ret = reg_reject(-EOPNOTSUPP, "access 0x%x not supported "
+				 "(zero-based, on-demand)",
+				 access & UROCE_MR_ACCESS_UNSUPPORTED);
+	if (ret == 0)
+		ret = check_reg_mapped(addr, len, access);
 	if (ret != 0)
 		return ret;
-	__atomic_store_n(&s->key, 0, __ATOMIC_RELAXED);
-	return 0;
+	if (idx == 0 || idx > tbl->max_mr)
+		return -EINVAL;
+	s = &tbl->slot[idx];
+	rte_spinlock_lock(&tbl->lock);
+	if (&s->mr != mr || s->kind != SLOT_MR || s->key == 0 ||
+	    s->key != mr->lkey)
+		ret = -EINVAL;
+	else if (tbl->wr[idx].mw_bound != 0)
+		ret = -EBUSY;	/* windows lean on the old fields */
+	else
+		__atomic_store_n(&s->key, 0, __ATOMIC_RELAXED);
+	rte_spinlock_unlock(&tbl->lock);
+	return ret;
 }
 
 void
@@ -381,26 +444,16 @@ uroce_mr_rereg_end(struct uroce_mr_table *tbl, struct uroce_mr *mr,
 		   const void *pd, void *addr, size_t len, uint64_t iova,
 		   unsigned int access)
 {
-	uint32_t idx = mr->lkey >> UROCE_MR_KEY_SHIFT;
+	struct mr_slot *s = &tbl->slot[mr->lkey >> UROCE_MR_KEY_SHIFT];
 
-	slot_publish(&tbl->slot[idx], mr->lkey, pd, addr, len, iova, access);
-}
-
-int
-uroce_mr_dereg(struct uroce_mr_table *tbl, struct uroce_mr *mr)
-{
-	uint32_t idx = mr->lkey >> UROCE_MR_KEY_SHIFT;
-	struct mr_slot *s = slot_of(tbl, mr);
-
-	if (s == NULL)
-		return -EINVAL;
-	/* Unpublish first; the RELEASE field stores of the next reg of this
-	 * slot keep this store ahead of them.
-	 */
-	__atomic_store_n(&s->key, 0, __ATOMIC_RELAXED);
-	free_push(tbl, idx);
-	tbl->count--;
-	return 0;
+	rte_spinlock_lock(&tbl->lock);
+	__atomic_store_n(&s->mr.addr, addr, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.length, len, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.iova, iova, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.access, access, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.pd, pd, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->key, mr->lkey, __ATOMIC_RELEASE);
+	rte_spinlock_unlock(&tbl->lock);
 }
 
 /* ---------------------------------------------------------------------------
@@ -414,6 +467,8 @@ struct mr_view {
 	uint64_t iova;
 	unsigned int access;
 	const void *pd;
+	const void *qp;
+	uint8_t kind;
 };
 
 static int
@@ -432,6 +487,9 @@ mr_lookup(const struct uroce_mr_table *tbl, uint32_t key, struct mr_view *v)
 	v->iova = __atomic_load_n(&s->mr.iova, __ATOMIC_ACQUIRE);
 	v->access = __atomic_load_n(&s->mr.access, __ATOMIC_ACQUIRE);
 	v->pd = __atomic_load_n(&s->mr.pd, __ATOMIC_ACQUIRE);
+	v->kind = __atomic_load_n(&s->kind, __ATOMIC_ACQUIRE);
+	v->qp = v->kind == SLOT_MW2 ?
+		__atomic_load_n(&s->qp, __ATOMIC_ACQUIRE) : NULL;
 	/* Still the same registration? (see the top of this file) */
 	if (__atomic_load_n(&s->key, __ATOMIC_RELAXED) != key)
 		return -UROCE_MR_EKEY;
@@ -488,6 +546,8 @@ uroce_mr_check_local(const struct uroce_mr_table *tbl, const void *pd,
 	ret = mr_check(tbl, pd, lkey, need_access & IBV_ACCESS_LOCAL_WRITE, &v);
 	if (ret != 0)
 		return ret;
+	if (v.kind != SLOT_MR)
+		return -UROCE_MR_EKEY;	/* a window has no L_Key */
 	return mr_bounds(&v, va, len, host);
 }
 
@@ -495,6 +555,15 @@ int
 uroce_mr_check_remote(const struct uroce_mr_table *tbl, const void *pd,
 		      uint32_t rkey, uint64_t va, uint64_t len,
 		      unsigned int need_access, void **host)
+{
+	return uroce_mr_check_remote_qp(tbl, pd, NULL, rkey, va, len,
+					need_access, host);
+}
+
+int
+uroce_mr_check_remote_qp(const struct uroce_mr_table *tbl, const void *pd,
+			 const void *qp, uint32_t rkey, uint64_t va,
+			 uint64_t len, unsigned int need_access, void **host)
 {
 	const unsigned int remote = IBV_ACCESS_REMOTE_READ |
 		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
@@ -512,6 +581,10 @@ uroce_mr_check_remote(const struct uroce_mr_table *tbl, const void *pd,
 	ret = mr_check(tbl, pd, rkey, need_access & remote, &v);
 	if (ret != 0)
 		return ret;
+	/* A type 2B window answers only the QP it is bound to (IBTA
+	 * 10.6.7.2.4): a remote access error from any other. */
+	if (v.kind == SLOT_MW2 && (qp == NULL || v.qp != qp))
+		return -UROCE_MR_EACCES;
 	ret = mr_bounds(&v, va, len, host);
 	if (ret == 0 && atomic && (va & (ATOMIC_ALIGN - 1)) != 0) {
 		*host = NULL;
@@ -530,4 +603,229 @@ uroce_mr_wc_status(int err, bool remote)
 	if (err == -UROCE_MR_EALIGN)
 		return IBV_WC_REM_INV_REQ_ERR;
 	return IBV_WC_REM_ACCESS_ERR;
+}
+
+/* ---------------------------------------------------------------------------
+ * Memory windows (IBTA 10.6.7). Every function here holds the lock.
+ */
+
+static bool
+is_window(uint8_t kind)
+{
+	return kind == SLOT_MW1 || kind == SLOT_MW2;
+}
+
+/* The allocated window whose index key carries, or NULL. */
+static struct mr_slot *
+window_of(struct uroce_mr_table *tbl, uint32_t key)
+{
+	uint32_t idx = key >> UROCE_MR_KEY_SHIFT;
+
+	if (idx == 0 || idx > tbl->max_mr || !is_window(tbl->slot[idx].kind))
+		return NULL;
+	return &tbl->slot[idx];
+}
+
+/* Unpublish a bound window; the MR it was bound to may go again. */
+static void
+window_unbind(struct uroce_mr_table *tbl, struct mr_slot *w)
+{
+	struct slot_wr *ww = &tbl->wr[w - tbl->slot];
+
+	if (ww->mr_idx == 0)
+		return;
+	__atomic_store_n(&w->key, 0, __ATOMIC_RELAXED);
+	tbl->wr[ww->mr_idx].mw_bound--;
+	ww->mr_idx = 0;
+	tbl->mw_bound--;
+	if (w->kind == SLOT_MW2)
+		tbl->mw2_bound--;
+}
+
+int
+uroce_mw_alloc(struct uroce_mr_table *tbl, const void *pd,
+	       enum ibv_mw_type type, uint32_t *rkey)
+{
+	struct mr_slot *s;
+	uint32_t idx;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2)
+		return -EINVAL;
+	rte_spinlock_lock(&tbl->lock);
+	idx = free_pop(tbl);
+	if (idx == 0) {
+		rte_spinlock_unlock(&tbl->lock);
+		return -ENOMEM;
+	}
+	s = &tbl->slot[idx];
+	tbl->wr[idx].mr_idx = 0;
+	tbl->wr[idx].mw_bound = 0;
+	__atomic_store_n(&s->mr.pd, pd, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->kind, type == IBV_MW_TYPE_1 ? SLOT_MW1 : SLOT_MW2,
+			 __ATOMIC_RELEASE);
+	*rkey = next_key(tbl, idx);
+	s->mr.rkey = *rkey;
+	tbl->count++;
+	rte_spinlock_unlock(&tbl->lock);
+	return 0;
+}
+
+int
+uroce_mw_dealloc(struct uroce_mr_table *tbl, uint32_t rkey)
+{
+	struct mr_slot *w;
+
+	rte_spinlock_lock(&tbl->lock);
+	w = window_of(tbl, rkey);
+	if (w == NULL) {
+		rte_spinlock_unlock(&tbl->lock);
+		return -EINVAL;
+	}
+	window_unbind(tbl, w);
+	__atomic_store_n(&w->kind, SLOT_FREE, __ATOMIC_RELAXED);
+	free_push(tbl, rkey >> UROCE_MR_KEY_SHIFT);
+	tbl->count--;
+	rte_spinlock_unlock(&tbl->lock);
+	return 0;
+}
+
+/* The MR side of a bind (IBTA 10.6.7.2, ibv_bind_mw(3)): a live MR of the
+ * window's PD, registered with IBV_ACCESS_MW_BIND, with local write when
+ * the window grants remote write or atomics, covering the window's range.
+ * v->addr becomes the host address of the window's first byte. */
+static int
+bind_check_mr(struct uroce_mr_table *tbl, const struct uroce_mw_bind *b,
+	      const void *pd, struct mr_view *v)
+{
+	const unsigned int lw_needed = IBV_ACCESS_REMOTE_WRITE |
+		IBV_ACCESS_REMOTE_ATOMIC;
+	void *host;
+	int ret;
+
+	ret = mr_lookup(tbl, b->mr_lkey, v);
+	if (ret == 0 && v->kind != SLOT_MR)
+		ret = -UROCE_MR_EKEY;
+	if (ret != 0)
+		return ret;
+	if (v->pd != pd)
+		return -UROCE_MR_EPD;
+	if (!(v->access & IBV_ACCESS_MW_BIND) ||
+	    ((b->access & lw_needed) && !(v->access & IBV_ACCESS_LOCAL_WRITE)))
+		return -UROCE_MR_EACCES;
+	ret = mr_bounds(v, b->addr, b->length, &host);
+	if (ret != 0)
+		return ret;
+	v->addr = (uintptr_t)host;
+	return 0;
+}
+
+/* Publish w as the bound window v describes, under key. */
+static void
+window_publish(struct uroce_mr_table *tbl, struct mr_slot *w,
+	       const struct uroce_mw_bind *b, uint32_t mr_idx, uintptr_t host)
+{
+	__atomic_store_n(&w->mr.addr, (void *)host, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->mr.length, (size_t)b->length, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->mr.iova, b->addr, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->mr.access, b->access & ~IBV_ACCESS_LOCAL_WRITE,
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&w->qp, w->kind == SLOT_MW2 ? b->qp : NULL,
+			 __ATOMIC_RELEASE);
+	w->mr.rkey = b->new_key;
+	w->key_byte = (uint8_t)b->new_key;
+	tbl->wr[w - tbl->slot].mr_idx = mr_idx;
+	tbl->wr[mr_idx].mw_bound++;
+	tbl->mw_bound++;
+	if (w->kind == SLOT_MW2)
+		tbl->mw2_bound++;
+	__atomic_store_n(&w->key, b->new_key, __ATOMIC_RELEASE);
+}
+
+static int
+mw_bind_locked(struct uroce_mr_table *tbl, const struct uroce_mw_bind *b)
+{
+	struct mr_slot *w = window_of(tbl, b->mw_key);
+	struct mr_view v;
+	int ret;
+
+	if (w == NULL || (b->new_key >> UROCE_MR_KEY_SHIFT) !=
+			 (b->mw_key >> UROCE_MR_KEY_SHIFT))
+		return -EINVAL;
+	if (w->mr.pd != b->pd)
+		return -EPERM;
+	/* A type 2 window is bound from the free state only; a bound one
+	 * must be invalidated first (IBTA 10.6.7.2). */
+	if (w->kind == SLOT_MW2 && tbl->wr[w - tbl->slot].mr_idx != 0)
+		return -EBUSY;
+	if (b->access & ~UROCE_MW_ACCESS_SUPPORTED)
+		return -EINVAL;
+	if (w->kind == SLOT_MW1 && b->length == 0) {
+		window_unbind(tbl, w);	/* ibv_bind_mw(3): unbind */
+		return 0;
+	}
+	ret = bind_check_mr(tbl, b, w->mr.pd, &v);
+	if (ret != 0)
+		return ret;
+	window_unbind(tbl, w);		/* type 1: moved */
+	window_publish(tbl, w, b, b->mr_lkey >> UROCE_MR_KEY_SHIFT, v.addr);
+	return 0;
+}
+
+int
+uroce_mw_bind(struct uroce_mr_table *tbl, const struct uroce_mw_bind *b)
+{
+	int ret;
+
+	rte_spinlock_lock(&tbl->lock);
+	ret = mw_bind_locked(tbl, b);
+	rte_spinlock_unlock(&tbl->lock);
+	return ret;
+}
+
+int
+uroce_mw_invalidate(struct uroce_mr_table *tbl, const void *pd,
+		    const void *qp, uint32_t rkey)
+{
+	uint32_t idx = rkey >> UROCE_MR_KEY_SHIFT;
+	struct mr_slot *w;
+	int ret = 0;
+
+	if (idx == 0 || idx > tbl->max_mr)
+		return -ENOKEY;
+	w = &tbl->slot[idx];
+	rte_spinlock_lock(&tbl->lock);
+	if (w->key != rkey || w->kind == SLOT_FREE)
+		ret = -ENOKEY;
+	else if (w->kind != SLOT_MW2)
+		ret = -EINVAL;
+	else if (w->mr.pd != pd)
+		ret = -EPERM;
+	else if (w->qp != qp)
+		ret = -EACCES;
+	else
+		window_unbind(tbl, w);
+	rte_spinlock_unlock(&tbl->lock);
+	return ret;
+}
+
+void
+uroce_mw_unbind_qp(struct uroce_mr_table *tbl, const void *qp)
+{
+	uint32_t i;
+
+	rte_spinlock_lock(&tbl->lock);
+	for (i = 1; i <= tbl->max_mr && tbl->mw2_bound > 0; i++) {
+		struct mr_slot *w = &tbl->slot[i];
+
+		if (w->kind == SLOT_MW2 && tbl->wr[i].mr_idx != 0 &&
+		    w->qp == qp)
+			window_unbind(tbl, w);
+	}
+	rte_spinlock_unlock(&tbl->lock);
+}
+
+uint32_t
+uroce_mw_bound_count(const struct uroce_mr_table *tbl)
+{
+	return __atomic_load_n(&tbl->mw_bound, __ATOMIC_RELAXED);
 }

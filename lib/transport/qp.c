@@ -24,6 +24,11 @@
 #define WR_WRITE_OPS	(WR_BIT(IBV_WR_RDMA_WRITE) | WR_BIT(IBV_WR_RDMA_WRITE_WITH_IMM))
 #define WR_RD_AT_OPS	(WR_BIT(IBV_WR_RDMA_READ) | WR_BIT(IBV_WR_ATOMIC_CMP_AND_SWP) | \
 			 WR_BIT(IBV_WR_ATOMIC_FETCH_AND_ADD))
+/* Memory window operations, local to the requester (ibv_post_send(3): UC,
+ * RC, XRC_SEND); they carry no data. SEND with Invalidate has opcodes on
+ * RC only (IBTA Table 38: none for UC; XRC's are not in the wire table). */
+#define WR_MW_OPS	(WR_BIT(IBV_WR_BIND_MW) | WR_BIT(IBV_WR_LOCAL_INV))
+#define WR_INV_OPS	WR_BIT(IBV_WR_SEND_WITH_INV)
 
 /*
  * What each QP type is, in one place: the create checks, the post checks
@@ -47,9 +52,10 @@ struct qp_type_rules {
 /*		 ok   conn  resp  scq   rcq   ownrq srq   wire  rxreq */
 static const struct qp_type_rules qp_types[] = {
 	[IBV_QPT_RC] = { true, true, true, true, true, true, true, true, true,
-			 UROCE_TR_RC, WR_SEND_OPS | WR_WRITE_OPS | WR_RD_AT_OPS },
+			 UROCE_TR_RC, WR_SEND_OPS | WR_WRITE_OPS | WR_RD_AT_OPS |
+			 WR_MW_OPS | WR_INV_OPS },
 	[IBV_QPT_UC] = { true, true, true, true, true, true, true, true, true,
-			 UROCE_TR_UC, WR_SEND_OPS | WR_WRITE_OPS },
+			 UROCE_TR_UC, WR_SEND_OPS | WR_WRITE_OPS | WR_MW_OPS },
 	[IBV_QPT_UD] = { true, false, false, true, true, true, true, true, true,
 			 UROCE_TR_UD, WR_SEND_OPS },
 	/* The gathered bytes are the frame: no immediate to carry. */
@@ -57,7 +63,8 @@ static const struct qp_type_rules qp_types[] = {
 				 false, false, 0, WR_BIT(IBV_WR_SEND) },
 	[IBV_QPT_XRC_SEND] = { true, true, false, true, false, false, false,
 			       true, false, UROCE_TR_XRC,
-			       WR_SEND_OPS | WR_WRITE_OPS | WR_RD_AT_OPS },
+			       WR_SEND_OPS | WR_WRITE_OPS | WR_RD_AT_OPS |
+			       WR_MW_OPS },
 	[IBV_QPT_XRC_RECV] = { true, true, true, false, false, false, false,
 			       true, true, UROCE_TR_XRC, 0 },
 };
@@ -267,6 +274,10 @@ uroce_qp_destroy(struct uroce_qp *qp)
 {
 	if (qp == NULL)
 		return;
+	/* Type 2 windows bound to it are invalid from now (IBTA 10.6.7.2):
+	 * a later QP at the same address must not find them bound to it. */
+	if (qp->env != NULL && qp->env->mrs != NULL)
+		uroce_mw_unbind_qp(qp->env->mrs, qp);
 	uroce_zc_qp_fini(qp);
 	if (uroce_qp_on_tm_srq(qp) && qp->resp != NULL)
 		uroce_tm_qp_flush(qp, true, false);
@@ -305,6 +316,17 @@ send_wr_check(const struct uroce_qp *qp, const struct ibv_send_wr *wr,
 	if ((unsigned int)wr->opcode >= 32 ||
 	    !(qp_types[qp->type].wr_ops & WR_BIT(wr->opcode)))
 		return -EINVAL;
+	if (WR_BIT(wr->opcode) & WR_MW_OPS) {
+		/* No data: the gather list is not looked at. A bind names a
+		 * window, and an MR unless it unbinds (ibv_bind_mw(3)). */
+		*len = 0;
+		if (wr->opcode == IBV_WR_BIND_MW &&
+		    (wr->bind_mw.mw == NULL ||
+		     (wr->bind_mw.bind_info.mr == NULL &&
+		      wr->bind_mw.bind_info.length != 0)))
+			return -EINVAL;
+		return 0;
+	}
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge)
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
@@ -347,6 +369,26 @@ send_wr_data(struct uroce_send_wqe *w, const struct ibv_send_wr *wr)
 	}
 }
 
+/* A bind or local invalidate: what the requester needs to run it
+ * (requester.c); a local invalidate's key is the imm word. */
+static void
+send_wr_mw(struct uroce_send_wqe *w, const struct ibv_send_wr *wr)
+{
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+	w->num_sge = 0;
+	w->length = 0;
+	w->send_flags &= ~(uint32_t)IBV_SEND_INLINE;
+	if (wr->opcode != IBV_WR_BIND_MW)
+		return;
+	w->mw_key = wr->bind_mw.mw->rkey;
+	w->rkey = wr->bind_mw.rkey;
+	w->mr_lkey = bi->mr != NULL ? bi->mr->lkey : 0;
+	w->remote_addr = bi->addr;
+	w->compare_add = bi->length;
+	w->mw_access = bi->mw_access_flags;
+}
+
 static void
 send_wr_encode(struct uroce_send_wqe *w, const struct ibv_send_wr *wr,
 	       uint64_t len, enum ibv_qp_type type)
@@ -367,6 +409,10 @@ send_wr_encode(struct uroce_send_wqe *w, const struct ibv_send_wr *wr,
 	}
 	if (type == IBV_QPT_XRC_SEND)
 		w->xrc_srqn = wr->qp_type.xrc.remote_srqn & UROCE_QPN_MASK;
+	if (WR_BIT(wr->opcode) & WR_MW_OPS) {
+		send_wr_mw(w, wr);
+		return;
+	}
 	if (WR_BIT(wr->opcode) & (WR_WRITE_OPS | WR_BIT(IBV_WR_RDMA_READ))) {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;

@@ -372,6 +372,13 @@ uroce_wqe_is_rd_atomic(const struct uroce_send_wqe *w)
 	       w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* A memory window operation: run by the requester, no packet. */
+static inline bool
+uroce_wqe_is_local(const struct uroce_send_wqe *w)
+{
+	return w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV;
+}
+
 static inline bool
 uroce_wqe_is_atomic(const struct uroce_send_wqe *w)
 {

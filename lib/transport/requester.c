@@ -23,7 +23,7 @@ enum pos { POS_ONLY, POS_FIRST, POS_MIDDLE, POS_LAST, POS_COUNT };
 /* RC opcode of each send WR opcode and position (IBTA Table 38); the UC
  * opcode is the same with the UC transport bits (0x20). READ and atomics
  * are single request packets. */
-static const uint8_t req_opcode[IBV_WR_ATOMIC_FETCH_AND_ADD + 1][POS_COUNT] = {
+static const uint8_t req_opcode[IBV_WR_SEND_WITH_INV + 1][POS_COUNT] = {
 	[IBV_WR_RDMA_WRITE] = { UROCE_OPC_RC_WRITE_ONLY, UROCE_OPC_RC_WRITE_FIRST,
 				UROCE_OPC_RC_WRITE_MIDDLE, UROCE_OPC_RC_WRITE_LAST },
 	[IBV_WR_RDMA_WRITE_WITH_IMM] = { UROCE_OPC_RC_WRITE_ONLY_IMM,
@@ -36,6 +36,9 @@ static const uint8_t req_opcode[IBV_WR_ATOMIC_FETCH_AND_ADD + 1][POS_COUNT] = {
 	[IBV_WR_RDMA_READ] = { UROCE_OPC_RC_READ_REQ },
 	[IBV_WR_ATOMIC_CMP_AND_SWP] = { UROCE_OPC_RC_CMP_SWAP },
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { UROCE_OPC_RC_FETCH_ADD },
+	/* The IETH rides on the last packet (IBTA 9.4.1.2); RC only. */
+	[IBV_WR_SEND_WITH_INV] = { UROCE_OPC_RC_SEND_ONLY_INV, UROCE_OPC_RC_SEND_FIRST,
+				   UROCE_OPC_RC_SEND_MIDDLE, UROCE_OPC_RC_SEND_LAST_INV },
 };
 
 /* ---------------------------------------------------------------------------
@@ -217,15 +220,65 @@ start_allowed(const struct uroce_qp *qp, const struct uroce_send_wqe *w)
 	return true;
 }
 
+/*
+ * A bind or local invalidate (IBTA 10.6.7.2): run once every WQE before it
+ * has completed, so that the operations posted before it used the old
+ * binding and those after it (a SEND that carries the new R_Key, the man
+ * page's ordering rule) find the new one. It takes no PSN and completes at
+ * once, IBV_WC_BIND_MW or IBV_WC_LOCAL_INV; a failure completes it with
+ * IBV_WC_MW_BIND_ERR ("memory management operation error") and, as every
+ * local error, moves the QP to ERR. @return false: it must wait.
+ */
+static bool
+run_local(struct uroce_qp *qp, struct uroce_send_wqe *w)
+{
+	struct uroce_requester *req = &qp->req;
+	uint32_t idx = req->start_idx;
+	int ret;
+
+	if (qp->sq.tail != idx)
+		return false;	/* completions of earlier WQEs first */
+	if (w->opcode == IBV_WR_BIND_MW) {
+		const struct uroce_mw_bind b = {
+			.pd = qp->pd, .qp = qp, .mw_key = w->mw_key,
+			.new_key = w->rkey, .mr_lkey = w->mr_lkey,
+			.access = w->mw_access, .addr = w->remote_addr,
+			.length = w->compare_add,
+		};
+
+		ret = uroce_mw_bind(qp->env->mrs, &b);
+	} else {
+		ret = uroce_mw_invalidate(qp->env->mrs, qp->pd, qp,
+					  (uint32_t)w->imm);
+	}
+	w->first_psn = req->next_psn;
+	w->last_psn = psn_add(req->next_psn, UROCE_PSN_MASK);
+	req->start_idx++;
+	if (ret < 0) {
+		QP_LOG(INFO, qp, "%s of key 0x%x failed: %d",
+		       w->opcode == IBV_WR_BIND_MW ? "bind" : "local invalidate",
+		       w->opcode == IBV_WR_BIND_MW ? w->mw_key : (uint32_t)w->imm,
+		       ret);
+		uroce_req_fail(qp, idx, IBV_WC_MW_BIND_ERR);
+		return false;
+	}
+	req->tx_idx = req->start_idx;
+	uroce_sq_complete_tail(qp, IBV_WC_SUCCESS);
+	return true;
+}
+
 /* Give the next WQE its PSNs. @return false if there is none to start. */
 static bool
 start_wqe(struct uroce_qp *qp)
 {
 	struct uroce_requester *req = &qp->req;
-	uint32_t started = req->start_idx - qp->sq.tail;
+	uint32_t started;
 	struct uroce_send_wqe *w;
-	uint32_t idx = req->start_idx;
+	uint32_t idx;
 
+again:
+	started = req->start_idx - qp->sq.tail;
+	idx = req->start_idx;
 	if (uroce_ring_cons_avail(&qp->sq, started + 1) <= started) {
 		req->stop = UROCE_REQ_STOP_IDLE;
 		return false;
@@ -233,6 +286,11 @@ start_wqe(struct uroce_qp *qp)
 	w = uroce_sq_wqe(qp, idx);
 	if (!start_allowed(qp, w))
 		return false;
+	if (uroce_wqe_is_local(w)) {
+		if (!run_local(qp, w))
+			return false;
+		goto again;
+	}
 	w->first_psn = req->next_psn;
 	w->last_psn = psn_add(req->next_psn, wqe_packets(req, w) - 1);
 	req->next_psn = psn_add(w->last_psn, 1);
@@ -310,6 +368,7 @@ fill_send_write(const struct uroce_qp *qp, const struct uroce_send_wqe *w,
 	}
 	if (last) {
 		p->ext.imm = w->imm;
+		p->ext.ieth_rkey = (uint32_t)w->imm;	/* invalidate_rkey */
 		p->bth.se = (w->send_flags & IBV_SEND_SOLICITED) != 0;
 	}
 	/* ACK requests: the end of a message, every Nth packet of a long

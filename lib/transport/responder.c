@@ -70,8 +70,6 @@ classify(const struct uroce_opcode_info *op)
 	static const uint8_t pos_off[4] = { 1, 0, 2, 3 }; /* mid, first, last, only */
 	unsigned int pos = op->flags & UROCE_OPF_ONLY;
 
-	if (op->flags & UROCE_OPF_INV)
-		return CLS_BAD;	/* SEND with invalidate: no memory windows */
 	switch (op->kind) {
 	case UROCE_OP_SEND:
 		return (enum cls)(CLS_SEND_FIRST + pos_off[pos]);
@@ -285,7 +283,7 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		/* Read the memory now, through the key again: the region may
 		 * have gone since the request (IBTA 10.6.3). */
 		if (plen > 0 &&
-		    uroce_mr_check_remote(qp->env->mrs, e->pd, e->rkey, e->va, plen,
+		    uroce_mr_check_remote_qp(qp->env->mrs, e->pd, qp, e->rkey, e->va, plen,
 					  IBV_ACCESS_REMOTE_READ, &host) < 0) {
 			res_pop(r);
 			rc_error(qp, UROCE_NAK_REM_ACCESS, e->psn);
@@ -401,6 +399,10 @@ recv_complete(struct uroce_qp *qp, enum ibv_wc_status status,
 		wc.wc_flags |= IBV_WC_WITH_IMM;
 		wc.imm_data = ext->imm;
 	}
+	if (status == IBV_WC_SUCCESS && (pkt->op->flags & UROCE_OPF_INV)) {
+		wc.wc_flags |= IBV_WC_WITH_INV;
+		wc.invalidated_rkey = ext->ieth_rkey;
+	}
 	if (uroce_qp_on_tm_srq(qp))
 		uroce_tm_rx_plain_wc(qp, &wc);
 	uroce_qp_rwqe_done(qp);
@@ -435,6 +437,29 @@ static const enum rx_res tm_res[] = {
 	[UROCE_TM_RX_RNR] = RX_RNR,
 	[UROCE_TM_RX_NAK] = RX_NAK,
 };
+
+/*
+ * SEND with Invalidate, at its last packet (the IETH's; IBTA 9.4.1.2,
+ * 10.6.7.2.6): the R_Key must name a type 2 window bound, with that key,
+ * to this QP in its PD. Otherwise the receive WQE completes in error
+ * (IBV_WC_REM_INV_REQ_ERR, as rxe) and the requester gets NAK Invalid
+ * Request; the QP goes to ERR. An MR's key cannot be invalidated here:
+ * uroce has no fast-registration MRs.
+ */
+static bool
+rx_invalidate(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+	      const struct uroce_ext_fields *ext)
+{
+	int ret = uroce_mw_invalidate(qp->env->mrs, qp->pd, qp, ext->ieth_rkey);
+
+	if (ret == 0)
+		return true;
+	QP_LOG(INFO, qp, "SEND with invalidate of key 0x%x failed: %d",
+	       ext->ieth_rkey, ret);
+	qp->stats.access_denied++;
+	recv_complete(qp, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV, 0, pkt, ext);
+	return false;
+}
 
 static enum rx_res
 rx_send(struct uroce_qp *qp, const struct uroce_pkt *pkt,
@@ -474,6 +499,10 @@ rx_send(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 		return RX_NAK;
 	}
 	r->rcv_off += plen;
+	if ((pkt->op->flags & UROCE_OPF_INV) && !rx_invalidate(qp, pkt, ext)) {
+		*code = UROCE_NAK_INV_REQ;
+		return RX_NAK;
+	}
 	if (pkt->op->flags & UROCE_OPF_LAST) {
 		recv_complete(qp, IBV_WC_SUCCESS, IBV_WC_RECV, r->rcv_off, pkt, ext);
 		r->msn++;
@@ -499,7 +528,7 @@ rx_write(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	int ret;
 
 	if (pkt->op->flags & UROCE_OPF_FIRST) {
-		ret = uroce_mr_check_remote(qp->env->mrs, qp->pd, ext->reth.rkey,
+		ret = uroce_mr_check_remote_qp(qp->env->mrs, qp->pd, qp, ext->reth.rkey,
 					    ext->reth.va, ext->reth.len,
 					    IBV_ACCESS_REMOTE_WRITE, &host);
 		if (ret < 0) {
@@ -520,7 +549,7 @@ rx_write(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	if ((pkt->op->flags & UROCE_OPF_IMM) && rq_empty(qp))
 		return RX_RNR;
 	if (plen > 0) {
-		ret = uroce_mr_check_remote(qp->env->mrs, qp->pd, r->w_rkey, r->w_va,
+		ret = uroce_mr_check_remote_qp(qp->env->mrs, qp->pd, qp, r->w_rkey, r->w_va,
 					    plen, IBV_ACCESS_REMOTE_WRITE, &host);
 		if (ret < 0) {
 			*code = key_nak(ret);
@@ -571,7 +600,7 @@ rx_read(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	*code = UROCE_NAK_INV_REQ;
 	if (r->res_cnt >= res_limit(qp) || ext->reth.len > UROCE_MSG_MAX)
 		return RX_NAK;
-	ret = uroce_mr_check_remote(qp->env->mrs, qp->pd, ext->reth.rkey,
+	ret = uroce_mr_check_remote_qp(qp->env->mrs, qp->pd, qp, ext->reth.rkey,
 				    ext->reth.va, ext->reth.len,
 				    IBV_ACCESS_REMOTE_READ, &host);
 	if (ret < 0) {
@@ -612,7 +641,7 @@ rx_atomic(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	*code = UROCE_NAK_INV_REQ;
 	if (r->res_cnt >= res_limit(qp))
 		return RX_NAK;
-	ret = uroce_mr_check_remote(qp->env->mrs, qp->pd, ext->atmeth.rkey,
+	ret = uroce_mr_check_remote_qp(qp->env->mrs, qp->pd, qp, ext->atmeth.rkey,
 				    ext->atmeth.va, 8, IBV_ACCESS_REMOTE_ATOMIC,
 				    &host);
 	if (ret < 0) {
@@ -710,7 +739,7 @@ rx_duplicate(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	if (pkt->op->kind == UROCE_OP_READ_REQ) {
 		/* Read again only while the QP still allows it. */
 		if (qp_access_ok(qp, pkt->op) &&
-		    uroce_mr_check_remote(qp->env->mrs, qp->pd, ext->reth.rkey,
+		    uroce_mr_check_remote_qp(qp->env->mrs, qp->pd, qp, ext->reth.rkey,
 					  ext->reth.va, ext->reth.len,
 					  IBV_ACCESS_REMOTE_READ, &host) == 0)
 			res_read_init(qp, res_push(qp), psn, ext);

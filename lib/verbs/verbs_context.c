@@ -69,6 +69,9 @@ ctx_set_ops(struct uroce_vctx *c)
 	ctx->ops.post_send = uroce_verbs_post_send;
 	ctx->ops.post_recv = uroce_verbs_post_recv;
 	ctx->ops.post_srq_recv = uroce_verbs_post_srq_recv;
+	ctx->ops.alloc_mw = uroce_verbs_alloc_mw;
+	ctx->ops.dealloc_mw = uroce_verbs_dealloc_mw;
+	ctx->ops.bind_mw = uroce_verbs_bind_mw;
 	v->query_port = uroce_verbs_query_port;
 	v->query_device_ex = uroce_verbs_query_device_ex;
 	v->create_qp_ex = uroce_verbs_create_qp_ex;
@@ -178,16 +181,18 @@ device_attr(struct ibv_context *ctx, struct ibv_device_attr *a)
 	/* Only what works: RNR NAKs from the responder, flow steering for
 	 * RAW_PACKET QPs (ibv_create_flow(3) asks for it), SRQ resize
 	 * (ibv_modify_srq IBV_SRQ_MAX_WR), XRC (verbs_xrcd.c, lib/transport/
-	 * xrc.c); no APM, no memory windows. ibv_resize_cq()
-	 * works but has no flag. */
+	 * xrc.c), memory windows of type 1 and 2B (verbs_mw.c, lib/transport/
+	 * mr.c); no APM. ibv_resize_cq() works but has no flag. */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
 		IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MANAGED_FLOW_STEERING |
-		IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_XRC;
+		IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_XRC |
+		IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = (int)env->max_sge;
 	a->max_sge_rd = (int)env->max_sge;
 	a->max_cq = (int)caps.max_cq;
 	a->max_cqe = (int)caps.max_cqe;
 	a->max_mr = (int)caps.max_mr;
+	a->max_mw = (int)caps.max_mw;
 	a->max_pd = (int)caps.max_pd;
 	a->max_qp_rd_atom = (int)env->lim.max_qp_rd_atom;
 	a->max_qp_init_rd_atom = (int)env->lim.max_qp_init_rd_atom;

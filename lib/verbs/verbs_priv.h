@@ -234,6 +234,13 @@ void uroce_verbs_cq_event(void *arg, struct uroce_cq *cq);
 int uroce_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int uroce_verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
+/* ---- verbs_mw.c ---- */
+
+struct ibv_mw *uroce_verbs_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int uroce_verbs_dealloc_mw(struct ibv_mw *mw);
+int uroce_verbs_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+			struct ibv_mw_bind *mw_bind);
+
 /* ---- verbs_qp.c, verbs_qp_ex.c ---- */
 
 int uroce_verbs_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
@@ -292,7 +299,8 @@ void uroce_verbs_qpx_fini(struct uroce_vqp *q);
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |	\
 	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |		\
 	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_BIND_MW |	\
+	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV)
 
 /* ---- verbs_pace.c ---- */
 

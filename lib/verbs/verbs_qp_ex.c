@@ -189,6 +189,40 @@ wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 	wr_atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, addr, add, 0);
 }
 
+/* Memory windows: a type 2 bind with the consumer's new key, a local
+ * invalidate, a SEND that invalidates the peer's window. */
+static void
+wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
+	   const struct ibv_mw_bind_info *bind_info)
+{
+	struct ibv_send_wr *wr = wr_new(qpx, IBV_WR_BIND_MW);
+
+	if (wr == NULL)
+		return;
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	if (bind_info != NULL)
+		wr->bind_mw.bind_info = *bind_info;
+}
+
+static void
+wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr *wr = wr_new(qpx, IBV_WR_LOCAL_INV);
+
+	if (wr != NULL)
+		wr->invalidate_rkey = invalidate_rkey;
+}
+
+static void
+wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr *wr = wr_new(qpx, IBV_WR_SEND_WITH_INV);
+
+	if (wr != NULL)
+		wr->invalidate_rkey = invalidate_rkey;
+}
+
 /* ---- setters of the current WR ---- */
 
 static void
@@ -306,6 +340,12 @@ qpx_set_ops(struct ibv_qp_ex *x, uint64_t ops)
 		x->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	if (ops & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 		x->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		x->wr_bind_mw = wr_bind_mw;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV)
+		x->wr_local_inv = wr_local_inv;
+	if (ops & IBV_QP_EX_WITH_SEND_WITH_INV)
+		x->wr_send_inv = wr_send_inv;
 }
 
 int

@@ -48,11 +48,6 @@ SKIPS = [
     (r"Device \S+ doesn't have net interface", 'no kernel netdev'),
     # Not offered yet (docs/verbs.md: "Not yet").
     (r"ODP is not supported", 'not yet: ODP'),
-    (r"Reg MR with MW access is not supported", 'not yet: memory windows'),
-    (r"Create memory window of type \d is not supported",
-     'not yet: memory windows'),
-    (r"Create custom mr with additional access flags \d+ is not supported",
-     'not yet: memory windows'),
     (r"Parent Domain is not supported", 'not yet: parent domains'),
     (r"Importing a device is not supported", 'not yet: ibv_import_device'),
     # Completion timestamps (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP*) and the

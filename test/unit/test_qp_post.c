@@ -249,7 +249,7 @@ test_post_errors(void)
 	wr[2].next = NULL;
 	UT_CHECK_EQ(uroce_qp_post_send(f->qa, &wr[2], &bad), -EINVAL);
 	wr[2].send_flags = 0;
-	wr[2].opcode = IBV_WR_LOCAL_INV;
+	wr[2].opcode = IBV_WR_BIND_MW;		/* a bind names a window */
 	UT_CHECK_EQ(uroce_qp_post_send(f->qa, &wr[2], &bad), -EINVAL);
 	wr[2].opcode = (enum ibv_wr_opcode)200;
 	UT_CHECK_EQ(uroce_qp_post_send(f->qa, &wr[2], &bad), -EINVAL);

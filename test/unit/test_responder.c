@@ -227,7 +227,8 @@ test_access(void)
 	e = reth(rw, mr_rw->rkey, 16);
 	expect_nak("WRITE MIDDLE first", UROCE_OPC_RC_WRITE_MIDDLE, NULL, 1024, 1);
 	expect_nak("SEND LAST first", UROCE_OPC_RC_SEND_LAST, NULL, 16, 1);
-	expect_nak("SEND with invalidate", UROCE_OPC_RC_SEND_ONLY_INV, NULL, 16, 1);
+	expect_nak("SEND LAST with invalidate first", UROCE_OPC_RC_SEND_LAST_INV,
+		   NULL, 16, 1);
 	/* a WRITE whose packet is longer than RETH.len */
 	e = reth(rw, mr_rw->rkey, 8);
 	expect_nak("write longer than RETH", UROCE_OPC_RC_WRITE_ONLY, &e, 16, 1);

@@ -187,6 +187,7 @@ struct uroce_dev_caps {
 	uint32_t max_cq;
 	uint32_t max_cqe;
 	uint32_t max_mr;
+	uint32_t max_mw;	/**< shares the key table with max_mr */
 	uint32_t max_pd;
 	uint32_t max_ah;
 	uint32_t max_srq;		/**< max_srq_wr/_sge: the env's */
@@ -327,6 +328,19 @@ int uroce_dev_mr_dereg(struct uroce_mr *mr);
  */
 int uroce_dev_mr_rereg(struct uroce_mr *mr, struct uroce_pd *npd, void *addr,
 		       size_t len, uint64_t iova, unsigned int access);
+
+/**
+ * ibv_alloc_mw(): uroce_mw_alloc() on the device's key table; the window
+ * holds pd (ibv_dealloc_pd() is -EBUSY while it lives).
+ * @return 0 and *rkey, -EINVAL (type), -ENOMEM.
+ */
+int uroce_dev_mw_alloc(struct uroce_pd *pd, enum ibv_mw_type type,
+		       uint32_t *rkey);
+/**
+ * ibv_dealloc_mw(): uroce_mw_dealloc(); returns once every engine lcore
+ * has passed a quiescent point, as uroce_dev_mr_dereg(). -EINVAL.
+ */
+int uroce_dev_mw_dealloc(struct uroce_pd *pd, uint32_t rkey);
 
 /**
  * ibv_create_ah(): a RoCEv2 destination. attr needs is_global, port_num 1,

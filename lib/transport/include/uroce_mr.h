@@ -63,11 +63,11 @@ extern "C" {
 #define UROCE_MR_ACCESS_SUPPORTED					\
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |		\
-	 IBV_ACCESS_HUGETLB)
+	 IBV_ACCESS_HUGETLB | IBV_ACCESS_MW_BIND)
 
 /** Flags ibv_reg_mr(3) defines that uroce does not do: -EOPNOTSUPP. */
 #define UROCE_MR_ACCESS_UNSUPPORTED					\
-	(IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND)
+	(IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND)
 
 /** Page size of the iova/addr offset rule in uroce_mr_reg(). */
 #define UROCE_MR_PAGE_SIZE	4096u
@@ -115,8 +115,7 @@ uint32_t uroce_mr_table_count(const struct uroce_mr_table *tbl);
  *    Linux core's rule for ibv_reg_mr_iova; it also keeps an 8-byte
  *    aligned iova 8-byte aligned in host memory, which atomics need);
  *  - -EFAULT: addr NULL;
- *  - -EOPNOTSUPP: UROCE_MR_ACCESS_UNSUPPORTED: no memory windows, no
- *    on-demand paging, and no IBV_ACCESS_ZERO_BASED: providers disagree on
+ *  - -EOPNOTSUPP: UROCE_MR_ACCESS_UNSUPPORTED: no on-demand paging, and no IBV_ACCESS_ZERO_BASED: providers disagree on
  *    it for MRs (rxe ignores it, irdma makes the region zero-based), so it
  *    is refused rather than guessed; ibv_reg_mr(3) gives the equivalent,
  *    ibv_reg_mr_iova() with iova 0, which works here;
@@ -137,7 +136,9 @@ int uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
 /**
  * Deregister: its keys stop working at once (see Threads above for when
  * the memory may be reused).
- * @return 0, or -EINVAL if mr is not a region registered in tbl.
+ * @return 0, -EINVAL if mr is not a region registered in tbl, -EBUSY while
+ *   a memory window is bound to it (the Linux core's answer; nothing
+ *   changes).
  */
 int uroce_mr_dereg(struct uroce_mr_table *tbl, struct uroce_mr *mr);
 
@@ -169,10 +170,97 @@ void uroce_mr_rereg_end(struct uroce_mr_table *tbl, struct uroce_mr *mr,
 #define UROCE_MR_ERANGE	ERANGE	/**< [va, va + len) outside */
 #define UROCE_MR_EALIGN	EINVAL	/**< atomic va not 8-aligned */
 
+/*
+ * Memory windows (IBTA 10.6.7). A window is a slot of the same table, so
+ * its R_Key lives in the MRs' key space and a check finds it with the same
+ * slot load; the slot's kind byte says which it is. A window allocated and
+ * not bound publishes no key (every access through it fails -UROCE_MR_EKEY).
+ * A bound window's slot holds the bound range as a region of its own:
+ * [addr, addr + length) of the MR seen as [iova, iova + length), the
+ * window's rights, its PD and, for type 2, the QP it is bound to; an
+ * access through it is checked as one through an MR, plus the QP (type 2B:
+ * only through that QP). Its key is published like an MR's.
+ *
+ * Threads. Unlike reg and dereg, bind and invalidate run on engine lcores
+ * (a bind or local invalidate is a send WQE, a remote invalidate a
+ * received SEND). Every change to the table therefore takes the table's
+ * writer lock; the checks still take none.
+ *
+ * Keys. A window keeps its slot index for life; its key byte is chosen at
+ * each bind: by the caller for type 2 (the consumer's ibv_inc_rkey()), by
+ * the verbs layer for type 1 (ibv_bind_mw()). The index of a bind's new key
+ * must be the window's own.
+ */
+
+/** Rights a window can grant (ibv_bind_mw(3)); LOCAL_WRITE is ignored. */
+#define UROCE_MW_ACCESS_SUPPORTED					\
+	(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |		\
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE)
+
+/**
+ * Allocate a window of type IBV_MW_TYPE_1 or IBV_MW_TYPE_2 in pd, unbound.
+ * @return 0 and *rkey (its initial key: the window's handle for dealloc and
+ *   bind), -EINVAL (another type), -ENOMEM (the table is full).
+ */
+int uroce_mw_alloc(struct uroce_mr_table *tbl, const void *pd,
+		   enum ibv_mw_type type, uint32_t *rkey);
+
+/**
+ * Free a window (bound or not): its key stops working at once; the caller
+ * waits for a quiescent point as after uroce_mr_dereg().
+ * @return 0, or -EINVAL if rkey's index is not an allocated window.
+ */
+int uroce_mw_dealloc(struct uroce_mr_table *tbl, uint32_t rkey);
+
+/** A bind (IBV_WR_BIND_MW, ibv_bind_mw()). */
+struct uroce_mw_bind {
+	const void *pd;		/**< the QP's PD */
+	const void *qp;		/**< the QP that binds it (type 2B) */
+	uint32_t mw_key;	/**< any key of the window: its index */
+	uint32_t new_key;	/**< the key it gets (same index) */
+	uint32_t mr_lkey;	/**< the MR; 0 with length 0 (type 1 unbind) */
+	unsigned int access;	/**< mw_access_flags */
+	uint64_t addr;		/**< first byte, in the MR's iova space */
+	uint64_t length;	/**< 0: type 1 unbinds */
+};
+
+/**
+ * Bind a window (IBTA 10.6.7.2, ibv_bind_mw(3)), checked in this order,
+ * nothing changed on failure (each is IBV_WC_MW_BIND_ERR for the caller):
+ *  - -EINVAL: mw_key names no allocated window, or new_key has another
+ *    index;
+ *  - -EPERM: the window is not of the QP's PD;
+ *  - -EBUSY: a type 2 window already bound (it must be invalidated first);
+ *  - -EINVAL: access outside UROCE_MW_ACCESS_SUPPORTED;
+ *  - type 1 with length 0: the window is unbound, done;
+ *  - -ENOKEY: mr_lkey names no live MR; -EPERM: the MR is of another PD;
+ *  - -EACCES: the MR was registered without IBV_ACCESS_MW_BIND, or the
+ *    window asks remote write or atomic of an MR without local write;
+ *  - -ERANGE: [addr, addr + length) outside the MR.
+ * A type 1 window bound elsewhere is moved (its old key stops working).
+ */
+int uroce_mw_bind(struct uroce_mr_table *tbl, const struct uroce_mw_bind *b);
+
+/**
+ * Invalidate the type 2 window rkey names (IBV_WR_LOCAL_INV, or a received
+ * SEND with Invalidate, IBTA 10.6.7.2.6): it must be bound with that exact
+ * key, in pd, to qp. -ENOKEY (no bound window has the key), -EINVAL (a
+ * type 1 window or an MR: they cannot be invalidated), -EPERM (another
+ * PD), -EACCES (bound to another QP). Nothing changes on failure.
+ */
+int uroce_mw_invalidate(struct uroce_mr_table *tbl, const void *pd,
+			const void *qp, uint32_t rkey);
+
+/** Unbind every type 2 window bound to qp (the QP is destroyed). */
+void uroce_mw_unbind_qp(struct uroce_mr_table *tbl, const void *qp);
+
+/** Bound windows in the table (tests). */
+uint32_t uroce_mw_bound_count(const struct uroce_mr_table *tbl);
+
 /**
  * Check a local access through an L_Key (an SGE of a posted WR), in this
- * order: the key names a live region, of pd, that grants
- * IBV_ACCESS_LOCAL_WRITE when need_access has it; [va, va + len) lies
+ * order: the key names a live region (not a window: a window has no
+ * L_Key), of pd, that grants IBV_ACCESS_LOCAL_WRITE when need_access has it; [va, va + len) lies
  * inside its iova range. Local read is always granted (ibv_reg_mr(3)), so
  * need_access is 0 for a read; remote bits in it are ignored.
  *
@@ -199,9 +287,19 @@ int uroce_mr_check_local(const struct uroce_mr_table *tbl, const void *pd,
  * a lookup and *host = NULL. An atomic always moves 8 bytes: one with
  * len 0 is checked in full all the same.
  *
+ * An R_Key may name a bound window: the same checks against the window's
+ * range, rights and PD, and a type 2 window only from the QP it is bound
+ * to (-UROCE_MR_EACCES otherwise; qp NULL matches no QP).
+ *
  * @return 0 and *host, or -UROCE_MR_EKEY, -UROCE_MR_EPD, -UROCE_MR_ERANGE,
  *   -UROCE_MR_EACCES, -UROCE_MR_EALIGN.
  */
+int uroce_mr_check_remote_qp(const struct uroce_mr_table *tbl, const void *pd,
+			     const void *qp, uint32_t rkey, uint64_t va,
+			     uint64_t len, unsigned int need_access,
+			     void **host);
+
+/** uroce_mr_check_remote_qp() from no QP: type 2 windows refuse it. */
 int uroce_mr_check_remote(const struct uroce_mr_table *tbl, const void *pd,
 			  uint32_t rkey, uint64_t va, uint64_t len,
 			  unsigned int need_access, void **host);

@@ -188,13 +188,22 @@ struct uroce_send_wqe {
 	uint32_t send_flags;		/**< enum ibv_send_flags */
 	uint32_t length;		/**< message bytes (sum of the SGEs) */
 	rte_be32_t imm;			/**< imm_data or invalidate_rkey */
-	uint32_t rkey;			/**< RDMA and atomic */
-	uint64_t remote_addr;
-	uint64_t compare_add;		/**< atomic: compare or add */
+	uint32_t rkey;			/**< RDMA, atomic; BIND_MW: the new key */
+	uint64_t remote_addr;		/**< BIND_MW: the window's address */
+	uint64_t compare_add;		/**< atomic: compare or add; BIND_MW: length */
 	uint64_t swap;
-	struct uroce_ah *ah;		/**< UD */
-	uint32_t remote_qpn;		/**< UD */
-	uint32_t remote_qkey;		/**< UD */
+	union {
+		struct {
+			struct uroce_ah *ah;	/**< UD */
+			uint32_t remote_qpn;	/**< UD */
+			uint32_t remote_qkey;	/**< UD */
+		};
+		struct {			/**< BIND_MW */
+			uint32_t mw_key;	/**< the window's key now */
+			uint32_t mr_lkey;	/**< the MR, 0 for none */
+			uint32_t mw_access;	/**< mw_access_flags */
+		};
+	};
 	/* Owner-lcore progress state (the requester/completer's own). */
 	uint32_t first_psn;
 	uint32_t last_psn;
