@@ -326,13 +326,10 @@ next_key(struct uroce_mr_table *tbl, uint32_t idx)
 	return (idx << UROCE_MR_KEY_SHIFT) | s->key_byte;
 }
 
-int
-uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
-	     size_t len, uint64_t iova, unsigned int access,
-	     struct uroce_mr **out)
+/* Every check of a registration, in the Linux core's order. */
+static int
+check_reg(void *addr, size_t len, uint64_t iova, unsigned int access)
 {
-	struct mr_slot *s;
-	uint32_t idx, key;
 	int ret;
 
 	ret = check_reg_access(access);
@@ -342,9 +339,34 @@ uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
 		return ret;
 	if (access & UROCE_MR_ACCESS_UNSUPPORTED)
 		return reg_reject(-EOPNOTSUPP, "access 0x%x not supported "
-				  "(memory windows, zero-based, on-demand)",
+				  "(zero-based, on-demand)",
 				  access & UROCE_MR_ACCESS_UNSUPPORTED);
-	ret = check_reg_mapped(addr, len, access);
+	return check_reg_mapped(addr, len, access);
+}
+
+/* A region's fields, each a RELEASE store before the key that publishes
+ * them (see the top of this file). */
+static void
+slot_set_region(struct mr_slot *s, const void *pd, void *addr, size_t len,
+		uint64_t iova, unsigned int access)
+{
+	__atomic_store_n(&s->mr.addr, addr, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.length, len, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.iova, iova, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.access, access, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->mr.pd, pd, __ATOMIC_RELEASE);
+}
+
+int
+uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
+	     size_t len, uint64_t iova, unsigned int access,
+	     struct uroce_mr **out)
+{
+	struct mr_slot *s;
+	uint32_t idx, key;
+	int ret;
+
+	ret = check_reg(addr, len, iova, access);
 	if (ret != 0)
 		return ret;
 	rte_spinlock_lock(&tbl->lock);
@@ -360,11 +382,7 @@ uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
 	tbl->wr[idx].mw_bound = 0;
 	__atomic_store_n(&s->kind, SLOT_MR, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->qp, NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->mr.addr, addr, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->mr.length, len, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->mr.iova, iova, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->mr.access, access, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->mr.pd, pd, __ATOMIC_RELEASE);
+	slot_set_region(s, pd, addr, len, iova, access);
 	__atomic_store_n(&s->mr.lkey, key, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->mr.rkey, key, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
@@ -413,15 +431,7 @@ uroce_mr_rereg_begin(struct uroce_mr_table *tbl, struct uroce_mr *mr,
 	struct mr_slot *s;
 	int ret;
 
-	ret = check_reg_access(access);
-	if (ret == 0)
-		ret = check_reg_range(addr, len, iova);
-	if (ret == 0 && (access & UROCE_MR_ACCESS_UNSUPPORTED))
-		ret = reg_reject(-EOPNOTSUPP, "access 0x%x not supported "
-				 "(zero-based, on-demand)",
-				 access & UROCE_MR_ACCESS_UNSUPPORTED);
-	if (ret == 0)
-		ret = check_reg_mapped(addr, len, access);
+	ret = check_reg(addr, len, iova, access);
 	if (ret != 0)
 		return ret;
 	if (idx == 0 || idx > tbl->max_mr)
@@ -447,11 +457,7 @@ uroce_mr_rereg_end(struct uroce_mr_table *tbl, struct uroce_mr *mr,
 	struct mr_slot *s = &tbl->slot[mr->lkey >> UROCE_MR_KEY_SHIFT];
 
 	rte_spinlock_lock(&tbl->lock);
-	__atomic_store_n(&s->mr.addr, addr, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->mr.length, len, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->mr.iova, iova, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->mr.access, access, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->mr.pd, pd, __ATOMIC_RELEASE);
+	slot_set_region(s, pd, addr, len, iova, access);
 	__atomic_store_n(&s->key, mr->lkey, __ATOMIC_RELEASE);
 	rte_spinlock_unlock(&tbl->lock);
 }
