@@ -577,6 +577,32 @@ destroy_thread(void *arg)
  * resource for it): NAK Invalid Request, IBV_WC_REM_INV_REQ_ERR at the
  * requester, IBV_EVENT_QP_REQ_ERR naming the responder's QP, whose
  * ibv_destroy_qp() waits until the event is acknowledged. */
+/* Two RC QPs of pd on cq, nsend send WRs and one receive each, connected
+ * to each other (qb grants qb_access): 0, or -1 with a failed check. */
+static int
+rc_qps(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq,
+       uint32_t nsend, unsigned int qb_access, struct ibv_qp **qa,
+       struct ibv_qp **qb)
+{
+	struct ibv_qp_init_attr init;
+
+	memset(&init, 0, sizeof(init));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = nsend;
+	init.cap.max_recv_wr = 1;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	*qa = ibv_create_qp(pd, &init);
+	*qb = ibv_create_qp(pd, &init);
+	if (!UT_CHECK(*qa != NULL && *qb != NULL))
+		return -1;
+	ut_verbs_rc_connect_ex(*qa, ctx, (*qb)->qp_num, 7, 12, 1, 0);
+	ut_verbs_rc_connect_ex(*qb, ctx, (*qa)->qp_num, 7, 12, 1, qb_access);
+	return 0;
+}
+
 /* ibv_resize_cq() of a CQ in use: its lcore keeps its completions in
  * order across the resize; bad sizes are EINVAL and change nothing. */
 static void
@@ -584,7 +610,6 @@ test_resize_cq(struct ibv_context *ctx, int max_cqe)
 {
 	enum { NWR = 6 };
 	static char src[NWR][64], dst[NWR][64];
-	struct ibv_qp_init_attr init;
 	struct ibv_send_wr swr, *bad_s;
 	struct ibv_wc wc[NWR];
 	struct ibv_qp *qa, *qb;
@@ -604,21 +629,9 @@ test_resize_cq(struct ibv_context *ctx, int max_cqe)
 	ms = ibv_reg_mr(pd, src, sizeof(src), 0);
 	md = ibv_reg_mr(pd, dst, sizeof(dst), IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE);
-	memset(&init, 0, sizeof(init));
-	init.send_cq = cq;
-	init.recv_cq = cq;
-	init.qp_type = IBV_QPT_RC;
-	init.cap.max_send_wr = NWR;
-	init.cap.max_recv_wr = 1;
-	init.cap.max_send_sge = 1;
-	init.cap.max_recv_sge = 1;
-	qa = ibv_create_qp(pd, &init);
-	qb = ibv_create_qp(pd, &init);
-	if (!UT_CHECK(ms != NULL && md != NULL && qa != NULL && qb != NULL))
+	if (!UT_CHECK(ms != NULL && md != NULL) ||
+	    rc_qps(ctx, pd, cq, NWR, IBV_ACCESS_REMOTE_WRITE, &qa, &qb) != 0)
 		return;
-	ut_verbs_rc_connect_ex(qa, ctx, qb->qp_num, 7, 12, 1, 0);
-	ut_verbs_rc_connect_ex(qb, ctx, qa->qp_num, 7, 12, 1,
-			       IBV_ACCESS_REMOTE_WRITE);
 	for (k = 0; k < NWR; k++) {
 		ss = (struct ibv_sge){ (uintptr_t)src[k], sizeof(src[k]),
 				       ms->lkey };
@@ -701,7 +714,6 @@ static void
 test_rereg_mr(struct ibv_context *ctx)
 {
 	static char src[64], a[4096], b[4096];
-	struct ibv_qp_init_attr init;
 	struct ibv_qp *qa, *qb;
 	struct ibv_mr *ms, *md;
 	struct ibv_cq *cq;
@@ -713,21 +725,9 @@ test_rereg_mr(struct ibv_context *ctx)
 	ut_fill_rand(src, sizeof(src));
 	ms = ibv_reg_mr(pd, src, sizeof(src), 0);
 	md = ibv_reg_mr(pd, a, sizeof(a), IBV_ACCESS_LOCAL_WRITE);
-	memset(&init, 0, sizeof(init));
-	init.send_cq = cq;
-	init.recv_cq = cq;
-	init.qp_type = IBV_QPT_RC;
-	init.cap.max_send_wr = 1;
-	init.cap.max_recv_wr = 1;
-	init.cap.max_send_sge = 1;
-	init.cap.max_recv_sge = 1;
-	qa = ibv_create_qp(pd, &init);
-	qb = ibv_create_qp(pd, &init);
-	if (!UT_CHECK(pd && cq && ms && md && qa && qb))
+	if (!UT_CHECK(pd && cq && ms && md) ||
+	    rc_qps(ctx, pd, cq, 1, IBV_ACCESS_REMOTE_WRITE, &qa, &qb) != 0)
 		return;
-	ut_verbs_rc_connect_ex(qa, ctx, qb->qp_num, 7, 12, 1, 0);
-	ut_verbs_rc_connect_ex(qb, ctx, qa->qp_num, 7, 12, 1,
-			       IBV_ACCESS_REMOTE_WRITE);
 	k0 = md->rkey;
 	/* rdma-core's input checks: nothing changes. */
 	errno = 0;
@@ -755,13 +755,8 @@ test_rereg_mr(struct ibv_context *ctx)
 	/* The QP is in error now: a fresh pair for the rest. */
 	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
 	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
-	qa = ibv_create_qp(pd, &init);
-	qb = ibv_create_qp(pd, &init);
-	if (!UT_CHECK(qa && qb))
+	if (rc_qps(ctx, pd, cq, 1, IBV_ACCESS_REMOTE_WRITE, &qa, &qb) != 0)
 		return;
-	ut_verbs_rc_connect_ex(qa, ctx, qb->qp_num, 7, 12, 1, 0);
-	ut_verbs_rc_connect_ex(qb, ctx, qa->qp_num, 7, 12, 1,
-			       IBV_ACCESS_REMOTE_WRITE);
 	/* Remote write granted. */
 	UT_CHECK_EQ(ibv_rereg_mr(md, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
 				 IBV_ACCESS_LOCAL_WRITE |
