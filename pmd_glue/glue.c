@@ -221,6 +221,8 @@ uroce_glue_attach(const char *dev, uint16_t nb_queues,
 		ret = probe_memif(dev, link, err, err_len);
 	else
 		ret = glue_probe(dev, link, err, err_len);
+	if (ret == 0 && link->memif_server)
+		glue_memif_server_add(link, dev);
 	/* af_packet and tap on a named kernel interface (neighbours). */
 	if (ret == 0 && link->ifindex == 0 &&
 	    glue_devarg(dev, "iface", link->ifname, sizeof(link->ifname)))
@@ -256,13 +258,11 @@ glue_link_down(uint16_t port_id)
 	       l.link_status == RTE_ETH_LINK_DOWN;
 }
 
-void
-uroce_glue_before_stop(const struct uroce_glue_link *link)
+static void
+memif_wait_peer(const struct uroce_glue_link *link)
 {
 	unsigned int ms, wait;
 
-	if (link->kind != UROCE_GLUE_MEMIF)
-		return;
 	wait = link->memif_server ? MEMIF_SERVER_WAIT_MS : 0;
 	for (ms = 0; !glue_link_down(link->port_id); ms++) {
 		if (ms >= wait)
@@ -270,6 +270,17 @@ uroce_glue_before_stop(const struct uroce_glue_link *link)
 		rte_delay_us_sleep(1000);
 	}
 	rte_delay_us_sleep(MEMIF_GRACE_MS * 1000);
+}
+
+void
+uroce_glue_before_stop(const struct uroce_glue_link *link)
+{
+	if (link->kind != UROCE_GLUE_MEMIF)
+		return;
+	memif_wait_peer(link);
+	/* No client may come back between our stop and close (memif.c). */
+	if (link->memif_server)
+		glue_memif_unlisten(link);
 }
 
 void
@@ -285,6 +296,10 @@ uroce_glue_detach(struct uroce_glue_link *link)
 	}
 	if (!link->probed)
 		return;
+	if (link->memif_server) {
+		glue_memif_unlisten(link);	/* a port never started */
+		glue_memif_server_del(link);
+	}
 	if (rte_eth_dev_info_get(link->port_id, &info) == 0)
 		dev = info.device;
 	ret = rte_eth_dev_close(link->port_id);

@@ -25,6 +25,13 @@ bool glue_devarg(const char *dev, const char *key, char *val, size_t len);
 int glue_probe(const char *dev, struct uroce_glue_link *link, char *err,
 	       size_t len);
 
+/* memif.c: a memif server port's listener (see memif.c): noted at attach
+ * (its socket= path from dev), dropped at detach, closed before the last
+ * port on it stops. */
+void glue_memif_server_add(struct uroce_glue_link *link, const char *dev);
+void glue_memif_server_del(const struct uroce_glue_link *link);
+void glue_memif_unlisten(const struct uroce_glue_link *link);
+
 /* xdp.c: AF_XDP ports with our XDP program (see uroce_glue.h). */
 int glue_xdp_attach(const char *dev, uint16_t nb_queues,
 		    struct uroce_glue_link *link, char *err, size_t len);

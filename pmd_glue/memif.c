@@ -21,11 +21,18 @@
  */
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include <rte_ethdev.h>
 
@@ -60,29 +67,54 @@ memif_sock(int fd, ino_t *ino)
 	return true;
 }
 
-/* The memif control sockets open now: their fds and inodes, up to max;
- * the count, or -errno. */
+/* Calls visit(fd, arg) for each fd of the process until it returns true;
+ * 0, or -errno when /proc/self/fd cannot be read. */
 static int
-memif_socks(int *fds, ino_t *inos, unsigned int max)
+fds_visit(bool (*visit)(int fd, void *arg), void *arg)
 {
 	struct dirent *d;
-	unsigned int n = 0;
 	DIR *dir;
 	int fd;
 
 	dir = opendir("/proc/self/fd");
 	if (dir == NULL)
 		return -errno;
-	while (n < max && (d = readdir(dir)) != NULL) {
+	while ((d = readdir(dir)) != NULL) {
 		if (d->d_name[0] < '0' || d->d_name[0] > '9')
 			continue;
 		fd = atoi(d->d_name);
-		if (fd == dirfd(dir) || !memif_sock(fd, &inos[n]))
-			continue;
-		fds[n++] = fd;
+		if (fd != dirfd(dir) && visit(fd, arg))
+			break;
 	}
 	closedir(dir);
-	return (int)n;
+	return 0;
+}
+
+struct socks {
+	int *fds;
+	ino_t *inos;
+	unsigned int n, max;
+};
+
+static bool
+socks_add(int fd, void *arg)
+{
+	struct socks *s = arg;
+
+	if (memif_sock(fd, &s->inos[s->n]))
+		s->fds[s->n++] = fd;
+	return s->n == s->max;
+}
+
+/* The memif control sockets open now: their fds and inodes, up to max;
+ * the count, or -errno. */
+static int
+memif_socks(int *fds, ino_t *inos, unsigned int max)
+{
+	struct socks s = { .fds = fds, .inos = inos, .max = max };
+	int ret = fds_visit(socks_add, &s);
+
+	return ret < 0 ? ret : (int)s.n;
 }
 
 static bool
@@ -135,4 +167,133 @@ uroce_glue_memif_dropped(const struct uroce_glue_link *link)
 		return false;
 	return link->cc_fd < 0 || fstat(link->cc_fd, &st) != 0 ||
 	       st.st_ino != link->cc_ino;
+}
+
+/*
+ * A memif server's listening socket, closed before the server's last port
+ * on it stops. DPDK 22.11 frees the socket's state when that port closes
+ * (memif_socket_remove_device()) but neither closes the listening fd nor
+ * unregisters its interrupt callback. A client that connects from the
+ * stop on (one that saw the server's DISCONNECT and came straight back)
+ * leaves the fd readable for good, and the interrupt thread then runs the
+ * listener handler on freed state without end ("Failed to accept
+ * connection request on socket fd -1"). An eventfd put in the listener's
+ * place releases the socket (its epoll entry and its name go with it; a
+ * client's connect is refused) and leaves the PMD a valid fd that never
+ * becomes readable.
+ */
+
+/* DPDK 22.11's socket= default (ETH_MEMIF_DEFAULT_SOCKET_FILENAME). */
+#define MEMIF_SOCKET_DEFAULT	"/run/memif.sock"
+
+static pthread_mutex_t servers_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct uroce_glue_link *servers[MEMIF_SOCKS_MAX];
+
+void
+glue_memif_server_add(struct uroce_glue_link *link, const char *dev)
+{
+	unsigned int i;
+
+	if (!glue_devarg(dev, "socket", link->memif_sock,
+			 sizeof(link->memif_sock)))
+		snprintf(link->memif_sock, sizeof(link->memif_sock), "%s",
+			 MEMIF_SOCKET_DEFAULT);
+	pthread_mutex_lock(&servers_lock);
+	for (i = 0; i < MEMIF_SOCKS_MAX && servers[i] != NULL; i++)
+		;
+	if (i < MEMIF_SOCKS_MAX)
+		servers[i] = link;
+	pthread_mutex_unlock(&servers_lock);
+}
+
+void
+glue_memif_server_del(const struct uroce_glue_link *link)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&servers_lock);
+	for (i = 0; i < MEMIF_SOCKS_MAX; i++) {
+		if (servers[i] == link)
+			servers[i] = NULL;
+	}
+	pthread_mutex_unlock(&servers_lock);
+}
+
+/* How many server ports of the process listen on path. */
+static unsigned int
+servers_on(const char *path)
+{
+	unsigned int i, n = 0;
+
+	pthread_mutex_lock(&servers_lock);
+	for (i = 0; i < MEMIF_SOCKS_MAX; i++) {
+		if (servers[i] != NULL &&
+		    strcmp(servers[i]->memif_sock, path) == 0)
+			n++;
+	}
+	pthread_mutex_unlock(&servers_lock);
+	return n;
+}
+
+struct listener {
+	const char *path;
+	int fd;
+};
+
+/* Whether fd listens as a SOCK_SEQPACKET Unix socket bound to l->path, in
+ * the file system or (a leading NUL) in the abstract namespace. */
+static bool
+listener_of(int fd, void *arg)
+{
+	struct listener *l = arg;
+	struct sockaddr_un sa;
+	socklen_t len = sizeof(sa), olen = sizeof(int);
+	size_t plen = strlen(l->path), nlen;
+	const char *name = sa.sun_path;
+	int on = 0, type = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &olen) != 0 || !on)
+		return false;
+	olen = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &olen) != 0 ||
+	    type != SOCK_SEQPACKET)
+		return false;
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0 ||
+	    sa.sun_family != AF_UNIX ||
+	    len <= offsetof(struct sockaddr_un, sun_path) + 1)
+		return false;
+	nlen = len - offsetof(struct sockaddr_un, sun_path);
+	if (name[0] == '\0') {
+		name++;
+		nlen--;
+	}
+	if (plen > nlen || memcmp(name, l->path, plen) != 0 ||
+	    (plen < nlen && name[plen] != '\0'))
+		return false;
+	l->fd = fd;
+	return true;
+}
+
+void
+glue_memif_unlisten(const struct uroce_glue_link *link)
+{
+	struct listener l = { .path = link->memif_sock, .fd = -1 };
+	int efd;
+
+	if (servers_on(link->memif_sock) > 1)
+		return;		/* another port of ours still serves on it */
+	if (fds_visit(listener_of, &l) != 0 || l.fd < 0) {
+		GLUE_LOG(DEBUG, "%s: no memif listener on %s\n", link->name,
+			 link->memif_sock);
+		return;
+	}
+	efd = eventfd(0, EFD_CLOEXEC);
+	if (efd < 0 || dup3(efd, l.fd, O_CLOEXEC) < 0)
+		GLUE_LOG(WARNING, "%s: memif listener %d stays open: %s\n",
+			 link->name, l.fd, strerror(errno));
+	else
+		GLUE_LOG(DEBUG, "%s: memif listener %d on %s closed\n",
+			 link->name, l.fd, link->memif_sock);
+	if (efd >= 0)
+		close(efd);
 }

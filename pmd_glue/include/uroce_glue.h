@@ -101,6 +101,8 @@ struct uroce_glue_link {
 	uint32_t xdp_flags;		/**< the XDP_FLAGS_*_MODE it runs in */
 	unsigned int side;		/**< ringlink side */
 	bool memif_server;		/**< memif: role=server */
+	/** memif server: its socket= path (sun_path's 108 bytes). */
+	char memif_sock[108];
 	/** memif client: the control socket its last start opened (fd and
 	 *  inode; fd -1: closed already), when cc_watch. */
 	bool cc_watch;
