@@ -573,6 +573,14 @@ ctrl_cq_resize(struct eng_lcore *lc, void *arg)
 	return uroce_cq_resize(m->cq, m->cqe);
 }
 
+static int
+ctrl_nop(struct eng_lcore *lc, void *arg)
+{
+	(void)lc;
+	(void)arg;
+	return 0;
+}
+
 int
 uroce_dev_cq_resize(struct uroce_cq *ucq, uint32_t cqe)
 {
@@ -592,7 +600,15 @@ uroce_dev_cq_resize(struct uroce_cq *ucq, uint32_t cqe)
 	pthread_mutex_unlock(&eng_g->lock);
 	if (owner < 0)
 		return ret;
-	return eng_ctrl_run((unsigned int)owner, ctrl_cq_resize, &m);
+	/* An iteration drains control messages before doorbells: the first
+	 * message makes the owner take the work posted before this call and
+	 * send it in that iteration, so work that completes at once (a UD
+	 * send) is on the CQ when the resize, in the next, checks that the
+	 * new size holds what is queued (EINVAL otherwise, ibv_resize_cq). */
+	ret = eng_ctrl_run((unsigned int)owner, ctrl_nop, NULL);
+	if (ret == 0)
+		ret = eng_ctrl_run((unsigned int)owner, ctrl_cq_resize, &m);
+	return ret;
 }
 
 void *

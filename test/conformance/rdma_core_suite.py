@@ -10,8 +10,7 @@ memory) or names a feature uroce does not offer yet, or be one of the
 KNOWN failures, each a feature not built yet whose test errors instead of
 skipping (docs/verbs.md, "rdma-core's test suite", lists both). Any other
 failure or error fails this check, as does a skip for a reason not in
-the table, and a KNOWN test that passes (take it off the list). A test in
-TIMING may pass or fail.
+the table, and a KNOWN test that passes (take it off the list).
 
   rdma_core_suite.py --run UROCE_RUN --conf CONF [--tests DIR] [--dev uroce0]
                      [--keep DIR] [PATTERN...]
@@ -73,15 +72,6 @@ KNOWN = {
         'RESET); they are still there',
     'tests.test_mr.MRTest.test_mr_rereg_pd':
         'the same: completions of a QP reset are not removed from its CQ',
-}
-
-# Tests whose outcome depends on timing, passing or failing: {test id: why}.
-# Either result is accepted; any other (a crash, a hang) is not.
-TIMING = {
-    'tests.test_cq.CQTest.test_resize_cq':
-        'it resizes right after posting UD sends and expects their '
-        'completions already queued; the resize can run before or after '
-        'the engine has taken the sends',
 }
 
 NAME_RE = re.compile(r'^(test\w*) \(([\w.]+)\)')
@@ -201,8 +191,6 @@ def main():
                 kind = 'skipped (%s)' % why
         elif name in KNOWN:
             kind = 'known failures'
-        elif name in TIMING and outcome in ('FAIL', 'ERROR'):
-            kind = 'timing-dependent, failed'
         else:
             bad.append('%s: %s' % (name, outcome))
             kind = 'failed'
@@ -217,8 +205,7 @@ def main():
     if ran == 0 or ran != len(res):
         bad.append('run_tests.py ran %d tests, %d results read (exit %s)' %
                    (ran, len(res), rc))
-    if not bad and rc != 0 and not any(n in res for n in
-                                       list(KNOWN) + list(TIMING)):
+    if not bad and rc != 0 and not any(n in res for n in KNOWN):
         bad.append('run_tests.py exited %s' % rc)
     if bad:
         print('\n'.join(bad))
