@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_branch_prediction.h>
+
 #include "uroce_cq.h"
 
 int
@@ -35,15 +37,50 @@ uroce_cq_init(struct uroce_cq *cq, uint32_t cqe_count)
 	return uroce_ring_init(&cq->ring, mem, nb, sizeof(struct ibv_wc));
 }
 
+/* Whether the completion at ring index idx, of QP qpn, was cleaned by one
+ * of c[0..n): a clean removes what its QP had queued below the index the
+ * producer was at. Indices wrap: compared as a signed distance. */
+static bool
+cleaned(const uint64_t *c, uint32_t n, uint32_t idx, uint32_t qpn)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((uint32_t)(c[i] >> 32) == qpn &&
+		    (int32_t)(idx - (uint32_t)c[i]) < 0)
+			return true;
+	}
+	return false;
+}
+
+/* The cleans the consumer may see: copied whole out of the CQ. */
+static uint32_t
+cleans_load(const struct uroce_cq *cq, uint64_t *c)
+{
+	uint32_t n = __atomic_load_n(&cq->n_clean, __ATOMIC_ACQUIRE), i;
+
+	for (i = 0; i < n; i++)
+		c[i] = __atomic_load_n(&cq->clean[i], __ATOMIC_RELAXED);
+	return n;
+}
+
 int
 uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count)
 {
-	uint32_t n = uroce_ring_count(&cq->ring), nb, i;
+	uint32_t n = uroce_ring_count(&cq->ring), nb, i, live = 0, nc;
+	uint64_t c[UROCE_CQ_CLEANS];
+	const struct ibv_wc *wc;
 	struct uroce_ring r;
 	size_t size;
 	void *mem;
 
-	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE || cqe_count < n)
+	nc = cleans_load(cq, c);
+	n = uroce_ring_cons_avail(&cq->ring, n);
+	for (i = 0; i < n; i++) {
+		wc = uroce_ring_cons_slot(&cq->ring, i);
+		live += !cleaned(c, nc, cq->ring.tail + i, wc->qp_num);
+	}
+	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE || cqe_count < live)
 		return -EINVAL;
 	nb = rte_align32pow2(cqe_count);
 	size = RTE_ALIGN_CEIL(uroce_ring_mem_size(nb, sizeof(struct ibv_wc)),
@@ -51,17 +88,50 @@ uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count)
 	mem = aligned_alloc(RTE_CACHE_LINE_SIZE, size);
 	if (mem == NULL)
 		return -ENOMEM;
+	memset(&r, 0, sizeof(r));
 	uroce_ring_init(&r, mem, nb, sizeof(struct ibv_wc));
-	/* The completions not yet polled, oldest first, at the new ring's
-	 * start: the next poll returns them in the same order. */
-	n = uroce_ring_cons_avail(&cq->ring, n);
-	for (i = 0; i < n; i++)
-		memcpy(uroce_ring_prod_slot(&r, i),
-		       uroce_ring_cons_slot(&cq->ring, i), sizeof(struct ibv_wc));
-	uroce_ring_prod_commit(&r, n);
+	/* The completions not yet polled and not cleaned, oldest first, at
+	 * the new ring's start: the next poll returns them in the same order.
+	 * The cleans are done with: the indices they name are gone. */
+	for (i = 0, live = 0; i < n; i++) {
+		wc = uroce_ring_cons_slot(&cq->ring, i);
+		if (!cleaned(c, nc, cq->ring.tail + i, wc->qp_num))
+			memcpy(uroce_ring_prod_slot(&r, live++), wc, sizeof(*wc));
+	}
+	uroce_ring_prod_commit(&r, live);
 	free(cq->mem);
 	cq->mem = mem;
 	cq->ring = r;
+	cq->n_clean = 0;
+	return 0;
+}
+
+int
+uroce_cq_clean(struct uroce_cq *cq, uint32_t qp_num)
+{
+	struct uroce_ring *r = &cq->ring;
+	uint32_t head = r->head;	/* the producer's own index */
+	uint32_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	uint32_t n = cq->n_clean, i;
+
+	/* Once the consumer has passed every clean, the list starts again.
+	 * A poll that loaded the old count may read a slot rewritten: each
+	 * slot is one atomic word, and a newer clean only removes more of
+	 * what was queued before it. */
+	for (i = 0; i < n && (int32_t)(tail - (uint32_t)cq->clean[i]) >= 0; i++)
+		;
+	if (i == n)
+		n = 0;
+	if (head == tail) {
+		if (n == 0)
+			__atomic_store_n(&cq->n_clean, 0, __ATOMIC_RELEASE);
+		return 0;	/* nothing queued */
+	}
+	if (n == UROCE_CQ_CLEANS)
+		return -ENOSPC;
+	__atomic_store_n(&cq->clean[n], (uint64_t)qp_num << 32 | head,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&cq->n_clean, n + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -111,6 +181,25 @@ uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc)
 	return 0;
 }
 
+/* uroce_cq_poll() while some completions are cleaned: those are passed
+ * over (released unread) as the others are moved out. */
+static int
+poll_cleaned(struct uroce_cq *cq, int n, struct ibv_wc *wc, uint32_t avail)
+{
+	struct uroce_ring *r = &cq->ring;
+	uint64_t c[UROCE_CQ_CLEANS];
+	const struct ibv_wc *e;
+	uint32_t nc = cleans_load(cq, c), i, out = 0;
+
+	for (i = 0; i < avail && out < (uint32_t)n; i++) {
+		e = uroce_ring_cons_slot(r, i);
+		if (!cleaned(c, nc, r->tail + i, e->qp_num))
+			memcpy(&wc[out++], e, sizeof(*e));
+	}
+	uroce_ring_cons_release(r, i);
+	return (int)out;
+}
+
 int
 uroce_cq_poll(struct uroce_cq *cq, int n, struct ibv_wc *wc)
 {
@@ -129,6 +218,8 @@ uroce_cq_poll(struct uroce_cq *cq, int n, struct ibv_wc *wc)
 		if (avail == 0)
 			return -EIO;
 	}
+	if (unlikely(__atomic_load_n(&cq->n_clean, __ATOMIC_RELAXED) != 0))
+		return poll_cleaned(cq, n, wc, avail);
 	avail = RTE_MIN(avail, (uint32_t)n);
 	for (i = 0; i < avail; i++)
 		memcpy(&wc[i], uroce_ring_cons_slot(r, i), sizeof(*wc));

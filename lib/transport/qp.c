@@ -628,9 +628,24 @@ state_has_path(enum ibv_qp_state s)
 	       s == IBV_QPS_SQE;
 }
 
+/* A QP moved to RESET leaves no completion behind on its CQs, as a NIC's
+ * driver cleans them (mlx5 does; rdma-core's tests expect it): a program
+ * that resets a QP to use it again must not poll its old flushes as new
+ * work's. The reset's own completions below (an SRQ WQE it held) stay. */
+static void
+qp_clean_cqs(struct uroce_qp *qp)
+{
+	if (qp->send_cq != NULL && uroce_cq_clean(qp->send_cq, qp->qpn) != 0)
+		QP_LOG(DEBUG, qp, "reset: its send CQ has too many cleans pending: its completions stay");
+	if (qp->recv_cq != NULL && qp->recv_cq != qp->send_cq &&
+	    uroce_cq_clean(qp->recv_cq, qp->qpn) != 0)
+		QP_LOG(DEBUG, qp, "reset: its receive CQ has too many cleans pending: its completions stay");
+}
+
 static void
 qp_reset(struct uroce_qp *qp)
 {
+	qp_clean_cqs(qp);
 	qp->post_state = IBV_QPS_RESET;
 	if (uroce_qp_on_tm_srq(qp))
 		uroce_tm_qp_flush(qp, true, true);

@@ -66,12 +66,6 @@ KNOWN = {
     'tests.test_rss_traffic.RSSTrafficTest.test_rss_traffic':
         'receive work queues and RSS (ibv_create_wq, ibv_create_rwq_ind_'
         'table) are not built: EOPNOTSUPP, which the test does not skip on',
-    'tests.test_mr.MRTest.test_mr_rereg_addr':
-        'after an error it moves the QPs through RESET and expects their '
-        'flushed completions gone from the CQ (mlx5 cleans the CQ at '
-        'RESET); they are still there',
-    'tests.test_mr.MRTest.test_mr_rereg_pd':
-        'the same: completions of a QP reset are not removed from its CQ',
 }
 
 NAME_RE = re.compile(r'^(test\w*) \(([\w.]+)\)')

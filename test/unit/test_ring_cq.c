@@ -3,7 +3,8 @@
  *
  * The SPSC ring (lib/transport/include/uroce_ring.h) and the CQ on it
  * (lib/transport/cq.c): fill/drain/wrap, the 32-bit index wrap, a two-thread
- * stress run, CQ order, partial polls, overrun, notification arming, and a
+ * stress run, CQ order, partial polls, cleaning a reset QP's completions,
+ * overrun, notification arming, and a
  * two-thread arm/poll/notify run that would hang on a lost wakeup.
  */
 #include <errno.h>
@@ -370,6 +371,93 @@ test_cq_resize(void)
 	uroce_cq_fini(&cq);
 }
 
+/* Push completions of QPs qpn[i % nq] with wr_id from..to-1. */
+static void
+push_qps(struct uroce_cq *cq, uint64_t from, uint64_t to,
+	 const uint32_t *qpn, unsigned int nq)
+{
+	struct ibv_wc wc;
+
+	for (; from < to; from++) {
+		wc = wc_of(from, IBV_WC_SUCCESS);
+		wc.qp_num = qpn[from % nq];
+		UT_CHECK_EQ(uroce_cq_push(cq, &wc), 0);
+	}
+}
+
+/* Poll everything; the wr_ids in order into ids; the count. */
+static int
+poll_all(struct uroce_cq *cq, uint64_t *ids, int max)
+{
+	struct ibv_wc wc[4];
+	int n = 0, k, i;
+
+	while ((k = uroce_cq_poll(cq, 4, wc)) > 0)
+		for (i = 0; i < k && n < max; i++)
+			ids[n++] = wc[i].wr_id;
+	return n;
+}
+
+/* A QP reset: its queued completions are passed over by the poll, those
+ * pushed after the clean (the QP used again) are not, other QPs' stay in
+ * order; across a ring wrap, a resize, and more cleans than the list
+ * holds before the consumer passes the first. */
+static void
+test_cq_clean(void)
+{
+	static const uint32_t qpn[2] = { 0x11, 0x22 };
+	uint64_t ids[64];
+	struct uroce_cq cq;
+	int n, i;
+
+	if (uroce_cq_init(&cq, 16) != 0)
+		return;
+	UT_CHECK_EQ(uroce_cq_clean(&cq, 0x11), 0);	/* empty: nothing */
+	push_qps(&cq, 0, 10, qpn, 2);		/* even ids 0x11, odd 0x22 */
+	UT_CHECK_EQ(poll_ids(&cq, 0, 0), 0);
+	UT_CHECK_EQ(uroce_cq_clean(&cq, 0x11), 0);
+	push_qps(&cq, 10, 14, qpn, 2);		/* after: all kept */
+	n = poll_all(&cq, ids, 64);
+	UT_CHECK_EQ(n, 9);
+	for (i = 0; i < 5 && i < n; i++)
+		UT_CHECK_EQ(ids[i], (uint64_t)(2 * i + 1));
+	for (i = 5; i < 9 && i < n; i++)
+		UT_CHECK_EQ(ids[i], (uint64_t)(i + 5));
+	/* Partly polled, wrapped (tail at 14), cleaned, then resized: the
+	 * resize drops what was cleaned and counts only the rest. */
+	push_qps(&cq, 14, 26, qpn, 2);
+	UT_CHECK_EQ(uroce_cq_poll(&cq, 2, (struct ibv_wc [2]){ 0 }), 2);
+	UT_CHECK_EQ(uroce_cq_clean(&cq, 0x22), 0);
+	UT_CHECK_EQ(uroce_cq_resize(&cq, 4), -EINVAL);	/* 5 left */
+	UT_CHECK_EQ(uroce_cq_resize(&cq, 5), 0);
+	UT_CHECK_EQ(uroce_cq_size(&cq), 8);
+	n = poll_all(&cq, ids, 64);
+	UT_CHECK_EQ(n, 5);
+	for (i = 0; i < n; i++)
+		UT_CHECK_EQ(ids[i], (uint64_t)(16 + 2 * i));
+	uroce_cq_fini(&cq);
+	/* The list full: a clean more is refused (its completions stay);
+	 * once the consumer has passed them all, the list starts again. */
+	if (uroce_cq_init(&cq, 64) != 0)
+		return;
+	for (i = 0; i < UROCE_CQ_CLEANS; i++) {
+		push_qps(&cq, (uint64_t)i, (uint64_t)i + 1, qpn, 2);
+		UT_CHECK_EQ(uroce_cq_clean(&cq, qpn[i % 2]), 0);
+	}
+	push_qps(&cq, 100, 101, qpn, 2);
+	UT_CHECK_EQ(uroce_cq_clean(&cq, qpn[0]), -ENOSPC);
+	n = poll_all(&cq, ids, 64);
+	UT_CHECK_EQ(n, 1);
+	UT_CHECK_EQ(n > 0 ? ids[0] : 0, 100);
+	push_qps(&cq, 102, 104, qpn, 2);
+	UT_CHECK_EQ(uroce_cq_clean(&cq, qpn[0]), 0);
+	n = poll_all(&cq, ids, 64);
+	UT_CHECK_EQ(n, 1);
+	UT_CHECK_EQ(n > 0 ? ids[0] : 0, 103);
+	UT_CHECK(!uroce_cq_in_error(&cq));
+	uroce_cq_fini(&cq);
+}
+
 static void
 test_cq_overrun(void)
 {
@@ -576,6 +664,7 @@ main(void)
 	test_cq_init();
 	test_cq_order_partial();
 	test_cq_resize();
+	test_cq_clean();
 	test_cq_overrun();
 	test_cq_notify();
 	test_cq_notify_two_threads();

@@ -57,6 +57,11 @@ enum uroce_cq_arm {
 };
 
 /** Cache-line aligned: allocate it with aligned_alloc() or rte_malloc(). */
+/* QPs whose completions can be removed at once (uroce_cq_clean()) before
+ * the application polls past the first: more than a program resets or
+ * destroys between two polls of one CQ. */
+#define UROCE_CQ_CLEANS		16
+
 struct uroce_cq {
 	struct uroce_ring ring;		/**< slots of struct ibv_wc */
 	void *mem;			/**< the ring's slots, owned */
@@ -68,6 +73,12 @@ struct uroce_cq {
 	 *  barrier. Set before the CQ is in use (uroce_cq_set_no_events()). */
 	bool no_events;
 	uint64_t overrun_cnt;		/**< completions lost */
+
+	/** Completions removed by uroce_cq_clean(), not yet passed by the
+	 *  consumer: (qp_num << 32 | ring index the clean ran at) each, stored
+	 *  whole (atomically) by the producer, n_clean RELEASE-stored after. */
+	uint64_t clean[UROCE_CQ_CLEANS];
+	uint32_t n_clean;
 
 	/* Armed by the application, disarmed by the engine. */
 	uint32_t arm __rte_cache_aligned;	/**< enum uroce_cq_arm */
@@ -90,6 +101,17 @@ int uroce_cq_init(struct uroce_cq *cq, uint32_t cqe_count);
  *   the completions it holds: nothing changed), -ENOMEM (nothing changed)
  */
 int uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count);
+
+/**
+ * Engine (producer) only: remove the completions of QP qp_num not yet
+ * polled, as a NIC's driver cleans a CQ when a QP is reset or destroyed
+ * (the application must not see them: the QP number may be reused). The
+ * consumer skips them as it polls (no copying under it). When
+ * UROCE_CQ_CLEANS QPs are cleaned already and the consumer has not
+ * passed the first, they stay.
+ * @return 0; -ENOSPC: the completions stay
+ */
+int uroce_cq_clean(struct uroce_cq *cq, uint32_t qp_num);
 
 /** Free the CQ's memory. Neither side may use it any more. */
 void uroce_cq_fini(struct uroce_cq *cq);
