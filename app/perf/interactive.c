@@ -104,10 +104,12 @@ cmd_port_stats(void *res, struct cmdline *cl, void *data)
 	printf("%s: rx %" PRIu64 " pkts %" PRIu64 " B, tx %" PRIu64 " pkts %"
 	       PRIu64 " B, tx_full %" PRIu64 ", non-RoCE %" PRIu64 ", rx_err %"
 	       PRIu64 "\n  faults: drop %" PRIu64 " reorder %" PRIu64 " dup %"
-	       PRIu64 " corrupt %" PRIu64 "; unknown QPN %" PRIu64 "\n",
+	       PRIu64 " corrupt %" PRIu64 " ce %" PRIu64 "; unknown QPN %"
+	       PRIu64 "\n",
 	       uroce_dev_name(ip->dev), s.rx_pkts, s.rx_bytes, s.tx_pkts,
 	       s.tx_bytes, s.tx_full, s.non_roce, s.rx_err, s.fault_drop,
-	       s.fault_reorder, s.fault_dup, s.fault_corrupt, d.unknown_qpn);
+	       s.fault_reorder, s.fault_dup, s.fault_corrupt, s.fault_ce,
+	       d.unknown_qpn);
 }
 
 static void

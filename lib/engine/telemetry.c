@@ -52,7 +52,7 @@ static const struct tel_field port_fields[] = {
 	PORT_FIELD(nd_tx), PORT_FIELD(nd_bad), PORT_FIELD(non_roce),
 	PORT_FIELD(not_ours),
 	PORT_FIELD(fault_drop), PORT_FIELD(fault_reorder),
-	PORT_FIELD(fault_dup), PORT_FIELD(fault_corrupt),
+	PORT_FIELD(fault_dup), PORT_FIELD(fault_corrupt), PORT_FIELD(fault_ce),
 	PORT_FIELD(pcap_written), PORT_FIELD(pcap_lost), PORT_FIELD(exc_in),
 	PORT_FIELD(exc_out), PORT_FIELD(exc_drop), PORT_FIELD(rx_err),
 };
