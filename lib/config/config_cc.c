@@ -27,9 +27,14 @@
  * as NVIDIA documents them; rpg_threshold is the F = 5 of the DCQCN paper
  * (Zhu et al., SIGCOMM 2015) and of mlxconfig's RPG_THRESHOLD; alpha and
  * its gain are in 1/1024 as mlx5 gives them (initial_alpha_value 1023,
- * dce_tcp_g 1019: alpha keeps 1019/1024 each dce_tcp_rtt). The CNP
- * interval is the paper's 50 us (mlx5's np_min_time_between_cnps is
- * port-wide, default 0; uroce applies it per QP).
+ * dce_tcp_g 1019: alpha keeps 1019/1024 each dce_tcp_rtt, a gain near
+ * the paper's 1/256). dce_tcp_rtt is the paper's alpha period K, 55 us:
+ * with a 1 us period alpha decays about a hundred times between two CNPs
+ * 100 us apart, and each CNP adds back only 5/1024, so that a steady
+ * train of CNPs leaves alpha near 1% and the cuts near nothing (measured
+ * in test_cc before this default was chosen). The CNP interval is the
+ * paper's 50 us (mlx5's np_min_time_between_cnps is port-wide, default 0;
+ * uroce applies it per QP).
  */
 #define DCQCN_KEYS(X)							\
 	X(rpg_time_reset, 300, 1, US_MAX)				\
@@ -43,7 +48,7 @@
 	X(rate_reduce_monitor_period, 4, 0, US_MAX)			\
 	X(rate_to_set_on_first_cnp, 0, 0, RATE_MAX)			\
 	X(dce_tcp_g, 1019, 0, 1023)					\
-	X(dce_tcp_rtt, 1, 1, US_MAX)					\
+	X(dce_tcp_rtt, 55, 1, US_MAX)					\
 	X(initial_alpha_value, 1023, 0, 1023)				\
 	X(np_min_time_between_cnps, 50, 0, US_MAX)
 

@@ -295,7 +295,7 @@ test_cc(void)
 	UT_CHECK_EQ(d->rate_reduce_monitor_period, 4);
 	UT_CHECK_EQ(d->rate_to_set_on_first_cnp, 0);
 	UT_CHECK_EQ(d->dce_tcp_g, 1019);
-	UT_CHECK_EQ(d->dce_tcp_rtt, 1);
+	UT_CHECK_EQ(d->dce_tcp_rtt, 55);
 	UT_CHECK_EQ(d->initial_alpha_value, 1023);
 	UT_CHECK_EQ(d->np_min_time_between_cnps, 50);
 	UT_CHECK_EQ(cfg.port[0].fault.ce_ppm, 0);
