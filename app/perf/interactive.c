@@ -134,11 +134,16 @@ cmd_show_qp(void *res, struct cmdline *cl, void *data)
 	       " (late, none owed: %" PRIu64 "), ACKs tx %" PRIu64 " rx %"
 	       PRIu64 ", RNR NAKs tx %" PRIu64 " rx %" PRIu64 ", duplicates %"
 	       PRIu64 ", out of sequence %" PRIu64 ", drops %" PRIu64
-	       ", pacing wait %" PRIu64 " cycles\n",
+	       ", pacing wait %" PRIu64 " cycles\n"
+	       "  congestion: ECN-marked rx %" PRIu64 ", CNPs sent %" PRIu64
+	       ", CNPs handled %" PRIu64 " ignored %" PRIu64
+	       ", DCQCN rate %" PRIu64 " kbit/s (0: not limited)\n",
 	       w->n, ip->qps[w->n].qpn, s.tx_pkts, s.tx_bytes, s.rx_pkts,
 	       s.rx_bytes, s.retransmits, s.timeouts, s.late_timeouts,
 	       s.acks_tx, s.acks_rx, s.rnr_naks_tx, s.rnr_naks_rx, s.dup_reqs,
-	       s.out_of_seq, s.drops, s.pace_wait_cycles);
+	       s.out_of_seq, s.drops, s.pace_wait_cycles,
+	       s.np_ecn_marked_roce_packets, s.np_cnp_sent, s.rp_cnp_handled,
+	       s.rp_cnp_ignored, uroce_qp_cc_rate_kbps(ip->qps[w->n].qp));
 }
 
 static void

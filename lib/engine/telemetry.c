@@ -280,6 +280,9 @@ qp_dict(struct rte_tel_data *d, const struct eng_qp *eq,
 	rte_tel_data_add_dict_u64(d, "max_send_wr", init->cap.max_send_wr);
 	rte_tel_data_add_dict_u64(d, "max_recv_wr", init->cap.max_recv_wr);
 	add_qp_stats(d, "", st);
+	/* DCQCN's current rate (0: not limited by it, docs/congestion.md). */
+	rte_tel_data_add_dict_u64(d, "rp_current_rate_kbps",
+				  uroce_qp_cc_rate_kbps(qp));
 }
 
 static int

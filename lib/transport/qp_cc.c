@@ -88,6 +88,7 @@ uroce_qp_cc_reset(struct uroce_qp *qp)
 	uroce_dcqcn_init(&qp->cc_rp);
 	qp->cc_np = (struct uroce_dcqcn_np){ 0 };
 	qp->cc_active = false;
+	__atomic_store_n(&qp->cc_rate_kbps, 0, __ATOMIC_RELAXED);
 	if (qp->attr.rate_limit == 0)
 		qp->pace_on = false;
 	else
@@ -97,5 +98,5 @@ uroce_qp_cc_reset(struct uroce_qp *qp)
 uint64_t
 uroce_qp_cc_rate_kbps(const struct uroce_qp *qp)
 {
-	return uroce_dcqcn_rate(&qp->cc_rp);
+	return __atomic_load_n(&qp->cc_rate_kbps, __ATOMIC_RELAXED);
 }

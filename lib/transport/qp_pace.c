@@ -414,6 +414,7 @@ uroce_qp_pace_cc(struct uroce_qp *qp, uint64_t now, bool kick)
 	uint32_t burst;
 
 	qp->cc_active = qp->cc_rp.active;
+	__atomic_store_n(&qp->cc_rate_kbps, cc, __ATOMIC_RELAXED);
 	if (cc == 0 || (user != 0 && user <= cc)) {
 		pace_set(qp, user, &qp->pace_user_prof, now, kick);
 		return;

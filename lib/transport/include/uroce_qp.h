@@ -409,6 +409,8 @@ struct uroce_qp {
 	 * profile, which the DCQCN rate is combined with. */
 	struct uroce_dcqcn cc_rp;
 	struct uroce_dcqcn_np cc_np;
+	uint64_t cc_rate_kbps;		/**< cc_rp's rate for readers on other
+					 *   threads (relaxed atomics) */
 	struct uroce_tb_profile pace_user_prof;
 	/* With an SRQ: the WQE the message in progress (or the next one) goes
 	 * to, taken from the SRQ and held until it completes (srq.c). */
@@ -619,7 +621,8 @@ bool uroce_qp_tx_waits(const struct uroce_qp *qp, uint64_t now);
 void uroce_qp_pace_handoff(struct uroce_qp *qp, uint64_t now, uint64_t bytes);
 
 /** The rate DCQCN holds the QP to, kbit/s; 0 when it does not limit it
- *  (no CNP yet, or recovered to the line rate). Owner only. */
+ *  (no CNP yet, or recovered to the line rate). Any thread: the value
+ *  the owner last set. */
 uint64_t uroce_qp_cc_rate_kbps(const struct uroce_qp *qp);
 
 /** Largest max_burst_sz accepted (bytes). */
