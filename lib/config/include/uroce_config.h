@@ -135,7 +135,7 @@ struct uroce_config_dcqcn {
 	uint32_t rpg_ai_rate;		/**< additive increase, Mbit/s */
 	uint32_t rpg_hai_rate;		/**< hyper increase, Mbit/s */
 	uint32_t rpg_min_rate;		/**< floor of a cut, Mbit/s */
-	uint32_t rpg_max_rate;		/**< line rate, Mbit/s; 0: the port's */
+	uint32_t rpg_max_rate;		/**< line rate, Mbit/s; 0: 100 Gbit/s */
 	uint32_t rpg_min_dec_fac;	/**< a cut keeps at least this %, 1..100 */
 	uint32_t rate_reduce_monitor_period; /**< us: one cut per period */
 	uint32_t rate_to_set_on_first_cnp; /**< Mbit/s; 0: cut from line rate */
