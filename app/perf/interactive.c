@@ -104,10 +104,12 @@ cmd_port_stats(void *res, struct cmdline *cl, void *data)
 	printf("%s: rx %" PRIu64 " pkts %" PRIu64 " B, tx %" PRIu64 " pkts %"
 	       PRIu64 " B, tx_full %" PRIu64 ", non-RoCE %" PRIu64 ", rx_err %"
 	       PRIu64 "\n  faults: drop %" PRIu64 " reorder %" PRIu64 " dup %"
-	       PRIu64 " corrupt %" PRIu64 "; unknown QPN %" PRIu64 "\n",
+	       PRIu64 " corrupt %" PRIu64 " ce %" PRIu64 "; unknown QPN %"
+	       PRIu64 "\n",
 	       uroce_dev_name(ip->dev), s.rx_pkts, s.rx_bytes, s.tx_pkts,
 	       s.tx_bytes, s.tx_full, s.non_roce, s.rx_err, s.fault_drop,
-	       s.fault_reorder, s.fault_dup, s.fault_corrupt, d.unknown_qpn);
+	       s.fault_reorder, s.fault_dup, s.fault_corrupt, s.fault_ce,
+	       d.unknown_qpn);
 }
 
 static void
@@ -132,11 +134,16 @@ cmd_show_qp(void *res, struct cmdline *cl, void *data)
 	       " (late, none owed: %" PRIu64 "), ACKs tx %" PRIu64 " rx %"
 	       PRIu64 ", RNR NAKs tx %" PRIu64 " rx %" PRIu64 ", duplicates %"
 	       PRIu64 ", out of sequence %" PRIu64 ", drops %" PRIu64
-	       ", pacing wait %" PRIu64 " cycles\n",
+	       ", pacing wait %" PRIu64 " cycles\n"
+	       "  congestion: ECN-marked rx %" PRIu64 ", CNPs sent %" PRIu64
+	       ", CNPs handled %" PRIu64 " ignored %" PRIu64
+	       ", DCQCN rate %" PRIu64 " kbit/s (0: not limited)\n",
 	       w->n, ip->qps[w->n].qpn, s.tx_pkts, s.tx_bytes, s.rx_pkts,
 	       s.rx_bytes, s.retransmits, s.timeouts, s.late_timeouts,
 	       s.acks_tx, s.acks_rx, s.rnr_naks_tx, s.rnr_naks_rx, s.dup_reqs,
-	       s.out_of_seq, s.drops, s.pace_wait_cycles);
+	       s.out_of_seq, s.drops, s.pace_wait_cycles,
+	       s.np_ecn_marked_roce_packets, s.np_cnp_sent, s.rp_cnp_handled,
+	       s.rp_cnp_ignored, uroce_qp_cc_rate_kbps(ip->qps[w->n].qp));
 }
 
 static void

@@ -83,6 +83,7 @@ section_kind(struct cfg_load *ld, const char *name, enum cfg_sect_kind *kind,
 			ld->cfg->port[*port].mtu = UROCE_CONFIG_MTU_DEFAULT;
 			ld->cfg->port[*port].link_wait =
 				UROCE_CONFIG_LINK_WAIT_DEFAULT;
+			uroce_config_dcqcn_defaults(&ld->cfg->port[*port].dcqcn);
 			return 0;
 		}
 		cfg_err(ld, "[%s]: port %u is already [%s]", name, *port,
@@ -110,9 +111,9 @@ section_kind(struct cfg_load *ld, const char *name, enum cfg_sect_kind *kind,
 
 static int
 load_entry(struct cfg_load *ld, enum cfg_sect_kind kind, unsigned int port,
-	   const char *sect, const struct rte_cfgfile_entry *e, uint32_t *seen)
+	   const char *sect, const struct rte_cfgfile_entry *e, uint64_t *seen)
 {
-	char known[CFG_WHY_LEN];
+	char known[CFG_KNOWN_LEN];
 	int idx;
 
 	if (kind == CFG_SECT_NEIGH)
@@ -123,11 +124,11 @@ load_entry(struct cfg_load *ld, enum cfg_sect_kind kind, unsigned int port,
 		cfg_err(ld, "[%s] %s: unknown key (known: %s)", sect, e->name, known);
 		return -EINVAL;
 	}
-	if (*seen & (1u << idx)) {
+	if (*seen & (UINT64_C(1) << idx)) {
 		cfg_err(ld, "[%s] %s: key given twice", sect, e->name);
 		return -EINVAL;
 	}
-	*seen |= 1u << idx;
+	*seen |= UINT64_C(1) << idx;
 	return cfg_key_set(ld, kind, port, idx, e->value, NULL);
 }
 
@@ -139,7 +140,7 @@ load_section(struct cfg_load *ld, struct rte_cfgfile *cf, int sidx,
 	struct rte_cfgfile_entry *e;
 	enum cfg_sect_kind kind;
 	unsigned int port;
-	uint32_t seen = 0;
+	uint64_t seen = 0;
 	int i, cnt, ret;
 
 	cnt = rte_cfgfile_section_num_entries_by_index(cf, name, sidx);

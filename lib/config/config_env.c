@@ -83,7 +83,7 @@ env_target(struct cfg_load *ld, char *name, enum cfg_sect_kind *kind,
 {
 	char *sect = name + strlen(ENV_PREFIX);
 	char *us = strchr(sect, '_');
-	char key[ENV_NAME_LEN], known[CFG_WHY_LEN];
+	char key[ENV_NAME_LEN], known[CFG_KNOWN_LEN];
 
 	if (us == NULL || strncmp(name, "UROCE_NEIGH_", 12) == 0) {
 		cfg_err(ld, "%s: not an override (UROCE_PORT<n>_<KEY> or UROCE_EAL_<KEY>)",
@@ -134,13 +134,13 @@ env_one(struct cfg_load *ld, const char *entry)
 		return ret;
 	/* [port] and [port0] are one port: two variables for one key clash. */
 	slot = kind == CFG_SECT_PORT ? port : UROCE_CONFIG_MAX_PORTS;
-	if (ld->env_seen[slot] & (1u << idx)) {
+	if (ld->env_seen[slot] & (UINT64_C(1) << idx)) {
 		cfg_err(ld, "%s: another variable sets [%s] %s too", name,
 			kind == CFG_SECT_PORT ? ld->port_sect[port] : "eal",
 			cfg_key_name(kind, idx));
 		return -EINVAL;
 	}
-	ld->env_seen[slot] |= 1u << idx;
+	ld->env_seen[slot] |= UINT64_C(1) << idx;
 	return cfg_key_set(ld, kind, port, idx, eq != NULL ? eq + 1 : "", name);
 }
 

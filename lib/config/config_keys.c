@@ -379,27 +379,34 @@ static const struct cfg_key eal_keys[] = {
 	{ "log_level", set_log_level },
 };
 
-static const struct cfg_key *
-keys_of(enum cfg_sect_kind kind, int *cnt)
+/* The keys of a section: [port]'s own, then cc and the DCQCN keys
+ * (config_cc.c); an index runs over both. */
+static int
+key_cnt(enum cfg_sect_kind kind)
 {
-	if (kind == CFG_SECT_PORT) {
-		*cnt = (int)RTE_DIM(port_keys);
-		return port_keys;
-	}
-	*cnt = kind == CFG_SECT_EAL ? (int)RTE_DIM(eal_keys) : 0;
-	return eal_keys;
+	if (kind == CFG_SECT_PORT)
+		return (int)(RTE_DIM(port_keys) + cfg_cc_key_cnt);
+	return kind == CFG_SECT_EAL ? (int)RTE_DIM(eal_keys) : 0;
+}
+
+static const struct cfg_key *
+key_at(enum cfg_sect_kind kind, int idx)
+{
+	if (kind != CFG_SECT_PORT)
+		return &eal_keys[idx];
+	if (idx < (int)RTE_DIM(port_keys))
+		return &port_keys[idx];
+	return &cfg_cc_keys[idx - (int)RTE_DIM(port_keys)];
 }
 
 /* Index of a key in its section's table, or -1. */
 int
 cfg_key_find(enum cfg_sect_kind kind, const char *name)
 {
-	const struct cfg_key *keys;
-	int i, cnt;
+	int i, cnt = key_cnt(kind);
 
-	keys = keys_of(kind, &cnt);
 	for (i = 0; i < cnt; i++) {
-		if (strcmp(keys[i].name, name) == 0)
+		if (strcmp(key_at(kind, i)->name, name) == 0)
 			return i;
 	}
 	return -1;
@@ -408,24 +415,20 @@ cfg_key_find(enum cfg_sect_kind kind, const char *name)
 const char *
 cfg_key_name(enum cfg_sect_kind kind, int idx)
 {
-	int cnt;
-
-	return keys_of(kind, &cnt)[idx].name;
+	return key_at(kind, idx)->name;
 }
 
 /* "dev, ip, ip6, ..." for the message about an unknown key. */
 void
 cfg_key_list(enum cfg_sect_kind kind, char *buf, size_t len)
 {
-	const struct cfg_key *keys;
 	size_t used = 0;
-	int i, cnt, n;
+	int i, cnt = key_cnt(kind), n;
 
 	buf[0] = '\0';
-	keys = keys_of(kind, &cnt);
 	for (i = 0; i < cnt && used < len; i++) {
 		n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-			     keys[i].name);
+			     key_at(kind, i)->name);
 		if (n < 0)
 			break;
 		used += (size_t)n;
@@ -446,7 +449,7 @@ cfg_key_set(struct cfg_load *ld, enum cfg_sect_kind kind, unsigned int port,
 	void *obj = kind == CFG_SECT_PORT ? (void *)&ld->cfg->port[port] :
 					    (void *)ld->cfg;
 	char why[CFG_WHY_LEN] = "";
-	int ret, cnt;
+	int ret;
 
 	if (*val == '\0') {
 		snprintf(why, sizeof(why), "empty value");
@@ -456,7 +459,7 @@ cfg_key_set(struct cfg_load *ld, enum cfg_sect_kind kind, unsigned int port,
 			 UROCE_CONFIG_STR_LEN - 1);
 		ret = -EINVAL;
 	} else {
-		ret = keys_of(kind, &cnt)[idx].set(obj, val, why, sizeof(why));
+		ret = key_at(kind, idx)->set(obj, val, why, sizeof(why));
 	}
 	if (ret == 0)
 		return 0;

@@ -4,7 +4,7 @@
 
 /*
  * Values that are lists: the fault spec "drop=P,reorder=P,dup=P,corrupt=P,
- * seed=S" and the EAL argument string.
+ * ce=P,seed=S" and the EAL argument string.
  */
 
 #include <ctype.h>
@@ -15,11 +15,11 @@
 
 #include "config_priv.h"
 
-enum fault_field { F_DROP, F_REORDER, F_DUP, F_CORRUPT, F_SEED, F_COUNT };
+enum fault_field { F_DROP, F_REORDER, F_DUP, F_CORRUPT, F_CE, F_SEED, F_COUNT };
 
 static const char *const fault_names[F_COUNT] = {
 	[F_DROP] = "drop", [F_REORDER] = "reorder", [F_DUP] = "dup",
-	[F_CORRUPT] = "corrupt", [F_SEED] = "seed",
+	[F_CORRUPT] = "corrupt", [F_CE] = "ce", [F_SEED] = "seed",
 };
 
 /* Blanks around a comma-separated item are allowed: cut them in place. */
@@ -42,7 +42,8 @@ fault_field(char *item, struct uroce_config_fault *f, unsigned int *seen,
 {
 	char *eq = strchr(item, '=');
 	uint32_t *ppm[F_COUNT] = {
-		&f->drop_ppm, &f->reorder_ppm, &f->dup_ppm, &f->corrupt_ppm, NULL,
+		&f->drop_ppm, &f->reorder_ppm, &f->dup_ppm, &f->corrupt_ppm,
+		&f->ce_ppm, NULL,
 	};
 	unsigned int i;
 	const char *val;
@@ -53,7 +54,7 @@ fault_field(char *item, struct uroce_config_fault *f, unsigned int *seen,
 	for (i = 0; i < F_COUNT && strcmp(item, fault_names[i]) != 0; i++)
 		;
 	if (eq == NULL || i == F_COUNT) {
-		snprintf(why, whylen, "\"%s\": expected drop=P, reorder=P, dup=P, corrupt=P or seed=S",
+		snprintf(why, whylen, "\"%s\": expected drop=P, reorder=P, dup=P, corrupt=P, ce=P or seed=S",
 			 item);
 		return -EINVAL;
 	}

@@ -18,6 +18,8 @@ extern int uroce_config_logtype;
 
 /* Room for the reason a value is refused ("not a number in 68..9000"). */
 #define CFG_WHY_LEN	160
+/* Room for the list of a section's keys (cfg_key_list()). */
+#define CFG_KNOWN_LEN	512
 
 enum cfg_sect_kind {
 	CFG_SECT_PORT,
@@ -39,7 +41,7 @@ struct cfg_load {
 	bool eal_seen;
 	bool neigh_seen;
 	/* Keys set by environment variables: [port] 0..7, then [eal]. */
-	uint32_t env_seen[UROCE_CONFIG_MAX_PORTS + 1];
+	uint64_t env_seen[UROCE_CONFIG_MAX_PORTS + 1];
 };
 
 /* Sets one key of a port (obj: struct uroce_config_port) or of [eal]
@@ -63,6 +65,10 @@ void cfg_key_list(enum cfg_sect_kind kind, char *buf, size_t len);
 int cfg_key_set(struct cfg_load *ld, enum cfg_sect_kind kind, unsigned int port,
 		int idx, const char *val, const char *var);
 int cfg_neigh_add(struct cfg_load *ld, const char *key, const char *val);
+
+/* config_cc.c: cc and the DCQCN keys of [port]. */
+extern const struct cfg_key cfg_cc_keys[];
+extern const unsigned int cfg_cc_key_cnt;
 
 /* config_scan.c: the file's syntax, checked before rte_cfgfile reads it. */
 int cfg_scan(struct cfg_load *ld);

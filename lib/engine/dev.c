@@ -140,6 +140,43 @@ static const struct uroce_qp_env_ops eng_env_ops = {
 /* ------------------------------------------------------------------------
  * Devices.
  */
+
+/* Microseconds in TSC cycles, at least 1 for a non-zero period. */
+static uint64_t
+us_cycles(uint64_t us)
+{
+	uint64_t c = us * eng_g->tsc_hz / 1000000;
+
+	return c == 0 && us != 0 ? 1 : c;
+}
+
+/* [port] cc and the DCQCN keys (Mbit/s, us, 1/1024) into the QPs'
+ * terms (kbit/s, TSC cycles). The line rate is rpg_max_rate, or the most
+ * the pacer takes, 100 Gbit/s. */
+static void
+eng_dev_cc(struct uroce_qp_env *env, const struct uroce_config_port *pc)
+{
+	const struct uroce_config_dcqcn *c = &pc->dcqcn;
+	struct uroce_dcqcn_params *p = &env->dcqcn;
+
+	env->cc = pc->cc == UROCE_CC_DCQCN;
+	p->line_kbps = c->rpg_max_rate != 0 ?
+		       (uint64_t)c->rpg_max_rate * 1000 : ENG_RATE_MAX_KBPS;
+	p->first_kbps = (uint64_t)c->rate_to_set_on_first_cnp * 1000;
+	p->min_kbps = (uint64_t)c->rpg_min_rate * 1000;
+	p->ai_kbps = (uint64_t)c->rpg_ai_rate * 1000;
+	p->hai_kbps = (uint64_t)c->rpg_hai_rate * 1000;
+	p->min_dec_fac = c->rpg_min_dec_fac;
+	p->threshold = c->rpg_threshold;
+	p->byte_reset = c->rpg_byte_reset;
+	p->g = c->dce_tcp_g;
+	p->initial_alpha = c->initial_alpha_value;
+	p->time_reset = us_cycles(c->rpg_time_reset);
+	p->alpha_period = us_cycles(c->dce_tcp_rtt);
+	p->reduce_period = us_cycles(c->rate_reduce_monitor_period);
+	env->cnp_interval = us_cycles(c->np_min_time_between_cnps);
+}
+
 static int
 eng_dev_env(struct uroce_dev *dev, char *err, size_t err_len)
 {
@@ -175,6 +212,7 @@ eng_dev_env(struct uroce_dev *dev, char *err, size_t err_len)
 	env->max_qp_wr = ENG_MAX_QP_WR;
 	env->max_srq_wr = ENG_MAX_SRQ_WR;
 	env->max_srq_sge = ENG_MAX_SGE;
+	eng_dev_cc(env, &eng_g->cfg->port[dev->idx]);
 	if (env->lim.active_mtu == 0) {
 		snprintf(err, err_len,
 			 "uroce: %s: [port%u] mtu = %u: too small for RoCEv2 (at least %u)",

@@ -51,6 +51,9 @@ const struct uroce_stat_field uroce_qp_stat_fields[] = {
 	QP_FIELD(drop_state), QP_FIELD(drop_opcode), QP_FIELD(drop_pkey),
 	QP_FIELD(drop_qkey), QP_FIELD(drop_no_rwqe),
 	QP_FIELD(srq_taken), QP_FIELD(access_denied),
+	/* congestion control, as RoCE NICs name them */
+	QP_FIELD(np_ecn_marked_roce_packets), QP_FIELD(np_cnp_sent),
+	QP_FIELD(rp_cnp_handled), QP_FIELD(rp_cnp_ignored),
 };
 const unsigned int uroce_qp_stat_nfields = RTE_DIM(uroce_qp_stat_fields);
 

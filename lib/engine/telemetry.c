@@ -52,7 +52,7 @@ static const struct tel_field port_fields[] = {
 	PORT_FIELD(nd_tx), PORT_FIELD(nd_bad), PORT_FIELD(non_roce),
 	PORT_FIELD(not_ours),
 	PORT_FIELD(fault_drop), PORT_FIELD(fault_reorder),
-	PORT_FIELD(fault_dup), PORT_FIELD(fault_corrupt),
+	PORT_FIELD(fault_dup), PORT_FIELD(fault_corrupt), PORT_FIELD(fault_ce),
 	PORT_FIELD(pcap_written), PORT_FIELD(pcap_lost), PORT_FIELD(exc_in),
 	PORT_FIELD(exc_out), PORT_FIELD(exc_drop), PORT_FIELD(rx_err),
 };
@@ -280,6 +280,9 @@ qp_dict(struct rte_tel_data *d, const struct eng_qp *eq,
 	rte_tel_data_add_dict_u64(d, "max_send_wr", init->cap.max_send_wr);
 	rte_tel_data_add_dict_u64(d, "max_recv_wr", init->cap.max_recv_wr);
 	add_qp_stats(d, "", st);
+	/* DCQCN's current rate (0: not limited by it, docs/congestion.md). */
+	rte_tel_data_add_dict_u64(d, "rp_current_rate_kbps",
+				  uroce_qp_cc_rate_kbps(qp));
 }
 
 static int

@@ -3,7 +3,7 @@
  */
 
 /*
- * [port] fault = drop=P,reorder=P,dup=P,corrupt=P,seed=S: seeded faults on
+ * [port] fault = drop=P,reorder=P,dup=P,corrupt=P,ce=P,seed=S: seeded faults on
  * the link, in ethdev rx and tx callbacks, one generator per port index,
  * queue and direction, so a run repeats exactly for a seed.
  *
@@ -22,7 +22,14 @@
  *            a held frame with shared or external buffers is copied
  *            first: a zero-copy frame may not outlive the tx burst
  *            (lib/transport/zcopy.c, rule 1), and the copy never writes
- *            into application memory.
+ *            into application memory;
+ *   ce       received frames only: an ECN-capable (ECT) frame is marked
+ *            Congestion Experienced, as a congested switch marks it
+ *            (RFC 3168 5; uroce_wire_mark_ce(), the IPv4 checksum kept
+ *            right; the ICRC does not cover the bits); a Not-ECT frame
+ *            passes unmarked. Its number is drawn (fifth, after the
+ *            others) only when ce is set, so a spec without it repeats
+ *            the faults it did before ce existed.
  *
  * The tx callback acts on uroce_port_tx()'s bursts only, which read back
  * how many frames it left (fq->out); other bursts on the queue pass.
@@ -113,6 +120,30 @@ fault_corrupt(struct net_fault_q *fq, struct rte_mbuf *m,
 	return own;
 }
 
+/* Mark CE on an ECT frame (own copy first if shared). */
+static struct rte_mbuf *
+fault_ce(struct net_fault_q *fq, struct rte_mbuf *m, const struct net_frame *f)
+{
+	struct rte_mbuf *own;
+	uint8_t ecn;
+
+	if (rte_pktmbuf_data_len(m) < f->l4_off)
+		return m;
+	ecn = rte_pktmbuf_mtod_offset(m, const uint8_t *, f->l3_off)[1];
+	if (*rte_pktmbuf_mtod_offset(m, const uint8_t *, f->l3_off) >> 4 == 6)
+		ecn >>= 4;
+	ecn &= UROCE_ECN_MASK;
+	if (ecn == UROCE_ECN_NOT_ECT || ecn == UROCE_ECN_CE)
+		return m;
+	own = fault_own(fq, m);
+	if (own == NULL)
+		return m;
+	if (uroce_wire_mark_ce(rte_pktmbuf_mtod_offset(own, uint8_t *,
+						       f->l3_off)))
+		net_ctr_add(&fq->st->fault_ce, 1);
+	return own;
+}
+
 /*
  * Rewrite pkts[0..nb) into pkts[0..return) with the faults; pkts has room
  * for cap frames. Room is kept for every remaining input before a
@@ -144,7 +175,7 @@ fault_sync(struct net_fault_q *fq)
 	fq->cfg = c;
 	fq->seq = sn;
 	fq->on = c.drop_ppm != 0 || c.reorder_ppm != 0 || c.dup_ppm != 0 ||
-		 c.corrupt_ppm != 0;
+		 c.corrupt_ppm != 0 || (fq->rx && c.ce_ppm != 0);
 	fault_seed(fq);
 }
 
@@ -156,7 +187,7 @@ fault_apply(struct net_fault_q *fq, struct rte_mbuf **pkts, uint16_t nb,
 	struct rte_mbuf *m, *dup, *own;
 	struct net_frame f;
 	uint16_t i, out = 0;
-	bool drop, corrupt, dupe, hold;
+	bool drop, corrupt, dupe, hold, ce;
 
 	fault_sync(fq);
 	if (nb > NET_FAULT_BURST_MAX || (!fq->on && fq->held == NULL))
@@ -173,6 +204,7 @@ fault_apply(struct net_fault_q *fq, struct rte_mbuf **pkts, uint16_t nb,
 		corrupt = rng_hit(&fq->rng, cfg->corrupt_ppm);
 		dupe = rng_hit(&fq->rng, cfg->dup_ppm);
 		hold = rng_hit(&fq->rng, cfg->reorder_ppm);
+		ce = fq->rx && cfg->ce_ppm != 0 && rng_hit(&fq->rng, cfg->ce_ppm);
 		if (drop) {
 			rte_pktmbuf_free(m);
 			net_ctr_add(&fq->st->fault_drop, 1);
@@ -180,6 +212,8 @@ fault_apply(struct net_fault_q *fq, struct rte_mbuf **pkts, uint16_t nb,
 		}
 		if (corrupt)
 			m = fault_corrupt(fq, m, &f);
+		if (ce)
+			m = fault_ce(fq, m, &f);
 		dup = NULL;
 		if (dupe && out + 1u + (nb - i) <= cap) {
 			dup = rte_pktmbuf_copy(m, fq->pool, 0, UINT32_MAX);
@@ -236,6 +270,7 @@ fault_q_init(struct uroce_port *p, const struct net_fault *fl,
 	fq->fl = fl;
 	fq->pool = p->pool;
 	fq->st = &p->q[q].st;
+	fq->rx = dir == DIR_RX;
 }
 
 /* The one writer: the queues take it up at their next burst. */
@@ -251,8 +286,8 @@ static void
 fault_log(const struct uroce_port *p, const struct uroce_config_fault *f)
 {
 	NET_LOG(DEBUG, "uroce%u: faults drop %u reorder %u dup %u corrupt %u "
-		"ppm, seed %" PRIu64 "\n", p->idx, f->drop_ppm, f->reorder_ppm,
-		f->dup_ppm, f->corrupt_ppm, f->seed);
+		"ce %u ppm, seed %" PRIu64 "\n", p->idx, f->drop_ppm,
+		f->reorder_ppm, f->dup_ppm, f->corrupt_ppm, f->ce_ppm, f->seed);
 }
 
 /*
@@ -310,7 +345,7 @@ uroce_port_set_fault(struct uroce_port *p, const struct uroce_config_fault *f,
 {
 	if (p == NULL || f == NULL || f->drop_ppm > UROCE_CONFIG_PPM ||
 	    f->reorder_ppm > UROCE_CONFIG_PPM || f->dup_ppm > UROCE_CONFIG_PPM ||
-	    f->corrupt_ppm > UROCE_CONFIG_PPM) {
+	    f->corrupt_ppm > UROCE_CONFIG_PPM || f->ce_ppm > UROCE_CONFIG_PPM) {
 		snprintf(err, err_len, "a fault probability above 1");
 		return -EINVAL;
 	}

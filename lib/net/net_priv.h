@@ -127,6 +127,7 @@ struct net_fault_q {
 	uint16_t out;			/* tx: frames left in the array */
 	bool bypass;			/* tx retries: no second fault */
 	bool on;			/* a rate is not 0 */
+	bool rx;			/* the receive direction (ce marks) */
 	uint32_t seq;			/* the setting's count it took up */
 	struct uroce_config_fault cfg;	/* its copy of the rates and seed */
 	uint64_t mix;			/* port, queue, direction: seed ^ mix */

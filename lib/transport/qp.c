@@ -618,6 +618,10 @@ path_build(const struct uroce_qp *qp, const struct ibv_qp_attr *a,
 
 	if (ret == 0)
 		p->udp_sport = uroce_wire_udp_sport(qp->qpn, a->dest_qp_num);
+	/* With congestion control, RC and UC data leave ECN-capable. */
+	if (ret == 0)
+		p->ect = qp->env->cc && (qp->type == IBV_QPT_RC ||
+					 qp->type == IBV_QPT_UC);
 	return ret;
 }
 
@@ -658,6 +662,7 @@ qp_reset(struct uroce_qp *qp)
 	uroce_req_reset(qp);
 	if (qp->resp != NULL)
 		uroce_resp_reset(qp);
+	uroce_qp_cc_reset(qp);
 	qp->path_resolved = false;
 }
 
@@ -823,8 +828,17 @@ uroce_qp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	(void)m;
 	qp->stats.rx_pkts++;
 	qp->stats.rx_bytes += pkt->frame_len;
+	/* RoCEv2 congestion management (A17.9, qp_cc.c): a CNP is for the
+	 * reaction point; a CE mark on a path with ECN for the notification
+	 * point, and the frame goes on as any other. */
+	if (unlikely(op->kind == UROCE_OP_CNP)) {
+		uroce_qp_cnp_rx(qp, pkt, now);
+		return;
+	}
 	if (!rx_admit(qp, pkt))
 		return;
+	if (unlikely(uroce_pkt_ecn(pkt) == UROCE_ECN_CE) && qp->path.ect)
+		uroce_qp_ce_rx(qp, now);
 	if (qp->type == IBV_QPT_UD) {
 		uroce_ud_rx(qp, pkt, now);
 		return;
@@ -896,6 +910,8 @@ void
 uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 {
 	uroce_req_timer(qp, now);
+	if (unlikely(qp->cc_rp.active) && now >= qp->cc_rp.timer_at)
+		uroce_qp_cc_timer(qp, now);
 	if (uroce_qp_tx(qp, now, txb))
 		uroce_qp_kick(qp);
 }
@@ -903,8 +919,13 @@ uroce_qp_timer(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 uint64_t
 uroce_qp_deadline(const struct uroce_qp *qp)
 {
-	/* The responder has no timer: it ACKs as requests arrive. */
-	return uroce_req_deadline(qp);
+	/* The responder has no timer: it ACKs as requests arrive. DCQCN's
+	 * rate-increase timer runs while it limits the QP (qp_cc.c). */
+	uint64_t dl = uroce_req_deadline(qp);
+
+	if (unlikely(qp->cc_rp.active))
+		dl = RTE_MIN(dl, qp->cc_rp.timer_at);
+	return dl;
 }
 
 /* can_send() and uroce_dgram_tx() return at once before wait_at, and

@@ -323,6 +323,8 @@ uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes)
 		return false;
 	qp->req.stop = UROCE_REQ_STOP_NONE;
 	qp->pace_bytes += bytes;
+	if (unlikely(qp->cc_active))
+		uroce_qp_cc_sent(qp, now, bytes);
 	return true;
 }
 
@@ -363,11 +365,16 @@ uroce_qp_pace_turn(struct uroce_qp *qp, uint64_t now)
 		req->stop = UROCE_REQ_STOP_TURN;
 }
 
-void
-uroce_qp_rate_limit_apply(struct uroce_qp *qp, uint32_t rate_kbps,
-			  const struct uroce_tb_profile *prof, uint64_t now)
+/* Put a profile in force (rate 0: none). @kick: a control path, where a
+ * wait computed at the old rate may be too long (a higher rate, or none):
+ * try again now; a pacing wait that still holds is recomputed at the new
+ * rate by the next uroce_qp_pace(). The byte counter's raises come from
+ * the transmit path itself, which has just been charged: no wait to
+ * undo, and no kick of a QP being served. */
+static void
+pace_set(struct uroce_qp *qp, uint32_t rate_kbps,
+	 const struct uroce_tb_profile *prof, uint64_t now, bool kick)
 {
-	qp->attr.rate_limit = rate_kbps;
 	if (rate_kbps == 0) {
 		qp->pace_on = false;
 	} else if (!qp->pace_on) {
@@ -381,11 +388,55 @@ uroce_qp_rate_limit_apply(struct uroce_qp *qp, uint32_t rate_kbps,
 		qp->pace_prof = *prof;
 	}
 	qp->req.pace_late = uroce_qp_pace_late(qp);
-	/* A wait computed at the old rate may be too long (a higher rate, or
-	 * none): try again now; a pacing wait that still holds is recomputed
-	 * at the new rate by the next uroce_qp_pace(). */
+	if (!kick)
+		return;
 	qp->req.wait_at = UROCE_TIME_OFF;
 	uroce_qp_kick(qp);
+}
+
+/*
+ * Congestion control. The rate in force is the lower of the user's limit
+ * (ibv_modify_qp_rate_limit, its profile as given) and the DCQCN rate
+ * (qp_cc.c). The DCQCN rate's burst is its batch (pace_batch_want(), for
+ * packets of the port's MTU: 50 us at a high rate) and one packet of
+ * slack, not the 5 ms of slack a user's limit gets: a cut must hold at
+ * once, and a QP that was not paced starts with a full bucket. A QP that
+ * DCQCN does not limit is paced as before, or not at all, and pays
+ * nothing per frame for congestion control.
+ */
+void
+uroce_qp_pace_cc(struct uroce_qp *qp, uint64_t now, bool kick)
+{
+	uint64_t cc = uroce_dcqcn_rate(&qp->cc_rp);
+	uint32_t user = qp->attr.rate_limit;
+	uint32_t typical = uroce_mtu_bytes(qp->env->lim.active_mtu);
+	struct uroce_tb_profile prof;
+	uint32_t burst;
+
+	qp->cc_active = qp->cc_rp.active;
+	__atomic_store_n(&qp->cc_rate_kbps, cc, __ATOMIC_RELAXED);
+	if (cc == 0 || (user != 0 && user <= cc)) {
+		pace_set(qp, user, &qp->pace_user_prof, now, kick);
+		return;
+	}
+	burst = (uint32_t)RTE_MIN(pace_batch_want((uint32_t)cc, typical) + typical,
+				  (uint64_t)UROCE_PACE_BURST_MAX);
+	if (uroce_tb_profile_init(&prof, qp->env->tsc_hz, cc, burst) != 0) {
+		pace_set(qp, user, &qp->pace_user_prof, now, kick);
+		return;
+	}
+	prof.batch_bytes = pace_batch_bytes((uint32_t)cc, burst, typical);
+	pace_set(qp, (uint32_t)cc, &prof, now, kick);
+}
+
+void
+uroce_qp_rate_limit_apply(struct uroce_qp *qp, uint32_t rate_kbps,
+			  const struct uroce_tb_profile *prof, uint64_t now)
+{
+	qp->attr.rate_limit = rate_kbps;
+	if (rate_kbps != 0)
+		qp->pace_user_prof = *prof;
+	uroce_qp_pace_cc(qp, now, true);
 }
 
 int

@@ -148,6 +148,7 @@ struct uroce_responder {
 	uint32_t w_len;		/**< WRITE: RETH.len */
 	/* Owed frames. */
 	bool ack_owed;
+	bool cnp_owed;		/**< a CNP for a CE mark (qp_cc.c) */
 	uint32_t ack_psn;
 	bool nak_owed;
 	uint8_t nak_syn;	/**< AETH syndrome of the owed NAK */
@@ -287,6 +288,19 @@ uroce_req_retry_wait(struct uroce_qp *qp, uint64_t now)
  * else uroce_qp_pace_wait() sets the time to try again, given the bytes
  * queued behind the frame (for the batch; UINT32_MAX: plenty). */
 bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes);
+/* The rate in force from the user's limit and DCQCN's (qp_pace.c);
+ * kick: from a control path (a CNP, the timer), not a transmit. */
+void uroce_qp_pace_cc(struct uroce_qp *qp, uint64_t now, bool kick);
+
+/* Congestion control (qp_cc.c). */
+void uroce_qp_cnp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,
+		     uint64_t now);
+void uroce_qp_ce_rx(struct uroce_qp *qp, uint64_t now);
+void uroce_qp_cc_timer(struct uroce_qp *qp, uint64_t now);
+void uroce_qp_cc_sent(struct uroce_qp *qp, uint64_t now, uint32_t bytes);
+void uroce_qp_cc_reset(struct uroce_qp *qp);
+/* responder.c: a CNP is owed to the peer's QP. */
+void uroce_resp_owe_cnp(struct uroce_qp *qp);
 /* How late a wake-up for a batch may be (qp_pace.c, Wake-up); 0 unpaced. */
 uint64_t uroce_qp_pace_late(const struct uroce_qp *qp);
 void uroce_qp_pace_wait(struct uroce_qp *qp, uint64_t now, uint32_t bytes,

@@ -158,6 +158,13 @@ owe_ack(struct uroce_qp *qp)
 	r->ack_psn = psn_add(r->epsn, UROCE_PSN_MASK);
 }
 
+void
+uroce_resp_owe_cnp(struct uroce_qp *qp)
+{
+	qp->resp_owed = true;
+	qp->resp->cnp_owed = true;
+}
+
 /* One NAK is owed at a time; a later one replaces it (an error that
  * moves the QP to ERR after a sequence error). Counted when sent. */
 static void
@@ -315,12 +322,42 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 	return true;
 }
 
-/* Next owed frame, in PSN order: an ACK for PSNs before the queued
- * responses, the responses, then the ACK and NAK that follow them. */
+/* A CNP to the peer's QP (A17.9.2): BECN, the 16 reserved bytes zero,
+ * Not-ECT (the opcode is not ECN-capable), neither paced nor charged. */
+static bool
+send_cnp(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
+{
+	struct uroce_bth_fields bth;
+	struct uroce_ext_fields ext;
+	struct rte_mbuf *m;
+	uint8_t *payload;
+
+	uroce_wire_cnp_bth(&bth, qp->attr.dest_qp_num, 0xffff);
+	memset(&ext, 0, sizeof(ext));
+	m = uroce_frame_alloc(qp, &qp->path, bth.opcode, 0, &payload);
+	if (m == NULL) {
+		uroce_req_retry_wait(qp, now);
+		return false;
+	}
+	uroce_frame_finish(qp, m, &qp->path, &bth, &ext, 0, txb);
+	qp->stats.np_cnp_sent++;
+	return true;
+}
+
+/* Next owed frame: a CNP first (it carries no PSN), then in PSN order an
+ * ACK for PSNs before the queued responses, the responses, then the ACK
+ * and NAK that follow them. */
 static bool
 send_owed_one(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 {
 	struct uroce_responder *r = qp->resp;
+
+	if (unlikely(r->cnp_owed)) {
+		if (!send_cnp(qp, now, txb))
+			return false;
+		r->cnp_owed = false;
+		return true;
+	}
 
 	if (r->ack_owed &&
 	    (r->res_cnt == 0 || psn_diff(r->ack_psn, res_at(r, 0)->psn) < 0)) {
@@ -350,7 +387,8 @@ resp_owes(struct uroce_qp *qp)
 {
 	const struct uroce_responder *r = qp->resp;
 
-	qp->resp_owed = r->ack_owed || r->nak_owed || r->res_cnt > 0;
+	qp->resp_owed = r->ack_owed || r->nak_owed || r->res_cnt > 0 ||
+			r->cnp_owed;
 	return qp->resp_owed;
 }
 

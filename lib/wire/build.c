@@ -69,14 +69,14 @@ write_l2(uint8_t *b, const struct uroce_l2l3 *p, bool v4)
  * the copy's wide load of the narrow stores.
  */
 static void
-write_ipv4(uint8_t *b, const struct uroce_l2l3 *p, uint32_t ip_len,
-	   unsigned int flags)
+write_ipv4(uint8_t *b, const struct uroce_l2l3 *p, uint8_t tos,
+	   uint32_t ip_len, unsigned int flags)
 {
 	rte_be32_t src = uroce_gid_to_v4(&p->sgid), dst = uroce_gid_to_v4(&p->dgid);
 	uint32_t s, d, sum;
 
 	b[0] = RTE_IPV4_VHL_DEF;
-	b[1] = p->tclass;
+	b[1] = tos;
 	put_be16(b + 2, (uint16_t)ip_len);
 	put_be16(b + 4, 0);
 	put_be16(b + 6, RTE_IPV4_HDR_DF_FLAG);
@@ -89,7 +89,7 @@ write_ipv4(uint8_t *b, const struct uroce_l2l3 *p, uint32_t ip_len,
 		return;
 	s = rte_be_to_cpu_32(src);
 	d = rte_be_to_cpu_32(dst);
-	sum = (RTE_IPV4_VHL_DEF << 8 | p->tclass) + ip_len +
+	sum = (RTE_IPV4_VHL_DEF << 8 | tos) + ip_len +
 	      RTE_IPV4_HDR_DF_FLAG + ((uint32_t)p->hop_limit << 8 | IPPROTO_UDP) +
 	      (s >> 16) + (s & 0xffff) + (d >> 16) + (d & 0xffff);
 	sum = (sum & 0xffff) + (sum >> 16);
@@ -108,11 +108,12 @@ uroce_wire_ipv4_cksum_fill(uint8_t *ip)
 }
 
 static void
-write_ipv6(uint8_t *b, const struct uroce_l2l3 *p, uint32_t ip_len)
+write_ipv6(uint8_t *b, const struct uroce_l2l3 *p, uint8_t tc,
+	   uint32_t ip_len)
 {
 	struct rte_ipv6_hdr h = {
 		.vtc_flow = rte_cpu_to_be_32(6u << 28 |
-			(uint32_t)p->tclass << RTE_IPV6_HDR_TC_SHIFT |
+			(uint32_t)tc << RTE_IPV6_HDR_TC_SHIFT |
 			(p->flow_label & RTE_IPV6_HDR_FL_MASK)),
 		.payload_len = rte_cpu_to_be_16((uint16_t)(ip_len - UROCE_IPV6_HDR)),
 		.proto = IPPROTO_UDP,
@@ -172,9 +173,11 @@ write_hdrs(uint8_t *buf, const struct uroce_l2l3 *p, bool v4,
 	l3 = write_l2(buf, p, v4);
 	l4 = l3 + l3_len(v4);
 	if (v4)
-		write_ipv4(buf + l3, p, ip_len, flags);
+		write_ipv4(buf + l3, p, uroce_wire_frame_tclass(p, op->flags),
+			   ip_len, flags);
 	else
-		write_ipv6(buf + l3, p, ip_len);
+		write_ipv6(buf + l3, p, uroce_wire_frame_tclass(p, op->flags),
+			   ip_len);
 	write_udp(buf + l4, p, udp_len);
 	write_bth(buf + l4 + UROCE_UDP_HDR, bth, -payload_len & 3u);
 	uroce_ext_put(buf + l4 + UROCE_UDP_HDR, op, ext);
@@ -235,4 +238,54 @@ uroce_wire_build(uint8_t *buf, uint32_t cap, const struct uroce_l2l3 *p,
 	uroce_store_le32(buf + hlen + payload_len + pad,
 			 uroce_wire_icrc_frame(buf, hlen, payload_len));
 	return (uint32_t)need;
+}
+
+void
+uroce_wire_cnp_bth(struct uroce_bth_fields *bth, uint32_t dqpn, uint16_t pkey)
+{
+	memset(bth, 0, sizeof(*bth));
+	bth->opcode = UROCE_OPC_CNP;
+	bth->becn = true;
+	bth->pkey = pkey;
+	bth->dqpn = dqpn & UROCE_QPN_MASK;
+}
+
+/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m') over the 16-bit word holding
+ * the TOS (version/IHL in its high byte). */
+static void
+ipv4_tos_set(uint8_t *ip, uint8_t tos)
+{
+	uint8_t *ck = ip + offsetof(struct rte_ipv4_hdr, hdr_checksum);
+	uint32_t old = (uint32_t)ip[0] << 8 | ip[1];
+	uint32_t new = (uint32_t)ip[0] << 8 | tos;
+	uint32_t sum = (uint16_t)~((uint32_t)ck[0] << 8 | ck[1]);
+
+	sum += (uint16_t)~old + new;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	ip[1] = tos;
+	put_be16(ck, (uint16_t)~sum);
+}
+
+bool
+uroce_wire_mark_ce(uint8_t *l3)
+{
+	uint8_t tc;
+
+	if ((l3[0] >> 4) == 4) {
+		tc = l3[1];
+		if ((tc & UROCE_ECN_MASK) == UROCE_ECN_NOT_ECT ||
+		    (tc & UROCE_ECN_MASK) == UROCE_ECN_CE)
+			return false;
+		ipv4_tos_set(l3, tc | UROCE_ECN_CE);
+		return true;
+	}
+	/* IPv6: the traffic class spans the low nibble of byte 0 and the
+	 * high nibble of byte 1; ECN is bits 4-5 of byte 1. */
+	tc = (uint8_t)((l3[0] & 0x0f) << 4 | l3[1] >> 4);
+	if ((tc & UROCE_ECN_MASK) == UROCE_ECN_NOT_ECT ||
+	    (tc & UROCE_ECN_MASK) == UROCE_ECN_CE)
+		return false;
+	l3[1] |= UROCE_ECN_CE << 4;
+	return true;
 }

@@ -26,8 +26,9 @@ uroce_wire_udp_sport(uint32_t src_qpn, uint32_t dst_qpn)
  * upper six bits) as given, as RoCE NICs map it (A17.4.3: the GRH's
  * TClass becomes the IP header's). ECN (the lower two) is Not-ECT: only a
  * sender that slows down on congestion marks may send ECT (RFC 3168 5,
- * A17.9: the reaction point of RoCEv2 congestion management), and uroce
- * has no reaction point yet; CE is a switch's mark, never a sender's.
+ * A17.9), which a path with congestion control asks for per frame
+ * (uroce_l2l3.ect, uroce_wire_frame_tclass()); CE is a switch's mark,
+ * never a sender's.
  */
 uint8_t
 uroce_wire_tclass(uint8_t grh_tclass)

@@ -111,6 +111,10 @@ uroce_transport_name(enum uroce_transport t)
 #define RQ	UROCE_OPF_REQ
 #define RS	UROCE_OPF_RESP
 #define A	UROCE_OPF_NEEDS_ACK
+#define E	UROCE_OPF_ECT
+/* RC and UC data are ECN-capable: the requests and what carries payload
+ * (READ responses); ACKs and atomic ACKs are not (A17.9). */
+#define ECT_IF(fl)	(((fl) & (P | RQ)) ? E : 0)
 
 /* SEND and RDMA WRITE: the operations RC, UC and XRC share. */
 #define SEND_WRITE_OPS(X)						\
@@ -142,9 +146,11 @@ uroce_transport_name(enum uroce_transport t)
 	X(0x16, "SEND_LAST_WITH_INVALIDATE", SEND, L | P | V | RQ | A, H(IETH)) \
 	X(0x17, "SEND_ONLY_WITH_INVALIDATE", SEND, O | P | V | RQ | A, H(IETH))
 
-#define RC_ROW(op, nm, k, fl, m) ROW(0x00 | (op), "RC_" nm, RC, k, fl, m)
+#define RC_ROW(op, nm, k, fl, m) ROW(0x00 | (op), "RC_" nm, RC, k, \
+	(fl) | ECT_IF(fl), m)
 /* UC: no responses, so nothing is acknowledged (IBTA 9.8). */
-#define UC_ROW(op, nm, k, fl, m) ROW(0x20 | (op), "UC_" nm, UC, k, (fl) & ~A, m)
+#define UC_ROW(op, nm, k, fl, m) ROW(0x20 | (op), "UC_" nm, UC, k, \
+	((fl) & ~A) | ECT_IF(fl), m)
 /* XRC requests name the target SRQ in an XRCETH; responses do not (IBTA 9.2.5). */
 #define XRC_ROW(op, nm, k, fl, m) ROW(0xa0 | (op), "XRC_" nm, XRC, k, fl, \
 	(m) | (((fl) & RQ) ? H(XRCETH) : 0))

@@ -15,7 +15,8 @@
  * uroce_qp_deadline() and runs uroce_qp_timer(). Seeded faults per
  * direction: drop, reorder (swap with the frame queued before), duplicate
  * and corrupt (flip one byte after the Ethernet header), in parts per
- * million. A tap sees every frame a node sends, before the faults, and may
+ * million; ce marks Congestion Experienced on ECN-capable frames (drawn
+ * only when set, so that the other faults' draws stay as they were). A tap sees every frame a node sends, before the faults, and may
  * drop it. Everything is deterministic for a seed.
  *
  * Needs EAL (ut_eal_init()) for the mempools.
@@ -74,7 +75,7 @@ struct ut_node {
 
 /* Faults in parts per million. */
 struct ut_fault {
-	uint32_t drop, reorder, dup, corrupt;
+	uint32_t drop, reorder, dup, corrupt, ce;
 };
 
 /* Frames in flight towards one node, and what happened to them. */
@@ -82,7 +83,7 @@ struct ut_dir {
 	struct rte_mbuf *q[UT_LINK_QLEN];
 	unsigned int head, n;
 	struct ut_fault f;
-	uint64_t sent, delivered, dropped, reordered, duped, corrupted;
+	uint64_t sent, delivered, dropped, reordered, duped, corrupted, ce;
 	uint64_t bad_parse, no_qp, rx_off, overflow;
 	uint64_t chains;		/* zero-copy chains the wire copied */
 	uint64_t ip_cksum_ol;		/* IPv4 checksums the "NIC" filled in */
@@ -537,6 +538,9 @@ ut_wire_put(struct ut_link *l, int from, struct rte_mbuf *m)
 		rte_pktmbuf_free(m);
 		return;
 	}
+	if (d->f.ce != 0 && ut_link_chance(l, d->f.ce) &&
+	    uroce_wire_mark_ce(b + (b[12] == 0x81 && b[13] == 0 ? 18 : 14)))
+		d->ce++;
 	if (ut_link_chance(l, d->f.corrupt)) {
 		uint32_t len = rte_pktmbuf_data_len(m);
 

@@ -8,6 +8,9 @@
  * both sides: any access outside the region faults. What the QPs answer
  * is built and freed.
  *
+ * Both nodes run congestion control (cc = dcqcn), so that CE marks and
+ * CNPs in the input reach lib/transport/qp_cc.c and DCQCN.
+ *
  * Input: up to 8 frames, each a 2-byte little-endian length then the
  * frame, so that multi-packet messages can be found. Every input starts
  * from the same state (the QPs are reset and brought up again), so runs
@@ -54,6 +57,30 @@ post_recvs(struct uroce_qp *qp)
 		uroce_qp_post_recv(qp, &wr, &bad);
 }
 
+/* cc = dcqcn with the default parameters (config_cc.c) in cycles of the
+ * link's fake clock. */
+static void
+cc_on(struct uroce_qp_env *e)
+{
+	struct uroce_dcqcn_params *p = &e->dcqcn;
+
+	e->cc = true;
+	p->line_kbps = 100000000;
+	p->first_kbps = 0;
+	p->min_kbps = 1000;
+	p->ai_kbps = 5000;
+	p->hai_kbps = 50000;
+	p->min_dec_fac = 50;
+	p->threshold = 5;
+	p->byte_reset = 32767;
+	p->g = 1019;
+	p->initial_alpha = 1023;
+	p->time_reset = ut_link_us(300);
+	p->alpha_period = ut_link_us(55);
+	p->reduce_period = ut_link_us(4);
+	e->cnp_interval = ut_link_us(50);
+}
+
 /* RESET, then up again: every input sees the same QPs. */
 static void
 qp_fresh(struct uroce_qp *qp, uint32_t peer, const struct ut_qp_opts *o)
@@ -97,6 +124,8 @@ setup(void)
 	L = calloc(1, sizeof(*L));
 	if (L == NULL || ut_link_init(L, 1, IBV_MTU_1024) != 0)
 		return -1;
+	cc_on(&L->node[0].env);
+	cc_on(&L->node[1].env);
 	mr = ut_node_reg(&L->node[1], region, REGION, IBV_ACCESS_LOCAL_WRITE |
 			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			 IBV_ACCESS_REMOTE_ATOMIC);

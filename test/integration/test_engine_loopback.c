@@ -651,6 +651,59 @@ check_recovery(struct side *a, struct side *b)
 	UT_NOTE("recovery");
 }
 
+/*
+ * Congestion control over the link, a's QP sending to b's through b's
+ * port, which marks CE on what it receives (fault ce=P) or not: with
+ * marks, b's QP counts them and sends CNPs, a's QP handles them and its
+ * DCQCN rate is below the line rate (it cannot recover within the run,
+ * make_cfg()); without, no CNP and no limit. The bytes were checked by
+ * traffic().
+ */
+static void
+check_cc(struct side *a, struct side *b, bool marks)
+{
+	struct uroce_qp_stats qa, qb;
+	struct uroce_port_stats pb;
+	double end = ut_now_s() + UT_WAIT_S;
+	uint64_t rate;
+
+	/* The last CNPs may still be on their way to a. */
+	do {
+		UT_CHECK_EQ(uroce_dev_qp_stats(a->qp, &qa), 0);
+		UT_CHECK_EQ(uroce_dev_qp_stats(b->qp, &qb), 0);
+		if (qa.rp_cnp_handled + qa.rp_cnp_ignored != qb.np_cnp_sent)
+			usleep(1000);
+	} while (qa.rp_cnp_handled + qa.rp_cnp_ignored != qb.np_cnp_sent &&
+		 ut_now_s() < end);
+	uroce_port_stats_get(uroce_dev_port(b->dev), &pb);
+	rate = uroce_qp_cc_rate_kbps(a->qp);
+	printf("  CE marked %" PRIu64 ", at b's QP %" PRIu64 ", CNPs sent %"
+	       PRIu64 ", handled %" PRIu64 ", ignored %" PRIu64 ", a's rate %"
+	       PRIu64 " kbit/s\n", pb.fault_ce, qb.np_ecn_marked_roce_packets,
+	       qb.np_cnp_sent, qa.rp_cnp_handled, qa.rp_cnp_ignored, rate);
+	UT_CHECK(a->qp->path.ect && b->qp->path.ect);
+	UT_CHECK_EQ(qa.rp_cnp_handled + qa.rp_cnp_ignored, qb.np_cnp_sent);
+	/* a's port marks nothing, and b sends no data that a would mark. */
+	UT_CHECK_EQ(qa.np_cnp_sent, 0);
+	if (!marks) {
+		UT_CHECK_EQ(pb.fault_ce, 0);
+		UT_CHECK_EQ(qb.np_ecn_marked_roce_packets, 0);
+		UT_CHECK_EQ(qb.np_cnp_sent, 0);
+		UT_CHECK_EQ(rate, 0);
+		UT_NOTE("cc, no marks");
+		return;
+	}
+	UT_CHECK(pb.fault_ce > 0);
+	/* Every mark b's port made on a frame for b's QP reached it (b's
+	 * QP is the only one of its port that a sends to). */
+	UT_CHECK_EQ(qb.np_ecn_marked_roce_packets, pb.fault_ce);
+	UT_CHECK(qb.np_cnp_sent > 0);
+	UT_CHECK(qb.np_cnp_sent <= qb.np_ecn_marked_roce_packets);
+	UT_CHECK(qa.rp_cnp_handled > 0);
+	UT_CHECK(rate > 0 && rate < UINT64_C(100000000));
+	UT_NOTE("cc, marks");
+}
+
 /* An idle background lcore goes to sleep (counted), rather than spin. */
 static void
 check_backoff(void)
@@ -753,6 +806,8 @@ struct scenario {
 	bool busy_workers;	/* the host's workers are taken: native */
 	bool ip_cksum_ol;	/* the devices' QPs use the checksum offload */
 	bool peer_neigh;	/* [neigh] 10.9.<net>.2 = 02:00:00:00:<net>:02 */
+	bool cc;		/* [port] cc = dcqcn on both ports */
+	uint32_t ce_ppm;	/* fault ce=P on port 1 (b's receive side) */
 };
 
 /* A config built in code: ringlink ports (the file syntax of the config
@@ -773,6 +828,22 @@ make_cfg(const struct scenario *sc, struct uroce_config *cfg)
 					   (uint32_t)sc->net << 8 | (i + 1));
 		cfg->port[i].ip4_prefix = 24;
 		cfg->port[i].mtu = sc->mtu;
+		uroce_config_dcqcn_defaults(&cfg->port[i].dcqcn);
+		if (sc->cc) {
+			/* DCQCN that cannot recover within a run: a 1 s
+			 * timer, no byte counter, 1 Mbit/s steps (from a cut
+			 * of 100 Gbit/s, tens of thousands of seconds). */
+			cfg->port[i].cc = UROCE_CC_DCQCN;
+			cfg->port[i].dcqcn.rpg_time_reset = 1000000;
+			cfg->port[i].dcqcn.rpg_byte_reset = 0;
+			cfg->port[i].dcqcn.rpg_ai_rate = 1;
+			cfg->port[i].dcqcn.rpg_hai_rate = 1;
+		}
+		if (i == 1 && sc->ce_ppm > 0) {
+			cfg->port[i].has_fault = true;
+			cfg->port[i].fault.ce_ppm = sc->ce_ppm;
+			cfg->port[i].fault.seed = 0x5eed;
+		}
 		if (sc->drop_ppm > 0) {
 			cfg->port[i].has_fault = true;
 			cfg->port[i].fault.drop_ppm = sc->drop_ppm;
@@ -916,6 +987,8 @@ run_scenario(const struct scenario *sc)
 		traffic(&a, &b);
 		if (sc->drop_ppm > 0)
 			check_recovery(&a, &b);
+		if (sc->cc)
+			check_cc(&a, &b, sc->ce_ppm > 0);
 		check_drops(&a, &b);
 		check_modify_errors(&a);
 		if (sc->lcores > 0) {
@@ -1231,6 +1304,14 @@ main(int argc, char **argv)
 		  .link = "h4l1", .ndev = 2, .net = 10, .mtu = 1500,
 		  .cfg_lcores = 1, .flags = UROCE_ENGINE_WIRE_XDEV, .lcores = 1,
 		  .xdev_wire = true, .drop_ppm = 20000 },
+		{ .name = "two devices, over the link, cc = dcqcn, CE marks at b",
+		  .link = "h4c1", .ndev = 2, .net = 12, .mtu = 1500,
+		  .cfg_lcores = 1, .flags = UROCE_ENGINE_WIRE_XDEV, .lcores = 1,
+		  .xdev_wire = true, .cc = true, .ce_ppm = 100000 },
+		{ .name = "two devices, over the link, cc = dcqcn, no marks",
+		  .link = "h4c2", .ndev = 2, .net = 13, .mtu = 1500,
+		  .cfg_lcores = 1, .flags = UROCE_ENGINE_WIRE_XDEV, .lcores = 1,
+		  .xdev_wire = true, .cc = true },
 		{ .name = "one device, host EAL without idle workers",
 		  .link = "h4w1", .ndev = 1, .net = 11, .mtu = 1500,
 		  .cfg_lcores = 1, .busy_workers = true },

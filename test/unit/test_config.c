@@ -271,6 +271,73 @@ test_all_keys(void)
 }
 
 /* Defaults: no [eal], no [neigh], a file without a final newline. */
+/* cc and the DCQCN keys: the defaults, every key set, an override. */
+static void
+test_cc(void)
+{
+	const struct uroce_config_dcqcn *d;
+	struct uroce_config cfg;
+	int ret;
+
+	ret = uroce_config_load(write_conf("[port]\ndev = net_null0\nip = 10.0.0.1/32"),
+				&cfg, err, sizeof(err));
+	UT_CHECK_EQ(ret, 0);
+	d = &cfg.port[0].dcqcn;
+	UT_CHECK_EQ(cfg.port[0].cc, UROCE_CC_OFF);
+	UT_CHECK_EQ(d->rpg_time_reset, 300);
+	UT_CHECK_EQ(d->rpg_byte_reset, 32767);
+	UT_CHECK_EQ(d->rpg_threshold, 5);
+	UT_CHECK_EQ(d->rpg_ai_rate, 5);
+	UT_CHECK_EQ(d->rpg_hai_rate, 50);
+	UT_CHECK_EQ(d->rpg_min_rate, 1);
+	UT_CHECK_EQ(d->rpg_max_rate, 0);
+	UT_CHECK_EQ(d->rpg_min_dec_fac, 50);
+	UT_CHECK_EQ(d->rate_reduce_monitor_period, 4);
+	UT_CHECK_EQ(d->rate_to_set_on_first_cnp, 0);
+	UT_CHECK_EQ(d->dce_tcp_g, 1019);
+	UT_CHECK_EQ(d->dce_tcp_rtt, 55);
+	UT_CHECK_EQ(d->initial_alpha_value, 1023);
+	UT_CHECK_EQ(d->np_min_time_between_cnps, 50);
+	UT_CHECK_EQ(cfg.port[0].fault.ce_ppm, 0);
+	uroce_config_free(&cfg);
+
+	setenv("UROCE_PORT1_RPG_HAI_RATE", "77", 1);
+	ret = uroce_config_load(write_conf(
+		"[port]\ndev = net_null0\nip = 10.0.0.1/32\ncc = dcqcn\n"
+		"rpg_time_reset = 55\nrpg_byte_reset = 0\nrpg_threshold = 31\n"
+		"rpg_ai_rate = 40\nrpg_hai_rate = 100\nrpg_min_rate = 10\n"
+		"rpg_max_rate = 25000\nrpg_min_dec_fac = 100\n"
+		"rate_reduce_monitor_period = 0\nrate_to_set_on_first_cnp = 1000\n"
+		"dce_tcp_g = 0\ndce_tcp_rtt = 55\ninitial_alpha_value = 0\n"
+		"np_min_time_between_cnps = 0\nfault = ce=2%,seed=3\n"
+		"[port1]\ndev = net_null1\nip = 10.0.1.1/32\ncc = off\n"),
+		&cfg, err, sizeof(err));
+	unsetenv("UROCE_PORT1_RPG_HAI_RATE");
+	UT_CHECK_EQ(ret, 0);
+	d = &cfg.port[0].dcqcn;
+	UT_CHECK_EQ(cfg.port[0].cc, UROCE_CC_DCQCN);
+	UT_CHECK_EQ(d->rpg_time_reset, 55);
+	UT_CHECK_EQ(d->rpg_byte_reset, 0);
+	UT_CHECK_EQ(d->rpg_threshold, 31);
+	UT_CHECK_EQ(d->rpg_ai_rate, 40);
+	UT_CHECK_EQ(d->rpg_hai_rate, 100);
+	UT_CHECK_EQ(d->rpg_min_rate, 10);
+	UT_CHECK_EQ(d->rpg_max_rate, 25000);
+	UT_CHECK_EQ(d->rpg_min_dec_fac, 100);
+	UT_CHECK_EQ(d->rate_reduce_monitor_period, 0);
+	UT_CHECK_EQ(d->rate_to_set_on_first_cnp, 1000);
+	UT_CHECK_EQ(d->dce_tcp_g, 0);
+	UT_CHECK_EQ(d->dce_tcp_rtt, 55);
+	UT_CHECK_EQ(d->initial_alpha_value, 0);
+	UT_CHECK_EQ(d->np_min_time_between_cnps, 0);
+	UT_CHECK_EQ(cfg.port[0].fault.ce_ppm, 20000);
+	UT_CHECK_EQ(cfg.port[0].fault.seed, 3);
+	UT_CHECK_EQ(cfg.port[1].cc, UROCE_CC_OFF);
+	UT_CHECK_EQ(cfg.port[1].dcqcn.rpg_hai_rate, 77);	/* the override */
+	UT_CHECK_EQ(cfg.port[1].dcqcn.rpg_ai_rate, 5);
+	uroce_config_free(&cfg);
+}
+
 static void
 test_defaults(void)
 {
@@ -598,6 +665,19 @@ static const struct bad_case {
 	{ BASE "link_wait = 601", "[port] link_wait = \"601\"", "0..600" },
 	{ BASE "link_wait = -1", "[port] link_wait", "0..600" },
 	{ BASE "link_wait = 1s", "[port] link_wait", "0..600" },
+	{ BASE "cc = ecn", "[port] cc = \"ecn\"", "dcqcn or off" },
+	{ BASE "cc = DCQCN", "[port] cc", "dcqcn or off" },
+	{ BASE "rpg_time_reset = 0", "[port] rpg_time_reset = \"0\"", "1..1000000" },
+	{ BASE "rpg_threshold = 32", "[port] rpg_threshold", "1..31" },
+	{ BASE "rpg_ai_rate = 5M", "[port] rpg_ai_rate", "1..100000" },
+	{ BASE "rpg_max_rate = 100001", "[port] rpg_max_rate", "0..100000" },
+	{ BASE "rpg_min_dec_fac = 0", "[port] rpg_min_dec_fac", "1..100" },
+	{ BASE "dce_tcp_g = 1024", "[port] dce_tcp_g", "0..1023" },
+	{ BASE "initial_alpha_value = -1", "[port] initial_alpha_value", "0..1023" },
+	{ BASE "np_min_time_between_cnps = 1000001",
+	  "[port] np_min_time_between_cnps", "0..1000000" },
+	{ BASE "fault = ce=1.5", "[port] fault", "ce=1.5" },
+	{ BASE "fault = ce=0.1,ce=0.2", "[port] fault", "twice" },
 	{ BASE "[eal]\nlog_level = verbose", "[eal] log_level = \"verbose\"",
 	  "emergency, alert, critical, error, warning, notice, info, debug or 1..8" },
 	{ BASE "[eal]\nlog_level = 0", "[eal] log_level", "1..8" },
@@ -649,6 +729,8 @@ static const struct bad_case bad_structure[] = {
 	{ BASE "[eal]\nlcores = 1\n[eal]\nargs = -x", "[eal]", "twice" },
 	{ BASE "[neigh]\n[neigh]", "[neigh]", "twice" },
 	{ BASE "mtu = 1500\nmtu = 9000", "[port] mtu", "twice" },
+	{ BASE "rpg_ai_rate = 5\nrpg_ai_rate = 6", "[port] rpg_ai_rate", "twice" },
+	{ BASE "rpg_ai = 5", "[port] rpg_ai", "np_min_time_between_cnps" },
 	{ BASE "dev = net_null1", "[port] dev", "twice" },
 	/* syntax, reported by line */
 	{ BASE "mtu 9000", "line 4", "key = value" },
@@ -1100,6 +1182,7 @@ main(void)
 	test_design_example();
 	test_all_keys();
 	test_defaults();
+	test_cc();
 	test_samples();
 	test_kernel_iface();
 	test_bad();

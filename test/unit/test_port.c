@@ -1034,6 +1034,91 @@ out:
 	cfg.port[3].has_fault = false;
 }
 
+/* Set the ECN bits of a built IPv4 frame (checksum kept right). */
+static void
+set_ecn(struct rte_mbuf *m, uint8_t ecn)
+{
+	uint8_t *ip = rte_pktmbuf_mtod_offset(m, uint8_t *, 14);
+
+	ip[1] = (uint8_t)((ip[1] & ~UROCE_ECN_MASK) | ecn);
+	uroce_wire_ipv4_cksum_fill(ip);
+}
+
+/* ce=P on the receiving port: ECT frames arrive CE and still valid (IPv4
+ * checksum, ICRC), Not-ECT ones untouched; on the sending port's side
+ * (transmit) it marks nothing. */
+static void
+ce_run(bool on_rx, uint32_t ppm, unsigned int *marked, uint64_t *ctr)
+{
+	struct uroce_config_fault f = { .ce_ppm = ppm, .seed = 5 };
+	struct rte_mbuf *m, *got[MAX_FRAMES];
+	static const uint8_t ecns[] = { UROCE_ECN_ECT0, UROCE_ECN_NOT_ECT,
+					UROCE_ECN_ECT1 };
+	struct uroce_port *fa, *fb;
+	struct uroce_pkt pkt;
+	uint8_t ecn;
+	unsigned int i, k;
+	uint32_t len;
+
+	*marked = 0;
+	*ctr = 0;
+	fault_pair("ce", &f, on_rx);
+	fa = ut_port_open(&cfg, 3, 1);
+	fb = ut_port_open(&cfg, 4, 1);
+	if (fa == NULL || fb == NULL)
+		goto out;
+	pump(fa, fb, 0, NULL);
+	for (i = 0; i < 60; i++) {
+		ecn = ecns[i % 3];
+		m = roce_frame(fa, fb, i, 100);
+		if (!UT_CHECK(m != NULL))
+			break;
+		set_ecn(m, ecn);
+		len = rte_pktmbuf_pkt_len(m);
+		uroce_port_tx(fa, 0, &m, 1);
+		k = pump(fa, fb, 0, got);
+		if (!UT_CHECK_EQ(k, 1))
+			break;
+		if (UT_CHECK_EQ(uroce_wire_parse(rte_pktmbuf_mtod(got[0], uint8_t *),
+						 len, 0, &pkt), UROCE_WIRE_OK)) {
+			UT_CHECK_EQ(pkt.bth.psn, i);
+			if (uroce_pkt_ecn(&pkt) == UROCE_ECN_CE) {
+				UT_CHECK(ecn != UROCE_ECN_NOT_ECT);
+				(*marked)++;
+			} else {
+				UT_CHECK_EQ(uroce_pkt_ecn(&pkt), ecn);
+			}
+		}
+		rte_pktmbuf_free(got[0]);
+	}
+	*ctr = ut_port_stats(on_rx ? fb : fa).fault_ce;
+out:
+	uroce_port_close(fa);
+	uroce_port_close(fb);
+	cfg.port[3].has_fault = false;
+	cfg.port[4].has_fault = false;
+}
+
+static void
+test_fault_ce(void)
+{
+	unsigned int marked, again;
+	uint64_t ctr;
+
+	ce_run(true, PPM_ALL, &marked, &ctr);
+	UT_CHECK_EQ(marked, 40);	/* every ECT(0) and ECT(1) frame */
+	UT_CHECK_EQ(ctr, 40);
+	ce_run(false, PPM_ALL, &marked, &ctr);
+	UT_CHECK_EQ(marked, 0);		/* transmit: no marks */
+	UT_CHECK_EQ(ctr, 0);
+	ce_run(true, PPM_ALL / 2, &marked, &ctr);
+	UT_CHECK(marked > 0 && marked < 40);
+	UT_CHECK_EQ(ctr, marked);
+	ce_run(true, PPM_ALL / 2, &again, &ctr);
+	UT_CHECK_EQ(again, marked);	/* the seed repeats */
+	UT_NOTE("ce=50%%: %u of 40 ECT frames marked", marked);
+}
+
 /* ---------------------------------------------------------------------------
  * Capture.
  */
@@ -1444,6 +1529,7 @@ main(int argc, char **argv)
 	test_fault_shapes(false);
 	test_fault_shapes(true);
 	test_fault_corrupt();
+	test_fault_ce();
 	test_pcap();
 	test_fault_extbuf();
 	test_pcap_extbuf();

@@ -6,7 +6,9 @@
  * any length, or with any covered byte changed, is dropped for a reason.
  * The IPv4 checksum offload: the headers with the checksum left to the NIC
  * differ in that field only, and the ICRC is the same. The QPN peek agrees
- * with the parser.
+ * with the parser. ECN: with congestion control the RC and UC data opcodes
+ * leave ECT(0) and the rest as the path says, the DSCP kept; a CE mark
+ * keeps the frame valid (IPv4 checksum, ICRC). A CNP built and parsed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +319,102 @@ check_ip_cksum_ol(uint8_t opcode, int ipver, bool vlan, uint32_t len)
 		vlan, len);
 }
 
+/* The opcodes that leave ECT(0) with congestion control (A17.9): RC and
+ * UC data and requests; never ACKs, UD, XRC or CNPs. */
+static bool
+want_ect(uint8_t c)
+{
+	const struct uroce_opcode_info *o = uroce_opcode(c);
+
+	return (o->transport == UROCE_TR_RC || o->transport == UROCE_TR_UC) &&
+	       o->kind != UROCE_OP_ACK && o->kind != UROCE_OP_ATOMIC_ACK;
+}
+
+/* A path with ect set: the ECN bits by opcode, the DSCP as given; then a
+ * CE mark, which a valid frame takes and stays valid with. */
+static void
+check_ecn(uint8_t opcode, int ipver, bool vlan)
+{
+	static uint8_t frame[CAP], before[CAP];
+	uint8_t payload[64], ecn, want;
+	struct uroce_l2l3 p;
+	struct uroce_bth_fields b;
+	struct uroce_ext_fields e;
+	struct uroce_pkt k;
+	uint32_t flen, len;
+
+	len = uroce_opcode(opcode)->flags & UROCE_OPF_PAYLOAD ? 61 : 0;
+	memset(payload, 0xa5, sizeof(payload));
+	random_path(&p, ipver, vlan);
+	p.ect = ut_rand() & 1;
+	random_fields(opcode, &b, &e);
+	flen = uroce_wire_build(frame, CAP, &p, &b, &e, payload, len);
+	if (!UT_CHECK(flen != 0) ||
+	    !UT_CHECK_EQ(uroce_wire_parse(frame, flen, 0, &k), UROCE_WIRE_OK))
+		return;
+	want = p.ect && want_ect(opcode) ? UROCE_ECN_ECT0 :
+		p.tclass & UROCE_ECN_MASK;
+	ecn = uroce_pkt_ecn(&k);
+	UT_CHECK_EQ(ecn, want);
+	UT_CHECK_EQ(k.tclass >> 2, p.tclass >> 2);	/* DSCP kept */
+	UT_CHECK_EQ(k.vlan, vlan);
+	memcpy(before, frame, flen);
+	if (ecn == UROCE_ECN_NOT_ECT || ecn == UROCE_ECN_CE) {
+		UT_CHECK(!uroce_wire_mark_ce(frame + k.l3_off));
+		UT_CHECK_MEM(frame, before, flen);
+		return;
+	}
+	UT_CHECK(uroce_wire_mark_ce(frame + k.l3_off));
+	/* The parse checks the IPv4 checksum and the ICRC. */
+	if (!UT_CHECK_EQ(uroce_wire_parse(frame, flen, 0, &k), UROCE_WIRE_OK))
+		return;
+	UT_CHECK_EQ(uroce_pkt_ecn(&k), UROCE_ECN_CE);
+	UT_CHECK_EQ(k.tclass >> 2, p.tclass >> 2);
+	UT_CHECK_EQ(k.bth.psn, b.psn);
+	UT_CHECK(!uroce_wire_mark_ce(frame + k.l3_off));	/* once */
+	if (ipver == 4) {
+		/* The incremental checksum equals one computed afresh. */
+		memcpy(before, frame, flen);
+		uroce_wire_ipv4_cksum_fill(before + k.l3_off);
+		UT_CHECK_MEM(before, frame, flen);
+	}
+}
+
+/* A CNP (A17.9.2): opcode 0x81, BECN, the sender's QP, 16 zero bytes,
+ * Not-ECT even on a path with congestion control. */
+static void
+check_cnp(int ipver, bool vlan)
+{
+	static const uint8_t zero[UROCE_CNP_RSVD_LEN];
+	static uint8_t frame[CAP];
+	struct uroce_ext_fields e;
+	struct uroce_bth_fields b;
+	struct uroce_l2l3 p;
+	struct uroce_pkt k;
+	uint32_t flen;
+
+	random_path(&p, ipver, vlan);
+	p.ect = true;
+	memset(&e, 0x5a, sizeof(e));
+	uroce_wire_cnp_bth(&b, 0xff123456, 0xbeef);
+	flen = uroce_wire_build(frame, CAP, &p, &b, &e, NULL, 0);
+	UT_CHECK_EQ(flen, (vlan ? 18u : 14u) + (ipver == 4 ? 20u : 40u) + 8 +
+		    UROCE_BTH_LEN + UROCE_CNP_RSVD_LEN + UROCE_ICRC_LEN);
+	if (!UT_CHECK_EQ(uroce_wire_parse(frame, flen, 0, &k), UROCE_WIRE_OK))
+		return;
+	UT_CHECK_EQ(k.bth.opcode, UROCE_OPC_CNP);
+	UT_CHECK_EQ(k.op->kind, UROCE_OP_CNP);
+	UT_CHECK(k.bth.becn);
+	UT_CHECK(!k.bth.fecn);
+	UT_CHECK_EQ(k.bth.dqpn, 0x123456);
+	UT_CHECK_EQ(k.bth.pkey, 0xbeef);
+	UT_CHECK_EQ(k.bth.psn, 0);
+	UT_CHECK(!k.bth.ackreq && !k.bth.se && !k.bth.mig);
+	UT_CHECK_EQ(k.payload_len, 0);
+	UT_CHECK_MEM(frame + k.bth_off + UROCE_BTH_LEN, zero, sizeof(zero));
+	UT_CHECK_EQ(uroce_pkt_ecn(&k), p.tclass & UROCE_ECN_MASK);
+}
+
 int
 main(void)
 {
@@ -340,6 +438,16 @@ main(void)
 					  uroce_opcodes[c].flags & UROCE_OPF_PAYLOAD ?
 					  (uint32_t)ut_rand() % 4097 : 0);
 	}
+	for (c = 0; c < 256; c++) {
+		if (!uroce_opcodes[c].valid)
+			continue;
+		UT_CHECK_EQ(!!(uroce_opcodes[c].flags & UROCE_OPF_ECT),
+			    want_ect((uint8_t)c));
+		for (v = 0; v < 16; v++)
+			check_ecn((uint8_t)c, v & 1 ? 6 : 4, v & 2);
+	}
+	for (v = 0; v < 4; v++)
+		check_cnp(v & 1 ? 6 : 4, v & 2);
 	for (c = 0; c < 2000; c++)
 		UT_CHECK(uroce_wire_udp_sport((uint32_t)ut_rand(), (uint32_t)ut_rand()) >=
 			 UROCE_UDP_SPORT_MIN);

@@ -378,8 +378,31 @@ def uroce_to_scapy(tool, tmp, rep, part, flags):
                              f"{[hex(o) for o in missing]}, extra {[hex(o) for o in extra]}"],
                   "opcode table")
     for frame, js in zip(frames, descs):
-        rep.frame(part, js["opcode"], check_uroce_frame(frame, js),
+        rep.frame(part, js["opcode"], check_uroce_frame(frame, js) + check_ect(frame, js, flags),
                   f"frame {js['index']} opcode 0x{js['opcode']:02x} {' '.join(flags)}")
+
+
+def check_ect(frame, js, flags):
+    """With --ect, the ECN bits scapy decodes: ECT(0) (0b10) on RC and UC
+    data and requests, the random path's own bits elsewhere; a CNP has
+    BECN set, FECN clear, PSN 0, 16 zero reserved bytes (A17.9.2)."""
+    if "--ect" not in flags:
+        return []
+    pkt = Ether(frame)
+    ip = pkt[IP] if IP in pkt else pkt[IPv6]
+    ecn = (ip.tos if IP in pkt else ip.tc) & 3
+    op = js["opcode"]
+    data = (op < 0x40) and (op & 0x1f) not in (0x11, 0x12)
+    p = []
+    if data and ecn != 2:
+        p.append(f"ECN {ecn} on a data opcode, want ECT(0) 2")
+    if op == 0x81:
+        b = pkt[BTH]
+        if (b.becn, b.fecn, b.psn) != (1, 0, 0):
+            p.append(f"CNP becn {b.becn} fecn {b.fecn} psn {b.psn}, want 1 0 0")
+        if bytes(pkt[BTH].payload)[:16] != bytes(16):
+            p.append("CNP reserved bytes not zero")
+    return p
 
 
 # ---------------------------------------------------------------------------
@@ -595,6 +618,9 @@ def main():
         uroce_to_scapy(args.tool, tmp, rep, "u2s", ["--vlan"])
         uroce_to_scapy(args.tool, tmp, rep, "v6", ["--ipv6"])
         uroce_to_scapy(args.tool, tmp, rep, "v6", ["--ipv6", "--vlan"])
+        # ECT(0) on RC/UC data, CNPs from uroce_wire_cnp_bth()
+        uroce_to_scapy(args.tool, tmp, rep, "ect", ["--ect"])
+        uroce_to_scapy(args.tool, tmp, rep, "ect", ["--ect", "--ipv6", "--vlan"])
         scapy_to_uroce(args.tool, tmp, rep, scapy_frames(rng))
         short = [scapy_frame(rng, op, 5 if OPCODES[op][2] else 0, ipv6=v6, vlan=bool(op & 1))
                  for op in sorted(OPCODES) for v6 in (False, True)]

@@ -286,7 +286,8 @@ def main():
     args = ap.parse_args()
     counts, failures = collections.defaultdict(lambda: [0, 0]), []
     with tempfile.TemporaryDirectory(prefix="uroce-tshark-") as tmp:
-        for flags in ([], ["--vlan"], ["--ipv6"], ["--ipv6", "--vlan"]):
+        for flags in ([], ["--vlan"], ["--ipv6"], ["--ipv6", "--vlan"],
+                      ["--ect"], ["--ect", "--ipv6", "--vlan"]):
             check_variant(args.tool, args.tshark, tmp, flags, counts, failures)
     print_summary(counts, failures)
     return 1 if failures or not counts else 0

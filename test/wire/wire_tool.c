@@ -5,9 +5,14 @@
  * (crosscheck_scapy.py, crosscheck_tshark.py).
  *
  *   uroce-wire-tool build-all OUT.pcap OUT.json [--seed N] [--ipv6] [--vlan]
+ *		[--ect]
  *	Builds frames with uroce_wire_build() for every valid opcode, with
  *	random field values, and writes them to a pcap file (linktype
  *	Ethernet) and a JSON file that lists the values used for each frame.
+ *	--ect builds them on a path with congestion control: the JSON then
+ *	gives the tclass this tool expects on the wire (ECT(0) for RC and UC
+ *	data and requests, A17.9), and CNPs are built by
+ *	uroce_wire_cnp_bth() (BECN, PSN 0, no other flag).
  *
  *   uroce-wire-tool parse IN.pcap
  *	Parses every frame with uroce_wire_parse() and prints one JSON object
@@ -175,6 +180,8 @@ struct frame_desc {
 	uint32_t payload_len;
 	uint32_t icrc;
 	uint32_t frame_len;
+	bool has_expect;		/* --ect: expect_tclass is the wire's */
+	uint8_t expect_tclass;
 };
 
 static void
@@ -305,8 +312,8 @@ json_l3(FILE *o, const struct frame_desc *d)
 	json_addr(o, "src", &p->sgid);
 	json_addr(o, "dst", &p->dgid);
 	fprintf(o, ", \"tclass\": %u, \"hop_limit\": %u, \"flow_label\": %" PRIu32
-		", \"udp_sport\": %u", p->tclass, p->hop_limit, p->flow_label,
-		p->udp_sport);
+		", \"udp_sport\": %u", d->has_expect ? d->expect_tclass : p->tclass,
+		p->hop_limit, p->flow_label, p->udp_sport);
 }
 
 /* The keys both subcommands print for a frame (each preceded by ", "). */
@@ -329,7 +336,7 @@ json_frame(FILE *o, const struct frame_desc *d)
 struct build_opts {
 	const char *pcap_path, *json_path;
 	uint64_t seed;
-	bool ipv6, vlan;
+	bool ipv6, vlan, ect;
 };
 
 static void
@@ -414,6 +421,29 @@ pick_payload_len(const struct uroce_opcode_info *op, unsigned int nth)
 	return 4 * rnd_range(0, PAYLOAD_MAX / 4 - 1) + (nth - 1) % 4;
 }
 
+/* --ect: the path asks for ECT; the tclass the frame must carry is worked
+ * out here from the opcode's transport and kind, not from the builder's
+ * flag, and the JSON records it (the build then leaves d->l2l3.ect set,
+ * which only the frame, not the JSON, reflects). */
+static void
+ect_path(struct frame_desc *d, uint8_t opcode)
+{
+	const struct uroce_opcode_info *op = uroce_opcode(opcode);
+	bool data = (op->transport == UROCE_TR_RC || op->transport == UROCE_TR_UC) &&
+		    op->kind != UROCE_OP_ACK && op->kind != UROCE_OP_ATOMIC_ACK;
+
+	d->l2l3.ect = true;
+	if (opcode == UROCE_OPC_CNP)
+		uroce_wire_cnp_bth(&d->bth, d->bth.dqpn, d->bth.pkey);
+	d->bth.tver = UROCE_BTH_TVER;
+	if (data)
+		d->expect_tclass = (uint8_t)((d->l2l3.tclass & ~UROCE_ECN_MASK) |
+					     UROCE_ECN_ECT0);
+	else
+		d->expect_tclass = d->l2l3.tclass;
+	d->has_expect = true;
+}
+
 /* Builds one random frame for @opcode into @frame; fills @d. Returns its length. */
 static uint32_t
 build_one(uint8_t *frame, uint8_t *payload, struct frame_desc *d, uint8_t opcode,
@@ -428,6 +458,8 @@ build_one(uint8_t *frame, uint8_t *payload, struct frame_desc *d, uint8_t opcode
 	d->ip_ver = opt->ipv6 ? 6 : 4;
 	rand_bth(&d->bth, opcode, d->payload_len);
 	rand_ext(&d->ext);
+	if (opt->ect)
+		ect_path(d, opcode);
 	d->frame_len = uroce_wire_build(frame, FRAME_MAX, &d->l2l3, &d->bth,
 					&d->ext, payload, d->payload_len);
 	if (d->frame_len >= UROCE_ICRC_LEN) {
@@ -588,7 +620,7 @@ static int
 usage(void)
 {
 	fprintf(stderr,
-		"usage: uroce-wire-tool build-all OUT.pcap OUT.json [--seed N] [--ipv6] [--vlan]\n"
+		"usage: uroce-wire-tool build-all OUT.pcap OUT.json [--seed N] [--ipv6] [--vlan] [--ect]\n"
 		"       uroce-wire-tool parse IN.pcap\n");
 	return 2;
 }
@@ -610,6 +642,8 @@ parse_build_opts(int argc, char **argv, struct build_opts *opt)
 			opt->ipv6 = true;
 		} else if (strcmp(argv[i], "--vlan") == 0) {
 			opt->vlan = true;
+		} else if (strcmp(argv[i], "--ect") == 0) {
+			opt->ect = true;
 		} else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
 			opt->seed = strtoull(argv[++i], &end, 0);
 			if (*end != '\0')

@@ -28,6 +28,10 @@
  *	                      ; net_tap_uroce<n>,iface=uroce<n>
  *	steer  = auto         ; auto|flow|soft: rte_flow rules, or software
  *	                      ; dispatch (docs/plain-nics.md)
+ *	cc     = dcqcn        ; dcqcn|off: ECN and DCQCN (docs/congestion.md);
+ *	                      ; default off. The DCQCN parameters are keys
+ *	                      ; of their own, named as mlx5 names them:
+ *	rpg_time_reset = 300  ; and the others of struct uroce_config_dcqcn
  *	link_wait = 10        ; 0..600 s: how long the open waits for the
  *	                      ; link to come up before it goes on with the
  *	                      ; link down (it comes up later, as a cable
@@ -94,7 +98,7 @@ extern "C" {
 /** dev and pcap: the longest value rte_cfgfile keeps, with the NUL. */
 #define UROCE_CONFIG_STR_LEN		256
 /** A size for the err buffer of uroce_config_load() that fits any error. */
-#define UROCE_CONFIG_ERR_LEN		512
+#define UROCE_CONFIG_ERR_LEN		1024
 #define UROCE_CONFIG_MTU_MIN		68
 #define UROCE_CONFIG_MTU_MAX		9000
 #define UROCE_CONFIG_MTU_DEFAULT	1500
@@ -112,6 +116,34 @@ extern "C" {
 /** [eal] keeper_us: default and largest value. */
 #define UROCE_CONFIG_KEEPER_US_DEFAULT	100
 #define UROCE_CONFIG_KEEPER_US_MAX	1000000
+
+/** [port] cc: the port's congestion control (docs/congestion.md). */
+enum uroce_config_cc {
+	UROCE_CC_OFF,			/**< Not-ECT frames, CE and CNPs ignored */
+	UROCE_CC_DCQCN,			/**< ECN, CNPs and DCQCN */
+};
+
+/**
+ * [port] DCQCN parameters, the keys named as mlx5 names them
+ * (docs/congestion.md has what each does). Rates in Mbit/s, times in
+ * microseconds, alpha and its gain in 1/1024.
+ */
+struct uroce_config_dcqcn {
+	uint32_t rpg_time_reset;	/**< us between rate-increase timer events */
+	uint32_t rpg_byte_reset;	/**< bytes between byte-counter events; 0 off */
+	uint32_t rpg_threshold;		/**< F: fast recovery steps */
+	uint32_t rpg_ai_rate;		/**< additive increase, Mbit/s */
+	uint32_t rpg_hai_rate;		/**< hyper increase, Mbit/s */
+	uint32_t rpg_min_rate;		/**< floor of a cut, Mbit/s */
+	uint32_t rpg_max_rate;		/**< line rate, Mbit/s; 0: 100 Gbit/s */
+	uint32_t rpg_min_dec_fac;	/**< a cut keeps at least this %, 1..100 */
+	uint32_t rate_reduce_monitor_period; /**< us: one cut per period */
+	uint32_t rate_to_set_on_first_cnp; /**< Mbit/s; 0: cut from line rate */
+	uint32_t dce_tcp_g;		/**< alpha kept per period, 1/1024 */
+	uint32_t dce_tcp_rtt;		/**< us: the alpha update period */
+	uint32_t initial_alpha_value;	/**< alpha at the first CNP, 1/1024 */
+	uint32_t np_min_time_between_cnps; /**< us between CNPs of one QP */
+};
 
 /** How a port tells RoCEv2 from the kernel's frames (with an exception
  *  interface): rte_flow rules when the PMD takes them, else software. */
@@ -132,6 +164,7 @@ struct uroce_config_fault {
 	uint32_t reorder_ppm;
 	uint32_t dup_ppm;
 	uint32_t corrupt_ppm;
+	uint32_t ce_ppm;		/**< CE marked on received ECT frames */
 	uint64_t seed;
 };
 
@@ -171,6 +204,8 @@ struct uroce_config_port {
 	enum uroce_config_steer steer;	/**< default UROCE_STEER_AUTO */
 	/** Seconds the open waits for the link (0..600, default 10). */
 	uint16_t link_wait;
+	enum uroce_config_cc cc;	/**< default UROCE_CC_OFF */
+	struct uroce_config_dcqcn dcqcn; /**< defaults: uroce_config_dcqcn_defaults() */
 };
 
 struct uroce_config_neigh {
@@ -225,6 +260,9 @@ int uroce_config_load(const char *path, struct uroce_config *cfg,
  */
 int uroce_config_parse_fault(const char *spec, struct uroce_config_fault *f,
 			     bool *on, char *why, size_t whylen);
+
+/** The DCQCN parameters' defaults (docs/congestion.md). */
+void uroce_config_dcqcn_defaults(struct uroce_config_dcqcn *d);
 
 /** Free what a successful uroce_config_load() allocated and zero cfg.
  *  Safe on a zeroed cfg. */

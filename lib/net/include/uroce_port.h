@@ -77,8 +77,10 @@ struct uroce_port_stats {
 	 *  (another process's or host's on a shared link): dropped. */
 	uint64_t not_ours;
 	/** Fault injection (RoCEv2 frames only), rx and tx together: frames
-	 *  freed, held back for one frame, copied, and given a bad byte. */
+	 *  freed, held back for one frame, copied, and given a bad byte;
+	 *  received ECN-capable frames marked CE (fault ce=P). */
 	uint64_t fault_drop, fault_reorder, fault_dup, fault_corrupt;
+	uint64_t fault_ce;
 	uint64_t pcap_written, pcap_lost;
 	/** The kernel exception path ([port] exception): frames of the wire
 	 *  given to the kernel (copies of ARP and neighbour discovery

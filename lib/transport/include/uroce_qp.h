@@ -55,6 +55,7 @@
 #include "uroce_qp_modify.h"
 #include "uroce_ring.h"
 #include "uroce_pace.h"
+#include "uroce_dcqcn.h"
 #include "uroce_srq.h"
 #include "uroce_wire.h"
 
@@ -125,6 +126,11 @@ struct uroce_qp_env {
 	uint32_t max_qp_wr;
 	uint32_t max_srq_wr;		/**< SRQ caps (uroce_srq_create()) */
 	uint32_t max_srq_sge;
+	/** [port] cc = dcqcn (qp_cc.c): RC and UC paths leave ECT(0), CE
+	 *  marks are answered with CNPs, CNPs drive DCQCN. */
+	bool cc;
+	struct uroce_dcqcn_params dcqcn;	/**< periods in TSC cycles */
+	uint64_t cnp_interval;		/**< cycles between one QP's CNPs */
 };
 
 /** Bytes of the path MTU (IBV_MTU_256 ... IBV_MTU_4096). */
@@ -274,6 +280,13 @@ struct uroce_qp_stats {
 	uint64_t srq_taken;		/**< receive WQEs taken from the SRQ */
 	uint64_t access_denied;		/**< requests the QP's qp_access_flags
 					 *   refuse (RC: NAKed, UC: dropped) */
+	/** Congestion control (qp_cc.c), named as RoCE NICs name them: frames
+	 *  received with CE, CNPs sent for them, CNPs that cut the rate, and
+	 *  CNPs ignored (within rate_reduce_monitor_period of a cut). */
+	uint64_t np_ecn_marked_roce_packets;
+	uint64_t np_cnp_sent;
+	uint64_t rp_cnp_handled;
+	uint64_t rp_cnp_ignored;
 };
 
 /* ------------------------------------------------------------------------
@@ -374,6 +387,9 @@ struct uroce_qp {
 	bool path_resolved;
 	/* Pacing (qp_pace.c): the requester consults it when pace_on. */
 	bool pace_on;
+	/** DCQCN holds the QP below the line rate (qp_cc.c): its byte
+	 *  counter runs on what the pacer charges. */
+	bool cc_active;
 	struct uroce_responder *resp;
 	struct uroce_zc *zc;		/**< zero-copy frames' buffer owner, or NULL */
 	uint64_t pace_bytes;	/**< bytes the pacer let go (charged) */
@@ -388,6 +404,14 @@ struct uroce_qp {
 	struct uroce_qp_stats stats __rte_cache_aligned;
 
 	struct ibv_qp_attr attr;	/**< what ibv_query_qp() returns */
+	/* Congestion control (qp_cc.c): the reaction point's DCQCN state,
+	 * the notification point's CNP interval, and the user's rate limit's
+	 * profile, which the DCQCN rate is combined with. */
+	struct uroce_dcqcn cc_rp;
+	struct uroce_dcqcn_np cc_np;
+	uint64_t cc_rate_kbps;		/**< cc_rp's rate for readers on other
+					 *   threads (relaxed atomics) */
+	struct uroce_tb_profile pace_user_prof;
 	/* With an SRQ: the WQE the message in progress (or the next one) goes
 	 * to, taken from the SRQ and held until it completes (srq.c). */
 	struct uroce_recv_wqe *srq_wqe;	/**< srq->slot_size bytes */
@@ -595,6 +619,11 @@ bool uroce_qp_tx_waits(const struct uroce_qp *qp, uint64_t now);
  * back to back however late the hand-off came (engine: lcore.c).
  */
 void uroce_qp_pace_handoff(struct uroce_qp *qp, uint64_t now, uint64_t bytes);
+
+/** The rate DCQCN holds the QP to, kbit/s; 0 when it does not limit it
+ *  (no CNP yet, or recovered to the line rate). Any thread: the value
+ *  the owner last set. */
+uint64_t uroce_qp_cc_rate_kbps(const struct uroce_qp *qp);
 
 /** Largest max_burst_sz accepted (bytes). */
 #define UROCE_PACE_BURST_MAX		(UINT32_C(1) << 24)

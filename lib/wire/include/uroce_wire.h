@@ -164,6 +164,9 @@ enum uroce_op_kind {
 #define UROCE_OPF_REQ		0x0020u	/* requester -> responder */
 #define UROCE_OPF_RESP		0x0040u	/* responder -> requester */
 #define UROCE_OPF_NEEDS_ACK	0x0080u	/* responder answers it (RC/XRC last/only, read, atomic) */
+#define UROCE_OPF_ECT		0x0100u	/* RC/UC data: ECN-capable with congestion
+					 * control (requests and READ responses;
+					 * ACKs and CNPs stay Not-ECT, A17.9) */
 
 struct uroce_opcode_info {
 	const char *name;	/* "RC_SEND_FIRST" ... ; NULL when !valid */
@@ -310,10 +313,35 @@ struct uroce_l2l3 {
 	uint8_t hop_limit;	/* TTL / hop limit */
 	uint32_t flow_label;	/* IPv6 only, 20 bits */
 	uint16_t udp_sport;	/* flow entropy, see uroce_wire_udp_sport() */
+	bool ect;		/* congestion control: the opcodes with
+				 * UROCE_OPF_ECT leave ECT(0) */
 };
 
 /* The ECN bits of an IP TOS / traffic class byte (RFC 3168 5). */
 #define UROCE_ECN_MASK		0x03
+#define UROCE_ECN_NOT_ECT	0x00
+#define UROCE_ECN_ECT1		0x01
+#define UROCE_ECN_ECT0		0x02
+#define UROCE_ECN_CE		0x03
+
+/* The tclass byte a frame of @op leaves with on path @p: ECT(0) in place
+ * of Not-ECT for the ECN-capable opcodes when the path asks for it. */
+static inline uint8_t
+uroce_wire_frame_tclass(const struct uroce_l2l3 *p, uint16_t op_flags)
+{
+	if (p->ect && (op_flags & UROCE_OPF_ECT))
+		return (uint8_t)((p->tclass & ~UROCE_ECN_MASK) | UROCE_ECN_ECT0);
+	return p->tclass;
+}
+
+/*
+ * Mark Congestion Experienced on an ECN-capable frame in place, as a
+ * switch does (RFC 3168 5): the IP header at @l3 (IPv4 or IPv6 by its
+ * version nibble), the IPv4 checksum updated (RFC 1624). The ICRC does
+ * not cover these bits (A17.3.3). Returns false, changing nothing, when
+ * the frame is Not-ECT or already CE.
+ */
+bool uroce_wire_mark_ce(uint8_t *l3);
 
 /* The tclass to send for a GRH traffic class: its DSCP, ECN Not-ECT (see
  * gid.c). */
@@ -425,6 +453,22 @@ uint32_t uroce_wire_peek_dqpn(const uint8_t *frame, uint32_t len);
 
 /* Decode the extension headers @pkt->op names (the others are left zero). */
 void uroce_wire_ext_get(const struct uroce_pkt *pkt, struct uroce_ext_fields *ext);
+
+/* The ECN bits the frame arrived with (UROCE_ECN_*). */
+static inline uint8_t
+uroce_pkt_ecn(const struct uroce_pkt *pkt)
+{
+	return pkt->tclass & UROCE_ECN_MASK;
+}
+
+/*
+ * The fields of a CNP (A17.9.2) from a QP to the QP whose frames arrived
+ * marked: BTH opcode 0x81, the destination QP the sender's, BECN set, the
+ * P_Key the connection's, PSN 0; the 16 reserved bytes that follow are
+ * zero (uroce_wire_build() writes them so).
+ */
+void uroce_wire_cnp_bth(struct uroce_bth_fields *bth, uint32_t dqpn,
+			uint16_t pkey);
 
 /* Direct accessors for the hot path; valid only if the opcode has the header. */
 static inline const void *
