@@ -20,12 +20,17 @@ received (its last ESTABLISHED), beside the client's 'connect' of the
 same run: how much later than the client the server is done (REQ to
 ESTABLISHED on both sides). The capture slows both sides, so the rate
 comes from the rounds without it.
+Then what one setup is made of: PARTS single connections (cmtime -c 1)
+with both ports captured, the time between the CM messages on the two
+ports (one clock, the host's): REQ on the wire, the server's work from
+REQ to REP, REP on the wire, the client's from REP to RTU, RTU on the
+wire; medians and min..max.
 Then, once, HOLD connections at once (cmtime -c HOLD: every one
 established before the first is disconnected): how many connected.
 
     bench/cm/run.py [BUILD_DIR] [OUT_DIR]
-Environment: CM_ROUNDS (default 5), CM_CONNS (1000), CM_HOLD (10000, 0:
-skip). Run it alone (it starts busy engines). JSON to OUT_DIR/cm.json.
+Environment: CM_ROUNDS (default 5), CM_CONNS (1000), CM_PARTS (5, 0:
+skip), CM_HOLD (10000, 0: skip). Run it alone (it starts busy engines). JSON to OUT_DIR/cm.json.
 """
 
 import json
@@ -83,8 +88,50 @@ def server_span(pcap):
     return max(rtu) - min(req), len(req), len(rtu)
 
 
-def cmtime_pair(a, tag, conns, capture):
-    """One cmtime pair: its client's steps and output, the server's span."""
+def cm_times(pcap):
+    """{CM message: [pcapng timestamps, s]} of a capture."""
+    out = subprocess.run(['tshark', '-r', pcap, '-n', '-T', 'fields', '-E',
+                          'occurrence=f', '-e', 'frame.time_epoch', '-e',
+                          'infiniband.mad.attributeid'],
+                         capture_output=True, text=True, timeout=600).stdout
+    names = {0x10: 'REQ', 0x13: 'REP', 0x14: 'RTU'}
+    t = {}
+    for line in out.splitlines():
+        ts, attr = (line.split('\t') + [''])[:2]
+        if attr and int(attr, 0) in names:
+            t.setdefault(names[int(attr, 0)], []).append(float(ts))
+    return t
+
+
+# One setup's parts from the captures of both sides (one clock: the
+# host's): (name, side of the start, message, side of the end, message).
+PARTS = (('REQ: client port to server port', 'b', 'REQ', 'a', 'REQ'),
+         ('server: REQ in to REP out (event, create QP, INIT/RTR/RTS, REP)',
+          'a', 'REQ', 'a', 'REP'),
+         ('REP: server port to client port', 'a', 'REP', 'b', 'REP'),
+         ('client: REP in to RTU out (RTR, RTS, RTU)', 'b', 'REP', 'b', 'RTU'),
+         ('RTU: client port to server port', 'b', 'RTU', 'a', 'RTU'))
+
+
+def setup_parts(a, tag):
+    """One connection (cmtime -c 1), both ports captured: {part: us},
+    and cmtime's 'connect' step in us."""
+    r = cmtime_pair(a, tag, 1, True, both=True)
+    t = {s: cm_times(os.path.join(a.out, '%s-%s.pcapng' % (tag, s)))
+         for s in 'ab'}
+    for s in 'ab':
+        os.unlink(os.path.join(a.out, '%s-%s.pcapng' % (tag, s)))
+    parts = {}
+    for name, s0, m0, s1, m1 in PARTS:
+        if t[s0].get(m0) and t[s1].get(m1):
+            parts[name] = (t[s1][m1][0] - t[s0][m0][0]) * 1e6
+    c = r['steps_ms'].get('connect')
+    return parts, c * 1000 if c and not r['problems'] else None
+
+
+def cmtime_pair(a, tag, conns, capture, both=False):
+    """One cmtime pair: its client's steps and output, the server's span
+    (@capture; @both: the client's port captured too, files kept)."""
     pcap = os.path.join(a.out, '%s-a.pcapng' % tag) if capture else None
     conf = os.path.join(SRC, 'config')
     with open(os.path.join(a.out, tag + '.server.log'), 'w') as so:
@@ -98,7 +145,10 @@ def cmtime_pair(a, tag, conns, capture):
                                                            'memif-b.conf'),
                                   '--', 'cmtime', '-b', CLIENT_IP, '-s',
                                   SERVER_IP, '-c', str(conns)],
-                                 env=side_env('b', tag), capture_output=True,
+                                 env=side_env('b', tag, os.path.join(
+                                     a.out, '%s-b.pcapng' % tag)
+                                     if both else None),
+                                 capture_output=True,
                                  text=True, timeout=600)
             alive = srv.poll() is None
         finally:
@@ -121,7 +171,7 @@ def cmtime_pair(a, tag, conns, capture):
             cli.returncode, 'running' if alive else 'gone'))
     r = {'steps_ms': {s: v[0] for s, v in cmtime_steps(co).items()},
          'problems': probs}
-    if pcap:
+    if pcap and not both:
         span, nreq, nrtu = server_span(pcap)
         r.update(server_span_ms=span * 1000 if span else None,
                  server_req=nreq, server_rtu=nrtu)
@@ -175,6 +225,7 @@ def main():
     rounds = int(os.environ.get('CM_ROUNDS', '5'))
     conns = int(os.environ.get('CM_CONNS', '1000'))
     hold = int(os.environ.get('CM_HOLD', '10000'))
+    parts_n = int(os.environ.get('CM_PARTS', '5'))
     for tool in ('cmtime', 'tshark'):
         if shutil.which(tool) is None:
             print('run.py: %s is not installed' % tool)
@@ -222,6 +273,16 @@ def main():
     res['captured']['client_connect_ms'] = c
     res['captured']['server_after_client_ms'] = \
         cap['server_span_ms'] - c if c and cap['server_span_ms'] else None
+    # what one setup is made of: PARTS_N single connections, captured
+    res['parts_us'] = {}
+    conn_us = []
+    for i in range(parts_n):
+        p, c = setup_parts(a, 'part%d' % i)
+        conn_us.append(c)
+        for k, v in p.items():
+            res['parts_us'].setdefault(k, []).append(v)
+    res['parts_us'] = {k: summary(v) for k, v in res['parts_us'].items()}
+    res['one_connect_us'] = summary(conn_us)
     if hold:
         h = cmtime_pair(a, 'hold', hold, False)
         c = h['steps_ms'].get('connect')
@@ -249,6 +310,11 @@ def main():
               cp['client_connect_ms'], '%.1f' % cp['server_span_ms']
               if cp['server_span_ms'] else '-', cp['server_req'],
               cp['server_rtu']))
+    if parts_n:
+        print('one connection alone (%d runs, us): cmtime connect %s' % (
+            parts_n, fmt(res['one_connect_us'])))
+        for name, _, _, _, _ in PARTS:
+            print('  %s: %s' % (name, fmt(res['parts_us'].get(name))))
     if hold:
         print('%d connections held at once: %s%s' % (
             hold, 'all established' if res['hold']['ok'] else 'FAILED',
