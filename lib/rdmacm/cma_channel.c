@@ -141,6 +141,28 @@ cma_event_queue(struct cma_event *e)
 	pthread_mutex_unlock(&owner->lock);
 }
 
+/* Atomics, no lock: the count is given back under the channel's lock,
+ * which nests inside the id's. */
+bool
+cma_backlog_take(struct cma_id *l)
+{
+	int n = __atomic_load_n(&l->req_queued, __ATOMIC_RELAXED);
+
+	do {
+		if (n >= l->backlog)
+			return false;
+	} while (!__atomic_compare_exchange_n(&l->req_queued, &n, n + 1, false,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+void
+cma_backlog_give(struct cma_id *l)
+{
+	__atomic_fetch_sub(&l->req_queued, 1, __ATOMIC_ACQ_REL);
+}
+
 int
 cma_post(struct cma_id *id, struct cma_id *listen,
 	 enum rdma_cm_event_type type, int status, const void *priv,
@@ -171,8 +193,15 @@ rdma_get_cm_event(struct rdma_event_channel *channel,
 			return -1;	/* errno: EAGAIN, EINTR */
 		pthread_mutex_lock(&c->lock);
 		e = TAILQ_FIRST(&c->queue);
-		if (e != NULL)
+		if (e != NULL) {
 			TAILQ_REMOVE(&c->queue, e, link);
+			/* read: out of its listener's backlog (under the
+			 * channel's lock, which a destroy of the listener
+			 * takes to drop its queued requests) */
+			if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+			    e->listen != NULL)
+				cma_backlog_give(e->listen);
+		}
 		pthread_mutex_unlock(&c->lock);
 		if (e != NULL)
 			break;
@@ -234,6 +263,9 @@ cma_channel_drop(struct cma_id *id)
 			continue;
 		TAILQ_REMOVE(&c->queue, e, link);
 		channel_unsignal(c);
+		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+		    e->listen != NULL && e->listen != id)
+			cma_backlog_give(e->listen);
 		TAILQ_INSERT_TAIL(&dropped, e, link);
 	}
 	pthread_mutex_unlock(&c->lock);

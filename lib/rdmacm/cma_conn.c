@@ -293,7 +293,8 @@ child_req_params(struct cma_id *c, struct cma_dev *d,
  * A new request on a listener of ours (agent thread): find the id that
  * listens for it, make the new id, take the connection over and queue
  * CONNECT_REQUEST on the listener's channel. A request nobody wants is
- * given back (the agent rejects it).
+ * given back (the agent rejects it); one past the listener's backlog of
+ * unread CONNECT_REQUESTs is forgotten with nothing sent.
  */
 static void
 listen_cb(void *owner, struct cm_conn *conn, const struct cm_event *e)
@@ -321,6 +322,10 @@ listen_cb(void *owner, struct cm_conn *conn, const struct cm_event *e)
 	l = cma_listener_find(lsn->dev, ps, port, h.dst_addr, h.ip_version);
 	if (l == NULL)
 		goto refuse;
+	if (!cma_backlog_take(l)) {
+		cma_id_put(l);
+		goto full;
+	}
 	ret = cma_id_new(l->sync ? NULL : cma_channel_of(l->id.channel),
 			 l->id.context, l->id.ps, sidr ? IBV_QPT_UD :
 			 l->id.qp_type, &c);
@@ -332,6 +337,7 @@ listen_cb(void *owner, struct cm_conn *conn, const struct cm_event *e)
 	if (ret < 0) {
 		if (c != NULL)
 			cma_id_destroy_now(c);
+		cma_backlog_give(l);
 		cma_id_put(l);
 		goto refuse;
 	}
@@ -361,9 +367,21 @@ listen_cb(void *owner, struct cm_conn *conn, const struct cm_event *e)
 	}
 	if (ev != NULL)
 		cma_event_queue(ev);
+	else
+		cma_backlog_give(l);
 	cma_id_put(l);
 	if (ev == NULL)
 		cma_id_destroy_now(c);	/* releases the connection: REJ */
+	return;
+full:
+	/* The kernel's rdma_ucm fails the request with -ENOMEM and its cm
+	 * then sends nothing, so that the peer's REQ resend may find room;
+	 * a SIDR_REQ is answered SIDR_REP "reject". */
+	CMA_LOG(DEBUG, "request dropped: the listener's backlog is full");
+	if (sidr)
+		cm_conn_release(conn);
+	else
+		cm_conn_forget(conn);
 	return;
 refuse:
 	CMA_LOG(INFO, "request refused: no listener for it");

@@ -451,8 +451,9 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 	}
 	if (c->state != CMA_ADDR_BOUND)
 		return cma_err(-EINVAL);
-	/* the kernel's rdma_listen: a backlog <= 0 means its default */
-	c->backlog = backlog > 0 ? backlog : 1024;
+	/* as the kernel's rdma_ucm: <= 0 or above the most is the most */
+	c->backlog = backlog > 0 && backlog <= CMA_MAX_BACKLOG ? backlog :
+		     CMA_MAX_BACKLOG;
 	pthread_mutex_lock(&ports_lock);
 	c->state = CMA_LISTEN;
 	if (c->reuseaddr) {

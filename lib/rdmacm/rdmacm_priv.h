@@ -88,6 +88,11 @@ int cma_dev_agent(struct cma_dev *d, struct cm_agent **out);
 
 struct cma_id;
 
+/* The most a listener's backlog may be, and what rdma_listen() gives a
+ * backlog of 0 or less or above it: the kernel's default of the sysctl
+ * net.rdma_ucm.max_backlog. */
+#define CMA_MAX_BACKLOG	1024
+
 struct cma_event {
 	struct rdma_cm_event ev;	/* what the application gets */
 	TAILQ_ENTRY(cma_event) link;
@@ -122,6 +127,11 @@ void cma_event_queue(struct cma_event *e);
 int cma_post(struct cma_id *id, struct cma_id *listen,
 	     enum rdma_cm_event_type type, int status, const void *priv,
 	     size_t len);
+/* A listener's backlog: take a place for a CONNECT_REQUEST about to be
+ * queued (false: full), give it back when the event is read or was not
+ * queued after all. */
+bool cma_backlog_take(struct cma_id *l);
+void cma_backlog_give(struct cma_id *l);
 /* Move the unread events of @id from its channel to @to. */
 void cma_channel_move(struct cma_id *id, struct cma_channel *to);
 /* Drop the unread events of @id (destroy); the new ids of requests a
@@ -176,8 +186,10 @@ struct cma_id {
 	bool tos_set, reuseaddr, afonly, afonly_set, timeout_set;
 	uint8_t tos;
 	uint8_t ack_timeout;
-	/* listening */
+	/* listening: at most @backlog CONNECT_REQUESTs queued and not yet
+	 * read (req_queued, atomic), as the kernel's rdma_ucm counts */
 	int backlog;
+	int req_queued;
 	LIST_ENTRY(cma_id) port_link;	/* in the bound ids of the process */
 	/* connection */
 	struct cm_conn *conn;

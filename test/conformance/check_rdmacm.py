@@ -22,6 +22,12 @@ connection (class 0x07) in both directions: REQ, REP and RTU (SIDR_REQ
 and SIDR_REP for udaddy), and a DREQ and DREP for the tools that
 disconnect.
 
+cmtime's server serves until it is stopped: it must still be running,
+silent, when its client is done. Its client's output is parsed (every
+phase announced in order, every step's line with figures that add up, no
+error line) and each capture must hold REQ, REP, RTU, DREQ and DREP for
+exactly as many distinct connections as the client made (-c).
+
 UROCE_TEST_PRELOAD (sanitizer builds): the runtime our libraries need
 inside the uninstrumented tools, preloaded into them (never into
 uroce-run).
@@ -43,6 +49,8 @@ import time
 SKIP = 77
 ATTEMPTS = 5
 SERVER_IP = '192.168.77.1'
+CLIENT_IP = '192.168.77.2'
+CMTIME_CONNS = 100
 MAC = {'a': '02:00:00:00:77:01', 'b': '02:00:00:00:77:02'}
 CM_ATTR = {0x10: 'REQ', 0x11: 'MRA', 0x12: 'REJ', 0x13: 'REP', 0x14: 'RTU',
            0x15: 'DREQ', 0x16: 'DREP', 0x17: 'SIDR_REQ', 0x18: 'SIDR_REP'}
@@ -88,14 +96,79 @@ CASES = collections.OrderedDict([
                       ['-R', '-d', 'uroce0', '-F', '-n', '200', '-s',
                        '65536', SERVER_IP],
                       (r'^\s*65536\s+200\s', r'^\s*65536\s+200\s'), CONNECT)),
+    # the server listens on the wildcard (every uroce device); the client
+    # binds each id to its address first (the "bind addr" step)
+    ('cmtime-100', ('cmtime', [], ['-b', CLIENT_IP, '-s', SERVER_IP, '-c',
+                                   str(CMTIME_CONNS)],
+                    (None, None), CONNECT + CLOSE)),
 ])
+# Tools whose server never ends (cmtime's serves until killed): it passes
+# when it is still running, silent, once the client is done; then it is
+# stopped.
+SERVES_FOREVER = ('cmtime',)
 GROUPS = {
     'rping': ['rping', 'rping-v'],
     'ucmatose': ['ucmatose-10', 'ucmatose-100'],
     'udaddy': ['udaddy'],
     'rdma_server': ['rdma_server'],
     'perftest': ['ib_send_bw-R', 'ib_write_lat-R', 'ib_read_bw-R'],
+    'cmtime': ['cmtime-100'],
 }
+
+# cmtime's client: what it prints before each step, then one line a step
+# (total ms, max ms, min us, us / conn); "bind addr" only with -b.
+CMTIME_PHASES = ('creating id', 'binding source address', 'resolving address',
+                 'resolving route', 'creating qp', 'connecting',
+                 'disconnecting', 'destroying id')
+CMTIME_STEPS = ('create id', 'bind addr', 'resolve addr', 'resolve route',
+                'create qp', 'connect', 'disconnect', 'destroy')
+# the steps each connection goes through in an exchange of messages: the
+# time of its slowest is not 0 and its fastest took some time
+CMTIME_TIMED = ('resolve addr', 'connect', 'disconnect')
+
+
+def cmtime_steps(out):
+    """{step: (total ms, max ms, min us, us / conn)} of cmtime's table."""
+    steps = {}
+    for m in re.finditer(r'^(\S[^:\n]*?)\s*:\s+([-\d.]+)\s+([-\d.]+)\s+'
+                         r'([-\d.]+)\s+([-\d.]+)\s*$', out, re.M):
+        steps[m.group(1)] = tuple(float(x) for x in m.group(2, 3, 4, 5))
+    return steps
+
+
+def check_cmtime(co, so, n):
+    """Problems in cmtime's outputs for @n connections: every phase
+    announced, in order, every step in the table with figures that agree
+    (us / conn is the total over @n; both printed to 0.01), no error
+    line on either side."""
+    probs = []
+    pos = 0
+    for ph in CMTIME_PHASES:
+        i = co.find(ph + '\n', pos)
+        if i < 0:
+            probs.append('client: no "%s" (in order)' % ph)
+        else:
+            pos = i
+    steps = cmtime_steps(co)
+    for st in CMTIME_STEPS:
+        if st not in steps:
+            probs.append('client: step "%s" missing' % st)
+            continue
+        total, mx, mn, per = steps[st]
+        if min(total, mx, mn, per) < 0 or \
+                abs(per * n - total * 1000) > 10 + n * 0.01:
+            probs.append('client: step "%s" figures do not add up: %s'
+                         % (st, steps[st]))
+        # max is printed in ms to 0.01: 5 us of rounding against min's us
+        if st in CMTIME_TIMED and (mx <= 0 or mn <= 0 or
+                                   mx * 1000 + 5 < mn):
+            probs.append('client: step "%s" not timed for every '
+                         'connection: %s' % (st, steps[st]))
+    for who, out in (('client', co), ('server', so)):
+        for line in out.splitlines():
+            if re.search(r'event: |error|fail|usage|Unhandled', line, re.I):
+                probs.append('%s: %s' % (who, line.strip()))
+    return probs
 
 
 def tool_cmd(tool, args):
@@ -159,6 +232,21 @@ def finish(p, deadline):
         p.kill()
         p.wait()
         return 'timeout'
+
+
+def stop(p):
+    """A server that serves until stopped: 0 when it was still running
+    (then stopped with SIGTERM), else how it ended."""
+    rc = p.poll()
+    if rc is not None:
+        return 'ended %s before it was stopped' % rc
+    p.terminate()
+    try:
+        p.wait(10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    return 0
 
 
 def output(f):
@@ -230,9 +318,35 @@ def cm_messages_any(path):
     return n
 
 
-def check_captures(run, want, full):
+# The field that tells one connection's message from another's: the
+# REQ's QPN, the comm ID the sender of the others gave its side.
+CM_CONN_FIELD = {'REQ': 'infiniband.cm.req.localqpn',
+                 'REP': 'infiniband.cm.rep.remotecommid',
+                 'RTU': 'infiniband.cm.rtu.localcommid',
+                 'DREQ': 'infiniband.cm.dreq.localcommid',
+                 'DREP': 'infiniband.cm.drsp.localcommid'}
+
+
+def cm_connections(path):
+    """{CM message: how many connections it was sent for} in a capture
+    (resends of one connection's message count once)."""
+    names = sorted(CM_CONN_FIELD)
+    cmd = ['tshark', '-r', path, '-n', '-T', 'fields', '-E', 'occurrence=f']
+    for m in names:
+        cmd += ['-e', CM_CONN_FIELD[m]]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    seen = collections.defaultdict(set)
+    for line in out.stdout.splitlines():
+        for m, v in zip(names, line.split('\t')):
+            if v:
+                seen[m].add(v)
+    return {m: len(seen[m]) for m in names}
+
+
+def check_captures(run, want, full, conns=None):
     """(ok, lines) for both captures of a finished run; @full: with
-    check_capture.check() (scapy's ICRC check), else tshark alone."""
+    check_capture.check() (scapy's ICRC check), else tshark alone;
+    @conns: how many connections each message of @want was sent for."""
     lines, ok = [], True
     for side in 'ab':
         if full:
@@ -256,6 +370,13 @@ def check_captures(run, want, full):
         for m in want:
             if sum(v for k, v in msgs.items() if k[0] == m) == 0:
                 probs.append('no %s in the capture' % m)
+        if conns is not None:
+            got = cm_connections(run.pcap[side])
+            lines.append('    connections: ' + ', '.join(
+                '%s %d' % (m, got.get(m, 0)) for m in want))
+            probs += ['%s sent for %d connections, not %d' %
+                      (m, got.get(m, 0), conns) for m in want
+                      if got.get(m, 0) != conns]
         lines += ['    ' + p for p in probs]
         ok = ok and not probs
     return ok, lines
@@ -279,10 +400,17 @@ def run_case(a, idx, name, tmp):
             cli, cout = run.start('b', tool, cargs)
             crc = finish(cli, deadline)
             co = output(cout)
+            if crc == 0 and tool in SERVES_FOREVER and \
+                    re.search(RETRY, co) and attempt + 1 < ATTEMPTS:
+                continue        # its client ends 0 after a REJECTED too
             if crc == 0 or srv.poll() is not None or \
                     not re.search(RETRY, co) or attempt + 1 == ATTEMPTS:
                 break
-        src = finish(srv, deadline if crc == 0 else time.monotonic() + 2)
+        if tool in SERVES_FOREVER:
+            src = stop(srv)
+        else:
+            src = finish(srv, deadline if crc == 0 else
+                         time.monotonic() + 2)
         so = output(sout)
     finally:
         for p in (srv, cli):
@@ -293,9 +421,15 @@ def run_case(a, idx, name, tmp):
     ok = src == 0 and crc == 0 and \
         (done[0] is None or re.search(done[0], co, re.M)) and \
         (done[1] is None or re.search(done[1], so, re.M))
-    lines = []
+    lines, conns = [], None
+    if tool == 'cmtime':
+        conns = int(cargs[cargs.index('-c') + 1])
+        probs = check_cmtime(co, so, conns)
+        lines += ['  ' + p for p in probs]
+        ok = ok and not probs
     if ok and a.capture:
-        ok, lines = check_captures(run, want, a.full_capture)
+        ok, more = check_captures(run, want, a.full_capture, conns)
+        lines += more
     print('%s %s (server %s, client %s)' % ('ok  ' if ok else 'FAIL', name,
                                             src, crc))
     if lines and (not ok or a.verbose):

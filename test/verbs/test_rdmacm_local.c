@@ -14,7 +14,9 @@
  * Then connections between the two devices through the CM agents: private
  * data of REQ and REP delivered, both QPs in RTS facing each other,
  * DISCONNECTED on both sides; REJECTED with reason 8 for a port nobody
- * listens on and 28 with the REJ's private data from rdma_reject().
+ * listens on and 28 with the REJ's private data from rdma_reject(); the
+ * listener's backlog of unread requests, past which a REQ is not
+ * answered (the peer's resend then connects).
  */
 
 #include <arpa/inet.h>
@@ -651,6 +653,132 @@ test_reject(void)
 	rdma_destroy_event_channel(ch);
 }
 
+/* How many events wait on @ch, read without blocking (acked, their new
+ * ids kept in @ids when not NULL). */
+static int
+drain_events(struct rdma_event_channel *ch, struct rdma_cm_id **ids, int max)
+{
+	int fl = fcntl(ch->fd, F_GETFL), n = 0;
+	struct rdma_cm_event *ev;
+
+	fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
+	while (rdma_get_cm_event(ch, &ev) == 0) {
+		if (ids != NULL && n < max)
+			ids[n] = ev->id;
+		n++;
+		rdma_ack_cm_event(ev);
+	}
+	UT_CHECK_EQ(errno, EAGAIN);
+	fcntl(ch->fd, F_SETFL, fl);
+	return n;
+}
+
+static void
+accept_one(struct rdma_cm_id *p)
+{
+	struct ibv_qp_init_attr qa;
+	struct rdma_conn_param cp;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	UT_CHECK_EQ(rdma_create_qp(p, NULL, &qa), 0);
+	memset(&cp, 0, sizeof(cp));
+	UT_CHECK_EQ(rdma_accept(p, &cp), 0);
+}
+
+/*
+ * rdma_listen()'s backlog counts the CONNECT_REQUESTs not yet read, as
+ * the kernel's rdma_ucm does. Past it a REQ is not answered at all (the
+ * kernel's cm sends no REJ when the listener has no room, so that the
+ * peer retries): with a backlog of 2, three REQs give two events; the
+ * REQ of a fourth id to another listener of the same device, sent after
+ * them, shows that the third was handled. Once the two are read, the
+ * third's REQ resend (after its CM response timeout) is a request, and
+ * all three connect: nobody is REJECTED.
+ */
+static void
+test_backlog(void)
+{
+	struct rdma_event_channel *lch = rdma_create_event_channel();
+	struct rdma_event_channel *lch2 = rdma_create_event_channel();
+	struct rdma_event_channel *ach = rdma_create_event_channel();
+	struct sockaddr_in ls = sin_of(addr_of(2), 20031);
+	struct sockaddr_in ls2 = sin_of(addr_of(2), 20032);
+	struct rdma_cm_id *l, *l2, *a[4], *p[3] = { NULL }, *q = NULL;
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	int i, est = 0;
+
+	if (!UT_CHECK(lch != NULL && lch2 != NULL && ach != NULL))
+		return;
+	UT_CHECK_EQ(rdma_create_id(lch, &l, NULL, RDMA_PS_TCP), 0);
+	UT_CHECK_EQ(rdma_bind_addr(l, (struct sockaddr *)&ls), 0);
+	UT_CHECK_EQ(rdma_listen(l, 2), 0);
+	UT_CHECK_EQ(rdma_create_id(lch2, &l2, NULL, RDMA_PS_TCP), 0);
+	UT_CHECK_EQ(rdma_bind_addr(l2, (struct sockaddr *)&ls2), 0);
+	UT_CHECK_EQ(rdma_listen(l2, 0), 0);
+	memset(&cp, 0, sizeof(cp));
+	for (i = 0; i < 4; i++) {
+		a[i] = active_id(ach, i < 3 ? 20031 : 20032);
+		if (a[i] == NULL)
+			return;
+	}
+	for (i = 0; i < 4; i++)
+		UT_CHECK_EQ(rdma_connect(a[i], &cp), 0);
+	ev = expect_event(lch2, RDMA_CM_EVENT_CONNECT_REQUEST, true);
+	if (ev != NULL) {
+		q = ev->id;
+		rdma_ack_cm_event(ev);
+	}
+	UT_CHECK_EQ(drain_events(lch, p, 2), 2);
+	UT_NOTE("backlog 2: three REQs, two CONNECT_REQUESTs, the third "
+		"not answered");
+	/* nothing came back to the active side meanwhile */
+	UT_CHECK_EQ(drain_events(ach, NULL, 0), 0);
+	ev = expect_event(lch, RDMA_CM_EVENT_CONNECT_REQUEST, true);
+	if (ev != NULL) {
+		p[2] = ev->id;
+		rdma_ack_cm_event(ev);
+	}
+	for (i = 0; i < 3; i++)
+		if (p[i] != NULL)
+			accept_one(p[i]);
+	if (q != NULL)
+		accept_one(q);
+	/* the four ESTABLISHED of the active side, and four of ours */
+	for (i = 0; i < 8; i++) {
+		ev = next_event(i < 4 ? ach : (i < 7 ? lch : lch2));
+		if (ev == NULL)
+			break;
+		if (!UT_CHECK_EQ(ev->event, RDMA_CM_EVENT_ESTABLISHED))
+			UT_NOTE("got %s status %d", rdma_event_str(ev->event),
+				ev->status);
+		est += ev->event == RDMA_CM_EVENT_ESTABLISHED;
+		rdma_ack_cm_event(ev);
+	}
+	UT_CHECK_EQ(est, 8);
+	for (i = 0; i < 4; i++) {
+		rdma_destroy_qp(a[i]);
+		rdma_destroy_id(a[i]);
+	}
+	for (i = 0; i < 3; i++)
+		if (p[i] != NULL) {
+			rdma_destroy_qp(p[i]);
+			rdma_destroy_id(p[i]);
+		}
+	if (q != NULL) {
+		rdma_destroy_qp(q);
+		rdma_destroy_id(q);
+	}
+	rdma_destroy_id(l);
+	rdma_destroy_id(l2);
+	rdma_destroy_event_channel(ach);
+	rdma_destroy_event_channel(lch);
+	rdma_destroy_event_channel(lch2);
+}
+
 int
 main(void)
 {
@@ -667,5 +795,6 @@ main(void)
 	test_options_unsupported();
 	test_connect();
 	test_reject();
+	test_backlog();
 	return ut_summary();
 }

@@ -450,3 +450,35 @@ cm_conn_release(struct cm_conn *c)
 	pthread_mutex_unlock(&a->lock);
 	cm_batch_send(a, &b);
 }
+
+void
+cm_conn_forget(struct cm_conn *c)
+{
+	struct cm_agent *a;
+
+	if (c == NULL)
+		return;
+	a = c->a;
+	pthread_mutex_lock(&a->lock);
+	if (c->fsm.state != UROCE_CM_REQ_RCVD || c->released) {
+		pthread_mutex_unlock(&a->lock);
+		cm_conn_release(c);
+		return;
+	}
+	c->fn = NULL;
+	c->owner = NULL;
+	c->released = true;
+	cm_listener_detach(c);
+	/* Back to IDLE with no message: it leaves the peer's tables, so the
+	 * REQ's resend (same comm ID) is a new request. */
+	c->fsm.state = UROCE_CM_IDLE;
+	c->fsm.deadline_ns = 0;
+	cm_heap_set(&a->heap, c, 0);
+	cm_conn_update(c);
+	a->st.drop_backlog++;
+	AG_LOG(DEBUG, "%s: comm ID 0x%08x: request forgotten (backlog full)\n",
+	       a->dev.name, c->fsm.local_comm_id);
+	cm_conn_maybe_free(c);
+	cm_cb_wait(a, c, NULL);
+	pthread_mutex_unlock(&a->lock);
+}

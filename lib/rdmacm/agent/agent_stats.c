@@ -40,6 +40,7 @@ static const struct {
 	STAT(drop_unmatched), STAT(replied_unmatched), STAT(rej_backlog),
 	STAT(conns), STAT(tx_err), STAT(replied), STAT(rej_stale),
 	STAT(duplicates), STAT(drop_addr), STAT(events), STAT(ev_lost),
+	STAT(drop_backlog),
 };
 
 static void

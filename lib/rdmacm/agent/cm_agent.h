@@ -132,6 +132,16 @@ const struct cm_peer *cm_conn_peer(const struct cm_conn *c);
  */
 void cm_conn_release(struct cm_conn *c);
 
+/*
+ * Forget @c, a request (REQ_RCVD) its owner has no room for, with nothing
+ * sent: as Linux's cm does when rdma_cm's backlog is full (the listener's
+ * handler fails with -ENOMEM, and cm_destroy_id() then sends no REJ so
+ * that the peer may retry). The peer's next resend of its REQ is a new
+ * request. In any other state this is cm_conn_release(). No callback for
+ * @c once this returns.
+ */
+void cm_conn_forget(struct cm_conn *c);
+
 /* Counters of an agent (for telemetry and tests). */
 struct cm_agent_stats {
 	uint64_t rx;			/* MADs received */
@@ -154,6 +164,8 @@ struct cm_agent_stats {
 	uint64_t drop_addr;		/* sent to none of our GIDs */
 	uint64_t events;		/* callbacks made */
 	uint64_t ev_lost;		/* events lost: no memory */
+	uint64_t drop_backlog;		/* requests forgotten, nothing sent:
+					 * the owner's backlog was full */
 };
 void cm_agent_stats(const struct cm_agent *a, struct cm_agent_stats *out);
 
