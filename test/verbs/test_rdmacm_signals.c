@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,23 +56,23 @@ sin_of(unsigned int host, uint16_t port)
 	return s;
 }
 
-/* SigBlk of thread tid, or 0 if it is gone. */
-static uint64_t
-sig_blocked(const char *tid)
+/* SigBlk of thread tid into *mask: false if the thread is gone (the
+ * resolution workers end on their own). */
+static bool
+sig_blocked(const char *tid, uint64_t *mask)
 {
 	char path[300], line[128];
-	uint64_t mask = 0;
+	bool found = false;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%s/status", tid);
 	f = fopen(path, "r");
 	if (f == NULL)
-		return 0;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "SigBlk: %" SCNx64, &mask) == 1)
-			break;
+		return false;
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = sscanf(line, "SigBlk: %" SCNx64, mask) == 1;
 	fclose(f);
-	return mask;
+	return found;
 }
 
 /* Every thread but this one blocks every signal a program uses; @return
@@ -92,7 +93,8 @@ check_threads(void)
 
 		if (d->d_name[0] == '.' || strcmp(d->d_name, self) == 0)
 			continue;
-		mask = sig_blocked(d->d_name);
+		if (!sig_blocked(d->d_name, &mask))
+			continue;
 		n++;
 		for (i = 0; i < sizeof(program_signals) / sizeof(program_signals[0]); i++) {
 			int s = program_signals[i];
