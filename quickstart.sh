@@ -18,6 +18,7 @@ PACKAGES=(
 	python3-scapy tshark iproute2 ibverbs-utils perftest gnuplot-nox
 	iputils-ping iperf3 ethtool scdoc python3-pyverbs
 	qemu-system-x86 busybox-static rdmacm-utils ibverbs-providers
+	tgt libiscsi-bin
 )
 BUILD=build		# release build: the main job and the first test pass
 BUILD_SAN=build-san	# clang, ASan + UBSan, fuzzers

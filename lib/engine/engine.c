@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,28 @@ eng_start(struct eng *e, const struct uroce_config *cfg, unsigned int flags,
 	return ret;
 }
 
+/* eng_start() with every signal blocked in the calling thread, so that
+ * each thread it creates (EAL's lcores, interrupt, multi-process and
+ * telemetry threads, the PMDs', the keeper, the link and neighbour
+ * watchers) starts with them all blocked: a signal sent to the process
+ * then goes to one of the program's own threads, which chose their masks
+ * (a program that blocks a signal in its threads and reads it from a
+ * signalfd would otherwise see it delivered to ours and the process end
+ * with the default action). The caller's mask is back on return. */
+static int
+eng_start_masked(struct eng *e, const struct uroce_config *cfg,
+		 unsigned int flags, char *err, size_t err_len)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = eng_start(e, cfg, flags, err, err_len);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
 int
 uroce_engine_init(const struct uroce_config *cfg, unsigned int flags,
 		  char *err, size_t err_len)
@@ -392,7 +415,7 @@ uroce_engine_init(const struct uroce_config *cfg, unsigned int flags,
 		rte_spinlock_init(&e->native_lock);
 		pthread_mutex_init(&e->lock, NULL);
 		eng_g = e;
-		ret = eng_start(e, cfg, flags, msg, sizeof(msg));
+		ret = eng_start_masked(e, cfg, flags, msg, sizeof(msg));
 		if (ret < 0)
 			eng_teardown(e, true);
 	}

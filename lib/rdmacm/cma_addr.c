@@ -19,6 +19,7 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -126,12 +127,27 @@ resolve_wait(void *arg)
 	return NULL;
 }
 
+/* A detached worker with every signal blocked: the program's signals go
+ * to its own threads (as the CM agent's thread). */
+static int
+resolve_spawn(pthread_attr_t *pa, void *(*fn)(void *), struct resolve *r)
+{
+	sigset_t all, old;
+	pthread_t t;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&t, pa, fn, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
 static int
 resolve_start(struct cma_id *id, int timeout_ms)
 {
 	struct resolve *r = calloc(1, sizeof(*r));
 	pthread_attr_t pa;
-	pthread_t t;
 	int ret;
 
 	if (r == NULL)
@@ -161,7 +177,7 @@ resolve_start(struct cma_id *id, int timeout_ms)
 	cma_id_get(id);
 	pthread_attr_init(&pa);
 	pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
-	ret = pthread_create(&t, &pa, resolve_neigh, r);
+	ret = resolve_spawn(&pa, resolve_neigh, r);
 	if (ret != 0) {
 		pthread_attr_destroy(&pa);
 		cma_id_put(id);
@@ -169,7 +185,7 @@ resolve_start(struct cma_id *id, int timeout_ms)
 		free(r);
 		return -ret;
 	}
-	ret = pthread_create(&t, &pa, resolve_wait, r);
+	ret = resolve_spawn(&pa, resolve_wait, r);
 	pthread_attr_destroy(&pa);
 	if (ret != 0) {
 		/* the neighbour thread finishes on its own */

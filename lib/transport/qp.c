@@ -330,7 +330,7 @@ send_wr_check(const struct uroce_qp *qp, const struct ibv_send_wr *wr,
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge)
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
-		sum += wr->sg_list[i].length;
+		sum += uroce_sge_at(wr->sg_list, i).length;
 	if (sum > UROCE_MSG_MAX)
 		return -EINVAL;
 	if ((wr->send_flags & IBV_SEND_INLINE) &&
@@ -360,9 +360,10 @@ send_wr_data(struct uroce_send_wqe *w, const struct ibv_send_wr *wr)
 		/* Inline data is copied now, from the caller's addresses:
 		 * the buffer is the caller's again when the post returns. */
 		for (i = 0; i < wr->num_sge; i++) {
-			memcpy(d, (const void *)(uintptr_t)wr->sg_list[i].addr,
-			       wr->sg_list[i].length);
-			d += wr->sg_list[i].length;
+			struct ibv_sge sg = uroce_sge_at(wr->sg_list, i);
+
+			memcpy(d, (const void *)(uintptr_t)sg.addr, sg.length);
+			d += sg.length;
 		}
 	} else if (wr->num_sge > 0) {
 		memcpy(w->data, wr->sg_list, wr->num_sge * sizeof(struct ibv_sge));

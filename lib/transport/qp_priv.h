@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_log.h>
 
@@ -354,6 +355,18 @@ static inline struct uroce_recv_wqe *
 uroce_rq_wqe(const struct uroce_qp *qp, uint32_t idx)
 {
 	return uroce_ring_slot_at(&qp->rq, idx);
+}
+
+/* Entry i of a caller's scatter/gather list, copied: the verbs API puts
+ * no alignment on the list (libiscsi's iSER descriptors are packed and
+ * hold theirs at 4-byte offsets), and struct ibv_sge wants 8. */
+static inline struct ibv_sge
+uroce_sge_at(const struct ibv_sge *list, int i)
+{
+	struct ibv_sge s;
+
+	memcpy(&s, (const char *)list + (size_t)i * sizeof(s), sizeof(s));
+	return s;
 }
 
 /*

@@ -155,7 +155,7 @@ op_add(struct uroce_tm *tm, struct ibv_ops_wr *wr)
 	t->wr_id = wr->tm.add.recv_wr_id;
 	memset(&t->sge, 0, sizeof(t->sge));
 	if (wr->tm.add.num_sge > 0)
-		t->sge = wr->tm.add.sg_list[0];
+		memcpy(&t->sge, wr->tm.add.sg_list, sizeof(t->sge));
 	/* Phases: only a tag added in sync may match. */
 	t->eligible = !uroce_tm_sync_req(tm);
 	list_append(tm, slot);

@@ -149,7 +149,7 @@ uroce_recv_wr_check(const struct ibv_recv_wr *wr, uint32_t max_sge,
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge)
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++)
-		sum += wr->sg_list[i].length;
+		sum += uroce_sge_at(wr->sg_list, i).length;
 	*len = (uint32_t)RTE_MIN(sum, (uint64_t)UINT32_MAX);
 	return 0;
 }
