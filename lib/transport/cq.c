@@ -16,25 +16,39 @@
 
 #include "uroce_cq.h"
 
+/* An empty ring of at least cqe_count completions (a power of two) on
+ * memory of its own, which it returns; NULL when out of memory. */
+static void *
+ring_alloc(struct uroce_ring *r, uint32_t cqe_count)
+{
+	uint32_t nb = rte_align32pow2(cqe_count);
+	/* aligned_alloc() wants a multiple of the alignment */
+	size_t size = RTE_ALIGN_CEIL(uroce_ring_mem_size(nb, sizeof(struct ibv_wc)),
+				     RTE_CACHE_LINE_SIZE);
+	void *mem = aligned_alloc(RTE_CACHE_LINE_SIZE, size);
+
+	if (mem != NULL) {
+		memset(r, 0, sizeof(*r));
+		uroce_ring_init(r, mem, nb, sizeof(struct ibv_wc));
+	}
+	return mem;
+}
+
 int
 uroce_cq_init(struct uroce_cq *cq, uint32_t cqe_count)
 {
-	uint32_t nb;
-	size_t size;
+	struct uroce_ring r;
 	void *mem;
 
 	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE)
 		return -EINVAL;
-	nb = rte_align32pow2(cqe_count);
-	/* aligned_alloc() wants a multiple of the alignment */
-	size = RTE_ALIGN_CEIL(uroce_ring_mem_size(nb, sizeof(struct ibv_wc)),
-			      RTE_CACHE_LINE_SIZE);
-	mem = aligned_alloc(RTE_CACHE_LINE_SIZE, size);
+	mem = ring_alloc(&r, cqe_count);
 	if (mem == NULL)
 		return -ENOMEM;
 	memset(cq, 0, sizeof(*cq));
 	cq->mem = mem;
-	return uroce_ring_init(&cq->ring, mem, nb, sizeof(struct ibv_wc));
+	cq->ring = r;
+	return 0;
 }
 
 /* Whether the completion at ring index idx, of QP qpn, was cleaned by one
@@ -67,11 +81,10 @@ cleans_load(const struct uroce_cq *cq, uint64_t *c)
 int
 uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count)
 {
-	uint32_t n = uroce_ring_count(&cq->ring), nb, i, live = 0, nc;
+	uint32_t n = uroce_ring_count(&cq->ring), i, live = 0, nc;
 	uint64_t c[UROCE_CQ_CLEANS];
 	const struct ibv_wc *wc;
 	struct uroce_ring r;
-	size_t size;
 	void *mem;
 
 	nc = cleans_load(cq, c);
@@ -82,14 +95,9 @@ uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count)
 	}
 	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE || cqe_count < live)
 		return -EINVAL;
-	nb = rte_align32pow2(cqe_count);
-	size = RTE_ALIGN_CEIL(uroce_ring_mem_size(nb, sizeof(struct ibv_wc)),
-			      RTE_CACHE_LINE_SIZE);
-	mem = aligned_alloc(RTE_CACHE_LINE_SIZE, size);
+	mem = ring_alloc(&r, cqe_count);
 	if (mem == NULL)
 		return -ENOMEM;
-	memset(&r, 0, sizeof(r));
-	uroce_ring_init(&r, mem, nb, sizeof(struct ibv_wc));
 	/* The completions not yet polled and not cleaned, oldest first, at
 	 * the new ring's start: the next poll returns them in the same order.
 	 * The cleans are done with: the indices they name are gone. */
