@@ -42,6 +42,25 @@
  * start: one per memif client port at most. */
 #define MEMIF_SOCKS_MAX		64
 
+/* Whether fd is a SOCK_SEQPACKET socket whose address (its peer's, or
+ * its own) is a named Unix one, into *sa and *len. */
+static bool
+seqpacket_named(int fd, bool peer, struct sockaddr_un *sa, socklen_t *len)
+{
+	int type = 0;
+	socklen_t tlen = sizeof(type);
+
+	*len = sizeof(*sa);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) != 0 ||
+	    type != SOCK_SEQPACKET)
+		return false;
+	if ((peer ? getpeername : getsockname)(fd, (struct sockaddr *)sa,
+					       len) != 0)
+		return false;
+	return sa->sun_family == AF_UNIX &&
+	       *len > offsetof(struct sockaddr_un, sun_path) + 1;
+}
+
 /* Whether fd is a SOCK_SEQPACKET Unix socket connected to a named address
  * (a memif server's socket); its inode in *ino. A server's own accepted
  * channels have an unnamed peer, DPDK's telemetry connections too. */
@@ -49,19 +68,11 @@ static bool
 memif_sock(int fd, ino_t *ino)
 {
 	struct sockaddr_un sa;
-	socklen_t len = sizeof(sa);
-	int type;
-	socklen_t tlen = sizeof(type);
+	socklen_t len;
 	struct stat st;
 
-	if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
-		return false;
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) != 0 ||
-	    type != SOCK_SEQPACKET)
-		return false;
-	if (getpeername(fd, (struct sockaddr *)&sa, &len) != 0 ||
-	    sa.sun_family != AF_UNIX ||
-	    len <= offsetof(struct sockaddr_un, sun_path) + 1)
+	if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode) ||
+	    !seqpacket_named(fd, true, &sa, &len))
 		return false;
 	*ino = st.st_ino;
 	return true;
@@ -247,20 +258,13 @@ listener_of(int fd, void *arg)
 {
 	struct listener *l = arg;
 	struct sockaddr_un sa;
-	socklen_t len = sizeof(sa), olen = sizeof(int);
+	socklen_t len, olen = sizeof(int);
 	size_t plen = strlen(l->path), nlen;
 	const char *name = sa.sun_path;
-	int on = 0, type = 0;
+	int on = 0;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &olen) != 0 || !on)
-		return false;
-	olen = sizeof(type);
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &olen) != 0 ||
-	    type != SOCK_SEQPACKET)
-		return false;
-	if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0 ||
-	    sa.sun_family != AF_UNIX ||
-	    len <= offsetof(struct sockaddr_un, sun_path) + 1)
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &olen) != 0 || !on ||
+	    !seqpacket_named(fd, false, &sa, &len))
 		return false;
 	nlen = len - offsetof(struct sockaddr_un, sun_path);
 	if (name[0] == '\0') {
