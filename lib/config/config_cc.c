@@ -31,10 +31,9 @@
  * the paper's 1/256). dce_tcp_rtt is the paper's alpha period K, 55 us:
  * with a 1 us period alpha decays about a hundred times between two CNPs
  * 100 us apart, and each CNP adds back only 5/1024, so that a steady
- * train of CNPs leaves alpha near 1% and the cuts near nothing (measured
- * in test_cc before this default was chosen). The CNP interval is the
- * paper's 50 us (mlx5's np_min_time_between_cnps is port-wide, default 0;
- * uroce applies it per QP).
+ * train of CNPs leaves alpha near 1% and the cuts near nothing. The CNP
+ * interval is the paper's 50 us (mlx5's np_min_time_between_cnps is
+ * port-wide, default 0; uroce applies it per QP).
  */
 #define DCQCN_KEYS(X)							\
 	X(rpg_time_reset, 300, 1, US_MAX)				\
