@@ -382,8 +382,16 @@ def check_captures(run, want, full, conns=None):
     return ok, lines
 
 
+def with_count(args, n):
+    """args with the value after -C replaced by n."""
+    i = args.index('-C') + 1
+    return args[:i] + [str(n)] + args[i + 1:]
+
+
 def run_case(a, idx, name, tmp):
     tool, sargs, cargs, done, want = CASES[name]
+    if name == 'rping' and a.rping_count:
+        sargs, cargs = (with_count(x, a.rping_count) for x in (sargs, cargs))
     real = 'rdma_server' if tool == 'rdma_server' else tool
     if shutil.which(real) is None:
         print('SKIP %s: %s not installed' % (name, real))
@@ -452,6 +460,8 @@ def main():
     ap.add_argument('--only', help='cases whose name matches')
     ap.add_argument('--fault', help='UROCE_PORT_FAULT for both sides')
     ap.add_argument('--timeout', type=float, default=120)
+    ap.add_argument('--rping-count', type=int,
+                    help="rping's -C (pings) in the case rping")
     ap.add_argument('--capture', action='store_true')
     ap.add_argument('-v', '--verbose', action='store_true')
     a = ap.parse_args()
