@@ -141,8 +141,8 @@ def main():
     if not os.path.isdir(a.tests):
         print('rdma-core tests not installed (%s): skipped' % a.tests)
         return SKIP
-    r = subprocess.run(['/usr/bin/python3', '-c', 'import pyverbs.device'],
-                       capture_output=True)
+    r = subprocess.run(wrap(['/usr/bin/python3', '-c',
+                             'import pyverbs.device']), capture_output=True)
     if r.returncode != 0:
         print('python3-pyverbs not installed: skipped')
         return SKIP
