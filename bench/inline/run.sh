@@ -8,8 +8,16 @@
 #    RC WRITE 64 KiB goodput, natively (the benchmark's thread runs the
 #    stack: the ceiling of this comparison), through the verbs library
 #    with [eal] lcores = 0 (inline), and through it with one engine lcore;
+#  - uroce-perf RC WRITE 8 B message rate and RC READ 64 KiB goodput, the
+#    same three ways;
 #  - perftest's ib_write_lat and ib_send_lat under uroce-run (t_typical),
-#    inline and with one engine lcore.
+#    inline and with one engine lcore;
+#  - perftest's ib_read_bw (BW average): its server never polls while the
+#    client READs (it waits on its TCP socket), so inline only the keeper
+#    serves the READs;
+#  - the CPU a process with nothing to do uses: an ibv_rc_pingpong server
+#    on each side, its QP created, waiting for a TCP client that never
+#    comes (utime + stime of side A over INLINE_IDLE seconds).
 # The modes take turns within each round, RUNS rounds; the summary gives
 # each figure's median and min..max over the rounds.
 #
@@ -17,7 +25,8 @@
 #
 # Environment: INLINE_RUNS (rounds, default 3), INLINE_DURATION (seconds
 # of each uroce-perf figure, default 1), INLINE_ITERS (perftest -n,
-# default 20000), INLINE_MODES (default "native inline lcore").
+# default 20000), INLINE_IDLE (seconds of the idle figure, default 5),
+# INLINE_MODES (default "native inline lcore").
 set -u
 here=$(dirname "$(readlink -f "$0")")
 src=$(readlink -f "$here/../..")
@@ -28,6 +37,7 @@ run=$build/app/run/uroce-run
 runs=${INLINE_RUNS:-3}
 dur=${INLINE_DURATION:-1}
 iters=${INLINE_ITERS:-20000}
+idle=${INLINE_IDLE:-5}
 modes=${INLINE_MODES:-native inline lcore}
 conf_a=$src/config/memif-a.conf
 conf_b=$src/config/memif-b.conf
@@ -84,13 +94,60 @@ perftest_pair() {
 	pids=
 }
 
+# read_bw MODE NAME: perftest's ib_read_bw pair, 64 KiB for 2 s.
+read_bw_pair() {
+	local mode=$1 name=$2
+	env $(mode_env "$mode") "$run" -c "$conf_a" -- ib_read_bw -d uroce0 \
+		-x 0 -s 65536 -D 2 --report_gbits >"$out/$name.server.log" 2>&1 &
+	local spid=$!
+	pids="$spid"
+	sleep 1.5
+	env $(mode_env "$mode") "$run" -c "$conf_b" -- ib_read_bw -d uroce0 \
+		-x 0 -s 65536 -D 2 --report_gbits 127.0.0.1 >"$out/$name.log" 2>&1
+	wait "$spid"
+	pids=
+}
+
+# cpu_ticks PID: utime + stime of every thread of PID, in clock ticks.
+cpu_ticks() {
+	awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+
+# idle_pair MODE NAME: the CPU share (% of one core) side A's idle
+# ibv_rc_pingpong server uses over $idle seconds, link up, QP created.
+idle_pair() {
+	local mode=$1 name=$2 a b t0 t1
+	env $(mode_env "$mode") "$run" -c "$conf_a" -- ibv_rc_pingpong -g 0 \
+		-d uroce0 -p 18515 >"$out/$name.server.log" 2>&1 &
+	a=$!
+	env $(mode_env "$mode") "$run" -c "$conf_b" -- ibv_rc_pingpong -g 0 \
+		-d uroce0 -p 18516 >"$out/$name.peer.log" 2>&1 &
+	b=$!
+	pids="$a $b"
+	sleep 3
+	t0=$(cpu_ticks "$a")
+	sleep "$idle"
+	t1=$(cpu_ticks "$a")
+	echo "$t0 $t1 $idle $(getconf CLK_TCK)" | awk '{ printf "%.3f\n",
+		100 * ($2 - $1) / $4 / $3 }' >"$out/$name.txt"
+	cleanup
+	pids=
+}
+
 for r in $(seq 1 "$runs"); do
 	for m in $modes; do
 		perf_pair "$m" "lat-$m-$r" -w write -m lat
 		perf_pair "$m" "bw-$m-$r" -w write -m bw -s 64K
+		perf_pair "$m" "rate-$m-$r" -w write -m rate -s 8
+		perf_pair "$m" "read-$m-$r" -w read -m bw -s 64K
 		if [ "$m" != native ] && command -v ib_write_lat >/dev/null; then
 			perftest_pair "$m" ib_write_lat "write_lat-$m-$r"
 			perftest_pair "$m" ib_send_lat "send_lat-$m-$r"
+			read_bw_pair "$m" "read_bw-$m-$r"
+		fi
+		if [ "$m" != native ] && command -v ibv_rc_pingpong >/dev/null
+		then
+			idle_pair "$m" "idle-$m-$r"
 		fi
 	done
 done

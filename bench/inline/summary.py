@@ -43,6 +43,26 @@ def perftest_typical(path):
     return None
 
 
+def perftest_bw(path):
+    """BW average [Gb/sec] of a perftest bandwidth log (--report_gbits)."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = re.search(r'^\s*\d+\s+\d+\s+[0-9.]+\s+([0-9.]+)', text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def idle_share(path):
+    """% of one core an idle process used (run.sh's idle_pair)."""
+    try:
+        with open(path) as f:
+            return float(f.read())
+    except (OSError, ValueError):
+        return None
+
+
 def stat(vals):
     vals = [v for v in vals if v is not None]
     if not vals:
@@ -57,6 +77,8 @@ def main():
         ('RC WRITE 8 B lat p50 (ns)', 'lat', 'p50_ns', 1),
         ('RC WRITE 8 B lat p99 (ns)', 'lat', 'p99_ns', 1),
         ('RC WRITE 64 KiB goodput (Gbit/s)', 'bw', 'gbps', 1),
+        ('RC WRITE 8 B rate (M msg/s)', 'rate', 'mps', 1),
+        ('RC READ 64 KiB goodput (Gbit/s)', 'read', 'read_gbps', 1),
     ]
     native = {}
     print('%-34s %-8s %12s %22s %8s' % ('figure', 'mode', 'median',
@@ -66,7 +88,7 @@ def main():
             vals = []
             for r in range(1, runs + 1):
                 p = os.path.join(out, '%s-%s-%d.json' % (kind, m, r))
-                if kind == 'bw':
+                if kind in ('bw', 'rate', 'read'):
                     vals.append(perf_fig(p, 'median'))
                 else:
                     vals.append(perf_fig(p, key))
@@ -91,6 +113,25 @@ def main():
             print('%-34s %-8s %12s %22s %8s' % (
                 'ib_%s t_typical (us)' % tool, m,
                 '-' if med is None else '%g' % med, spread, ratio))
+    # ib_read_bw's server never polls: against native uroce-perf READ
+    for m in modes:
+        if m == 'native':
+            continue
+        med, spread = stat([perftest_bw(os.path.join(
+            out, 'read_bw-%s-%d.log' % (m, r))) for r in range(1, runs + 1)])
+        base = native.get('read_gbps')
+        ratio = '%.2f' % (med / base) if med is not None and base else '-'
+        print('%-34s %-8s %12s %22s %8s' % (
+            'ib_read_bw 64 KiB (Gbit/s)', m,
+            '-' if med is None else '%g' % med, spread, ratio))
+    for m in modes:
+        if m == 'native':
+            continue
+        med, spread = stat([idle_share(os.path.join(
+            out, 'idle-%s-%d.txt' % (m, r))) for r in range(1, runs + 1)])
+        print('%-34s %-8s %12s %22s %8s' % (
+            'idle process (% of a core)', m,
+            '-' if med is None else '%g' % med, spread, '-'))
 
 
 if __name__ == '__main__':
