@@ -97,8 +97,7 @@ def plot(path, off, dcqcn, max_th):
         n = len(run['series']['sender_mbps'])
         cmds += ['set title "cc = %s: goodput of each of %d senders (Mbit/s, '
                  '100 ms)"' % (name, n),
-                 'set yrange [0:%d]' % (run['rate_mbps'] * 1.05),
-                 'set xlabel "s"',
+                 'set yrange [0:*]', 'set xlabel "s"',
                  'plot ' + ', '.join('$r_%s_%d using 1:2 with lines lw 1.5'
                                      % (name, i) for i in range(n))]
     for name, run in (('off', off), ('dcqcn', dcqcn)):
@@ -156,7 +155,7 @@ def main():
     if args.json:
         with open(args.json, 'w') as f:
             json.dump({'dcqcn_set': args.dcqcn_set, 'extra': extra,
-                       'results': res}, f, indent=1)
+                       'results': res, 'plotted': list(last)}, f, indent=1)
     if args.plot:
         plot(args.plot, last[0], last[1], last[1]['max_th'])
         print('plot: %s' % args.plot)

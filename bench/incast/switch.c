@@ -174,17 +174,9 @@ mark_ce(struct rte_mbuf *m)
 	}
 }
 
-/* Bytes the bottleneck could have sent by tsc: RED's clock, in bytes as
- * librte_sched gives it. */
-static uint64_t
-red_time(const struct sw *s, uint64_t tsc)
-{
-	return (uint64_t)((double)tsc * s->bytes_per_cycle);
-}
-
 /* A frame for the receiver arrives at the bottleneck. */
 static void
-enqueue(struct sw *s, struct rte_mbuf *m, uint64_t now)
+enqueue(struct sw *s, struct rte_mbuf *m)
 {
 	int verdict;
 	bool ect;
@@ -195,8 +187,19 @@ enqueue(struct sw *s, struct rte_mbuf *m, uint64_t now)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	verdict = rte_red_enqueue(&s->red_cfg, &s->red, s->q_len,
-				  red_time(s, now));
+	/* RED marks nothing at an empty queue, whose average it would decay
+	 * for the idle time; DPDK 22.11's decay shifts by -1 for idle times
+	 * under about one frame (rte_red.h, __rte_red_calc_qempty_factor;
+	 * UBSan reports it), so the average starts over instead: with
+	 * --wq-log2 1 it halves at every frame time and would be near zero
+	 * within a few frames anyway. */
+	if (s->q_len == 0) {
+		rte_red_rt_data_init(&s->red);
+		verdict = 0;
+	} else {
+		verdict = rte_red_enqueue_nonempty(&s->red_cfg, &s->red,
+						   s->q_len);
+	}
 	ect = is_ect(m);
 	s->c.ect += ect;
 	/* RED's "drop" is a mark for ECN-capable frames; the others pass:
@@ -211,7 +214,7 @@ enqueue(struct sw *s, struct rte_mbuf *m, uint64_t now)
 
 /* A sender's frame has crossed its link. */
 static void
-arrive(struct sw *s, struct rte_mbuf *m, uint64_t now)
+arrive(struct sw *s, struct rte_mbuf *m)
 {
 	const struct rte_ether_hdr *eh =
 		rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
@@ -222,7 +225,7 @@ arrive(struct sw *s, struct rte_mbuf *m, uint64_t now)
 			rte_pktmbuf_free(m);
 		return;
 	}
-	enqueue(s, m, now);
+	enqueue(s, m);
 }
 
 /* Each sender's link carries link_bps: its credit as drain()'s. */
@@ -247,7 +250,7 @@ from_senders(struct sw *s, uint64_t now)
 			if (s->s_credit[i] < len)
 				break;
 			s->s_credit[i] -= len;
-			arrive(s, s->s_next[i], now);
+			arrive(s, s->s_next[i]);
 			s->s_next[i] = NULL;
 		}
 		if (s->s_next[i] == NULL)
@@ -323,8 +326,6 @@ drain(struct sw *s, uint64_t now)
 			s->c.busy_bytes += (uint64_t)len;
 		s->q_head = (s->q_head + 1) % s->p.qcap;
 		s->q_len--;
-		if (s->q_len == 0)
-			rte_red_mark_queue_empty(&s->red, red_time(s, now));
 	}
 	s->credit = 0;
 }
