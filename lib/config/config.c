@@ -48,7 +48,7 @@ cfg_err(struct cfg_load *ld, const char *fmt, ...)
 	}
 }
 
-/* "port" is port 0, as "port0"; "port1" ... "port7", no leading zeros. */
+/* "port" is port 0, as "port0"; "port1" ... "port15", no leading zeros. */
 static int
 port_section(const char *name, unsigned int *port)
 {

@@ -36,7 +36,7 @@ is_reserved(const char *name)
 	return false;
 }
 
-/* "EAL" or "PORT", "PORT0" ... "PORT7" (no leading zeros): kind and port,
+/* "EAL" or "PORT", "PORT0" ... "PORT15" (no leading zeros): kind and port,
  * or -EINVAL. */
 static int
 env_section(const char *sect, enum cfg_sect_kind *kind, unsigned int *port)

@@ -40,7 +40,7 @@ struct cfg_load {
 	char port_sect[UROCE_CONFIG_MAX_PORTS][CFG_NAME_LEN];
 	bool eal_seen;
 	bool neigh_seen;
-	/* Keys set by environment variables: [port] 0..7, then [eal]. */
+	/* Keys set by environment variables: [port] 0..15, then [eal]. */
 	uint64_t env_seen[UROCE_CONFIG_MAX_PORTS + 1];
 };
 

@@ -97,7 +97,7 @@ def main():
                 missing.append('[%s] %s' % (sect, k))
     text = section(page, 'SECTIONS')
     for s in sects:
-        # "port1..port7" stands for the numbered port sections.
+        # "port1..port15" stands for the numbered port sections.
         s = s.split('..')[0]
         ok = ('*[%s]*' % s) in text
         print('%s section [%s]' % ('ok  ' if ok else 'FAIL', s))

@@ -710,7 +710,7 @@ static const struct bad_case bad_structure[] = {
 	{ BASE "[eal]\ncores = 2", "[eal] cores", "unknown key" },
 	{ BASE "[ports]\nmtu = 1", "[ports]", "unknown section" },
 	{ BASE "[Port1]\nmtu = 1", "[Port1]", "unknown section" },
-	{ BASE "[port8]\nmtu = 1", "[port8]", "unknown section" },
+	{ BASE "[port16]\nmtu = 1", "[port16]", "unknown section" },
 	{ BASE "[port01]\nmtu = 1", "[port01]", "unknown section" },
 	{ BASE "[port.1]\nmtu = 1", "[port.1]", "unknown section" },
 	{ BASE "[port-1]\nmtu = 1", "[port-1]", "unknown section" },
@@ -1025,7 +1025,7 @@ test_env_bad(void)
 	expect_env_fail("UROCE_PORT_MTU_X", "1500", "unknown key", NULL);
 	expect_env_fail("UROCE_EAL_MTU", "1500", "unknown key", "lcores, keeper_us, args");
 	expect_env_fail("UROCE_PORT2_MTU", "1500", "no section for port 2", NULL);
-	expect_env_fail("UROCE_PORT8_MTU", "1500", "no such section", NULL);
+	expect_env_fail("UROCE_PORT16_MTU", "1500", "no such section", NULL);
 	expect_env_fail("UROCE_PORT01_MTU", "1500", "no such section", NULL);
 	expect_env_fail("UROCE_PORTS", "1", "not an override", NULL);
 	expect_env_fail("UROCE_NEIGH_10", "02:00:00:00:00:01", "not an override", NULL);

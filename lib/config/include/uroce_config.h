@@ -36,7 +36,7 @@
  *	                      ; link to come up before it goes on with the
  *	                      ; link down (it comes up later, as a cable
  *	                      ; plugged in); default 10
- *	[port1]               ; port 1, device uroce1; ports are numbered 0..7
+ *	[port1]               ; port 1, device uroce1; ports are numbered 0..15
  *	...                   ; without gaps
  *	[eal]
  *	lcores = 1            ; engine lcores, default 1; 0: none, the
@@ -91,7 +91,7 @@
 extern "C" {
 #endif
 
-#define UROCE_CONFIG_MAX_PORTS		8
+#define UROCE_CONFIG_MAX_PORTS		16
 #define UROCE_CONFIG_MAX_IP6		8	/**< IPv6 addresses per port */
 #define UROCE_CONFIG_MAX_NEIGH		64
 #define UROCE_CONFIG_MAX_EAL_ARGS	64
