@@ -306,6 +306,35 @@ set_link_wait(void *obj, const char *val, char *why, size_t whylen)
 	return ret;
 }
 
+/* cm_response_timeout = EXP: the CM response timeout, 4.096 us x 2^EXP. */
+static int
+set_cm_resp_timeout(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+	unsigned long v;
+	int ret;
+
+	ret = parse_range(val, 0, UROCE_CONFIG_CM_RESP_TIMEOUT_MAX, &v, why,
+			  whylen);
+	if (ret == 0)
+		p->cm_resp_timeout = (uint8_t)v;
+	return ret;
+}
+
+/* cm_max_retries = N: resends of an unanswered CM message (4 bits). */
+static int
+set_cm_max_retries(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+	unsigned long v;
+	int ret;
+
+	ret = parse_range(val, 0, UROCE_CONFIG_CM_RETRIES_MAX, &v, why, whylen);
+	if (ret == 0)
+		p->cm_max_retries = (uint8_t)v;
+	return ret;
+}
+
 /* file_prefix = NAME: it becomes /var/run/dpdk/NAME/ and the hugepage
  * files NAMEmap_<n>, so one path component of a few safe characters. */
 static int
@@ -369,6 +398,8 @@ static const struct cfg_key port_keys[] = {
 	{ "exception", set_exception },
 	{ "steer", set_steer },
 	{ "link_wait", set_link_wait },
+	{ "cm_response_timeout", set_cm_resp_timeout },
+	{ "cm_max_retries", set_cm_max_retries },
 };
 
 static const struct cfg_key eal_keys[] = {

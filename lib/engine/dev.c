@@ -398,6 +398,7 @@ uroce_dev_stats_get(const struct uroce_dev *dev, struct uroce_dev_stats *st)
 		st->gsi_drop_mad += s->gsi_drop_mad;
 		st->gsi_drop_noagent += s->gsi_drop_noagent;
 		st->gsi_drop_full += s->gsi_drop_full;
+		st->gsi_noagent_replied += s->gsi_noagent_replied;
 		for (v = 0; v < UROCE_WIRE_VERDICT_COUNT; v++)
 			st->wire.verdict[v] += s->wire.verdict[v];
 	}

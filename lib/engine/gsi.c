@@ -16,6 +16,16 @@
  * Send: the caller builds the frame (path, neighbour, headers, ICRC) and
  * hands it to engine lcore 0 as a control message, which puts it on the
  * port's queue of that lcore (or loops it back) at once.
+ *
+ * No consumer: a device nobody runs a CM on still answers CM requests as
+ * a host's kernel CM always does (Linux's cm.c answers what matches no
+ * listener and no connection): a REQ gets REJ "invalid service ID", a
+ * SIDR_REQ a SIDR_REP "service ID not supported", a DREQ a DREP
+ * (uroce_cm_unmatched()), sent by the receiving lcore back along the
+ * frame's own path, as the kernel's MAD layer answers from the work
+ * completion; anything else is dropped (gsi_drop_noagent). So a peer
+ * connecting to a process that only opened the device is refused at
+ * once instead of waiting out its REQ's retries.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,6 +35,7 @@
 #include <unistd.h>
 
 #include "engine_priv.h"
+#include "uroce_cm.h"
 
 /* An rte_ring element is a multiple of 4 bytes. */
 _Static_assert(sizeof(struct uroce_mad_rx) % 4 == 0, "ring element size");
@@ -154,6 +165,9 @@ gsi_mad_rx(const struct uroce_dev *dev, const struct uroce_pkt *pkt,
 	rx->hop_limit = pkt->hop_limit;
 }
 
+static int gsi_noagent_reply(struct eng_lcore *lc, struct uroce_dev *dev,
+			     const struct uroce_pkt *pkt);
+
 void
 eng_gsi_rx(struct eng_lcore *lc, struct uroce_dev *dev,
 	   const struct uroce_pkt *pkt)
@@ -173,7 +187,10 @@ eng_gsi_rx(struct eng_lcore *lc, struct uroce_dev *dev,
 	}
 	g = __atomic_load_n(&dev->gsi, __ATOMIC_ACQUIRE);
 	if (g == NULL) {
-		ds->gsi_drop_noagent++;
+		if (gsi_noagent_reply(lc, dev, pkt) == 0)
+			ds->gsi_noagent_replied++;
+		else
+			ds->gsi_drop_noagent++;
 		return;
 	}
 	gsi_mad_rx(dev, pkt, &ext, &rx);
@@ -339,7 +356,7 @@ gsi_path(struct uroce_dev *dev, const struct uroce_mad_tx *tx,
 
 /* The whole frame: UD SEND_ONLY, QP1 to QP1 (IBTA ch. 13.5). */
 static int
-gsi_frame(struct uroce_gsi *g, const struct uroce_l2l3 *l,
+gsi_frame(struct uroce_dev *dev, uint32_t *psn, const struct uroce_l2l3 *l,
 	  const uint8_t *mad, struct rte_mbuf **out)
 {
 	struct uroce_bth_fields bth = {
@@ -349,7 +366,7 @@ gsi_frame(struct uroce_gsi *g, const struct uroce_l2l3 *l,
 	struct uroce_ext_fields ext;
 	uint32_t len = uroce_wire_hdrs_len(l, UROCE_OPC_UD_SEND_ONLY) +
 		UROCE_MAD_SIZE + uroce_wire_trailer_len(UROCE_MAD_SIZE);
-	struct rte_mbuf *m = rte_pktmbuf_alloc(g->dev->env.pool);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(dev->env.pool);
 	uint8_t *p;
 
 	p = m != NULL && len <= UINT16_MAX ?
@@ -361,7 +378,7 @@ gsi_frame(struct uroce_gsi *g, const struct uroce_l2l3 *l,
 	memset(&ext, 0, sizeof(ext));
 	ext.deth.qkey = UROCE_GSI_QKEY;
 	ext.deth.sqpn = UROCE_GSI_QPN;
-	bth.psn = __atomic_fetch_add(&g->psn, 1, __ATOMIC_RELAXED) &
+	bth.psn = __atomic_fetch_add(psn, 1, __ATOMIC_RELAXED) &
 		  UROCE_PSN_MASK;
 	if (uroce_wire_build(p, len, l, &bth, &ext, mad, UROCE_MAD_SIZE) != len) {
 		rte_pktmbuf_free(m);
@@ -397,9 +414,66 @@ uroce_gsi_send(struct uroce_gsi *g, const struct uroce_mad_tx *tx)
 		return -EINVAL;
 	ret = gsi_path(g->dev, tx, &l);
 	if (ret == 0)
-		ret = gsi_frame(g, &l, tx->mad, &msg.m);
+		ret = gsi_frame(g->dev, &g->psn, &l, tx->mad, &msg.m);
 	if (ret < 0)
 		return ret;
 	msg.dev = g->dev;
 	return eng_ctrl_run(0, ctrl_gsi_tx, &msg);
+}
+
+/* ------------------------------------------------------------------------
+ * The answers of a device with no consumer (see the top).
+ */
+
+/* PSNs of those answers: QP1's receivers do not check them. */
+static uint32_t noagent_psn;
+
+/* Back along the path @pkt came by: to its Ethernet source and source
+ * GID, from the GID it was sent to (one of ours), in its VLAN and
+ * traffic class (ECN bits cleared), with QP1's fixed UDP source port. */
+static void
+gsi_reply_path(const struct uroce_dev *dev, const struct uroce_pkt *pkt,
+	       struct uroce_l2l3 *l)
+{
+	memset(l, 0, sizeof(*l));
+	memcpy(l->dmac, pkt->frame + RTE_ETHER_ADDR_LEN, sizeof(l->dmac));
+	memcpy(l->smac, dev->mac.addr_bytes, sizeof(l->smac));
+	l->vlan = pkt->vlan;
+	l->vlan_tci = pkt->vlan_tci;
+	l->sgid = pkt->dgid;
+	l->dgid = pkt->sgid;
+	l->tclass = (uint8_t)(pkt->tclass & ~UROCE_ECN_MASK);
+	l->hop_limit = GSI_HOP_LIMIT;
+	l->udp_sport = UROCE_GSI_UDP_SPORT;
+}
+
+/* The answer to a CM MAD that reached a device with no GSI consumer, sent
+ * from this lcore: 0, or negative when there is none to give (not a CM
+ * MAD uroce decodes, one that is dropped unanswered, not to our GID). */
+static int
+gsi_noagent_reply(struct eng_lcore *lc, struct uroce_dev *dev,
+		  const struct uroce_pkt *pkt)
+{
+	struct uroce_cm_msg rcv, out;
+	uint8_t mad[UROCE_MAD_LEN];
+	struct uroce_l2l3 l;
+	struct rte_mbuf *m;
+	int ret;
+
+	if (gsi_gid_index(dev, &pkt->dgid) == UROCE_GSI_GID_NONE)
+		return -EADDRNOTAVAIL;
+	if (uroce_cm_decode(uroce_pkt_payload(pkt), UROCE_MAD_LEN, &rcv) != 0)
+		return -EINVAL;
+	if (uroce_cm_unmatched(&rcv, false, &out) != 1)
+		return -ENOENT;
+	ret = uroce_cm_encode(&out, mad);
+	if (ret < 0)
+		return ret;
+	gsi_reply_path(dev, pkt, &l);
+	ret = gsi_frame(dev, &noagent_psn, &l, mad, &m);
+	if (ret < 0)
+		return ret;
+	eng_send_frame(lc, dev, m);
+	lc->dst[dev->idx].gsi_tx++;
+	return 0;
 }

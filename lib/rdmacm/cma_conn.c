@@ -739,16 +739,20 @@ conn_cb(void *owner, struct cm_conn *conn, const struct cm_event *e)
 		break;
 	case UROCE_CM_EV_DREQ_RCVD:
 		set_state(id, CMA_DISCONNECT);
+		id->disc_posted = true;
 		cma_post(id, NULL, RDMA_CM_EVENT_DISCONNECTED, 0,
 			 m ? m->dreq.private_data : NULL,
 			 m ? sizeof(m->dreq.private_data) : 0);
 		break;
 	case UROCE_CM_EV_DISCONNECTED:
-		/* our DREQ answered (DREP) or given up on: reported unless
-		 * the peer's DREQ crossed it and was reported already */
-		if (id->state == CMA_DISCONNECT && m == NULL)
+		/* our DREQ answered (DREP) or given up on after its retries
+		 * (-ETIMEDOUT, the kernel's DREQ_ERROR: a peer that died):
+		 * reported unless the peer's DREQ crossed it and was reported
+		 * already */
+		if (id->disc_posted && m == NULL)
 			break;
 		set_state(id, CMA_DISCONNECT);
+		id->disc_posted = true;
 		cma_post(id, NULL, RDMA_CM_EVENT_DISCONNECTED,
 			 m ? 0 : -ETIMEDOUT, m ? m->drep.private_data : NULL,
 			 m ? sizeof(m->drep.private_data) : 0);

@@ -26,7 +26,8 @@ static struct cma_dev devs[CMA_MAX_DEVS];
 static int ndevs = -1;		/* -1: not opened yet */
 static int devs_err;
 
-/* The configuration's addresses of the port behind device "uroceN". */
+/* The configuration's addresses of the port behind device "uroceN", and
+ * its CM timing. */
 static void
 dev_subnets(struct cma_dev *d, const struct uroce_config *cfg,
 	    const char *name)
@@ -35,10 +36,15 @@ dev_subnets(struct cma_dev *d, const struct uroce_config *cfg,
 	unsigned int n;
 	int i;
 
+	d->timing.cm_resp_timeout = UROCE_CM_DEFAULT_RESP_TIMEOUT;
+	d->timing.max_cm_retries = UROCE_CM_DEFAULT_RETRIES;
+	d->timing.packet_life = UROCE_CM_DEFAULT_PACKET_LIFE;
 	if (cfg == NULL || sscanf(name, "uroce%u", &n) != 1 ||
 	    n >= cfg->port_cnt)
 		return;
 	p = &cfg->port[n];
+	d->timing.cm_resp_timeout = p->cm_resp_timeout;
+	d->timing.max_cm_retries = p->cm_max_retries;
 	d->has_ip4 = p->has_ip4;
 	d->ip4 = p->ip4;
 	d->ip4_prefix = p->ip4_prefix;
@@ -271,8 +277,15 @@ cma_dev_agent(struct cma_dev *d, struct cm_agent **out)
 	int ret = 0;
 
 	pthread_mutex_lock(&d->agent_lock);
-	if (d->agent == NULL)
+	if (d->agent == NULL) {
 		ret = cm_agent_get(d->verbs, &d->agent);
+		if (ret == 0)
+			ret = cm_agent_set_timing(d->agent, &d->timing);
+		if (ret < 0 && d->agent != NULL) {
+			cm_agent_put(d->agent);
+			d->agent = NULL;
+		}
+	}
 	*out = d->agent;
 	pthread_mutex_unlock(&d->agent_lock);
 	if (ret < 0)

@@ -67,6 +67,9 @@ struct cma_dev {
 	int ip6_cnt;
 	uint8_t ip6[CMA_MAX_IP6][16];
 	uint8_t ip6_prefix[CMA_MAX_IP6];
+	/* [port] cm_response_timeout and cm_max_retries: the agent's
+	 * timing (rdma_cm's defaults without a configuration). */
+	struct uroce_cm_timing timing;
 	pthread_mutex_t agent_lock;
 	struct cm_agent *agent;		/* made on first use */
 };
@@ -197,6 +200,9 @@ struct cma_id {
 	struct ibv_sa_path_rec path;
 	struct cma_id *listen;		/* a request's listener */
 	bool connect_error;
+	/* DISCONNECTED was posted (the peer's DREQ): one per connection, as
+	 * the kernel's rdma_cm gives it once. */
+	bool disc_posted;
 	struct ibv_ece local_ece, remote_ece;
 	/* rdma_create_ep: what rdma_get_request creates on a new id */
 	struct ibv_qp_init_attr *ep_qp_attr;

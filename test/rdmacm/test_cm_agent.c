@@ -17,8 +17,11 @@
  *    (REJ 10), MADs that are not CM MADs dropped and counted, and a flood
  *    of 10,000 REQs: the backlog holds, answered requests expire through
  *    the state machine's retries, every connection is freed;
- *  - a peer whose GSI is closed: the REQ sent MaxCMRetries + 1 times,
- *    then UNREACHABLE (CM timing shortened through cm_agent_set_timing()).
+ *  - a peer device with no agent: its engine answers the REQ with REJ 8
+ *    (the REQ's comm ID and TID echoed, Message REJected REQ) at once;
+ *    a peer whose GSI is open but never answers: the REQ sent
+ *    MaxCMRetries + 1 times, then UNREACHABLE (CM timing shortened
+ *    through cm_agent_set_timing()).
  * Every wait is bounded (UT_WAIT_S) only to end a hung run; nothing
  * asserts a time.
  */
@@ -555,7 +558,39 @@ check_sidr(struct cm_agent *a, struct cm_agent *b)
 	cm_unlisten(l);
 }
 
-/* The peer's GSI is closed: MaxCMRetries + 1 REQs, then UNREACHABLE. */
+/* The peer's device has no GSI consumer: its engine answers the REQ with
+ * REJ 8 "invalid service ID" at once, echoing the REQ's comm ID, as a
+ * host's kernel CM does for a service nobody listens on. */
+static void
+check_noagent(struct cm_agent *a)
+{
+	struct cm_agent_stats a0 = stats(a);
+	struct cm_peer to = peer_to(1);
+	struct cm_conn *cc = NULL;
+	struct uroce_cm_msg m;
+	struct rec r;
+
+	UT_CHECK_EQ(cm_conn_create(a, on_event, &cli, &cc), 0);
+	req_body(&m, SID_TCP(7477), 0x667, 0, NULL, 0);
+	UT_CHECK_EQ(cm_conn_send(cc, UROCE_CM_IN_SEND_REQ, &m, &to), 0);
+	if (UT_CHECK(next_ev(&cli, UROCE_CM_EV_REJECTED, &r)) &&
+	    UT_CHECK(r.has_msg)) {
+		UT_CHECK_EQ(r.rej_reason, UROCE_CM_REJ_INVALID_SERVICE_ID);
+		UT_CHECK_EQ(r.msg.rej.reason, UROCE_CM_REJ_INVALID_SERVICE_ID);
+		UT_CHECK_EQ(r.msg.rej.msg_rejected, UROCE_CM_MSG_REQ);
+		UT_CHECK_EQ(r.msg.rej.remote_comm_id, m.req.local_comm_id);
+		UT_CHECK_EQ(r.msg.rej.local_comm_id, 0);
+		UT_CHECK_EQ(r.msg.hdr.tid, m.hdr.tid);
+	}
+	UT_CHECK_EQ(stats(a).tx, a0.tx + 1);
+	UT_CHECK_EQ(stats(a).resends, a0.resends);
+	cm_conn_release(cc);
+	UT_NOTE("REQ to a device with no agent: REJ 8 from its engine");
+	no_more_ev(&cli);
+}
+
+/* The peer's GSI is open but never answers: MaxCMRetries + 1 REQs, then
+ * UNREACHABLE. */
 static void
 check_unreachable(struct cm_agent *a)
 {
@@ -960,6 +995,19 @@ run_raw(struct cm_agent *b)
 	w.g->gsi_close(w.h);
 }
 
+/* A raw GSI on device 1 that reads nothing: A's REQs go unanswered. */
+static void
+run_silent(struct cm_agent *a)
+{
+	struct raw w = { .g = uroce_verbs_cm_glue(UROCE_VERBS_CM_GLUE_V1) };
+
+	if (!UT_CHECK(w.g != NULL) ||
+	    !UT_CHECK_EQ(w.g->gsi_open(ctx[1], &w.h), 0))
+		return;
+	check_unreachable(a);
+	w.g->gsi_close(w.h);
+}
+
 /* DPDK telemetry's /uroce/cm, through this process's telemetry socket:
  * the counters of device 1's agent as cm_agent_stats() gives them. */
 static void
@@ -1051,11 +1099,14 @@ main(void)
 	cm_agent_put(a);
 	a = NULL;
 	run_raw(b);
-	/* Device 1 without its agent: A's REQs go unanswered. */
+	/* Device 1 without its agent: its engine refuses A's REQ; then a
+	 * raw GSI there that never answers: A's REQs go unanswered. */
 	cm_agent_put(b);
 	b = NULL;
-	if (UT_CHECK_EQ(cm_agent_get(ctx[0], &a), 0))
-		check_unreachable(a);
+	if (UT_CHECK_EQ(cm_agent_get(ctx[0], &a), 0)) {
+		check_noagent(a);
+		run_silent(a);
+	}
 out:
 	cm_agent_put(a);
 	cm_agent_put(b);

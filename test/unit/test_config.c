@@ -357,6 +357,8 @@ test_defaults(void)
 	UT_CHECK(cfg.eal_argv == NULL);
 	UT_CHECK_EQ(cfg.neigh_cnt, 0);
 	UT_CHECK_EQ(cfg.port[0].link_wait, 10);
+	UT_CHECK_EQ(cfg.port[0].cm_resp_timeout, 20);
+	UT_CHECK_EQ(cfg.port[0].cm_max_retries, 15);
 	UT_CHECK_EQ(cfg.log_level, 5);		/* warning */
 	UT_CHECK_EQ(cfg.file_prefix[0], '\0');
 	UT_CHECK(!uroce_config_args_prefix(&cfg));	/* the engine picks one */
@@ -665,6 +667,10 @@ static const struct bad_case {
 	{ BASE "link_wait = 601", "[port] link_wait = \"601\"", "0..600" },
 	{ BASE "link_wait = -1", "[port] link_wait", "0..600" },
 	{ BASE "link_wait = 1s", "[port] link_wait", "0..600" },
+	{ BASE "cm_response_timeout = 32", "[port] cm_response_timeout = \"32\"",
+	  "0..31" },
+	{ BASE "cm_max_retries = 16", "[port] cm_max_retries = \"16\"",
+	  "0..15" },
 	{ BASE "cc = ecn", "[port] cc = \"ecn\"", "dcqcn or off" },
 	{ BASE "cc = DCQCN", "[port] cc", "dcqcn or off" },
 	{ BASE "rpg_time_reset = 0", "[port] rpg_time_reset = \"0\"", "1..1000000" },
@@ -990,8 +996,12 @@ test_link_eal_keys(void)
 	setenv("UROCE_EAL_FILE_PREFIX", "over", 1);
 	setenv("UROCE_PORT_LINK_WAIT", "3", 1);
 	setenv("UROCE_PORT_ZERO_COPY", "off", 1);
+	setenv("UROCE_PORT_CM_RESPONSE_TIMEOUT", "14", 1);
+	setenv("UROCE_PORT_CM_MAX_RETRIES", "0", 1);
 	ret = uroce_config_load(write_conf(BASE "[eal]\nlog_level = debug"),
 				&cfg, err, sizeof(err));
+	UT_CHECK_EQ(cfg.port[0].cm_resp_timeout, 14);
+	UT_CHECK_EQ(cfg.port[0].cm_max_retries, 0);
 	UT_CHECK_EQ(ret, 0);
 	UT_CHECK_EQ(cfg.log_level, 7);
 	UT_CHECK(strcmp(cfg.file_prefix, "over") == 0);

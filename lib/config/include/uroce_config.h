@@ -36,6 +36,9 @@
  *	                      ; link to come up before it goes on with the
  *	                      ; link down (it comes up later, as a cable
  *	                      ; plugged in); default 10
+ *	cm_response_timeout = 20 ; 0..31: the CM's response timeout of the
+ *	                      ; port's rdma_cm connections, 4.096 us x 2^n
+ *	cm_max_retries = 15   ; 0..15: the CM's resends before it gives up
  *	[port1]               ; port 1, device uroce1; ports are numbered 0..15
  *	...                   ; without gaps
  *	[eal]
@@ -109,6 +112,12 @@ extern "C" {
 /** [port] link_wait, seconds: testpmd's link check waits 9 s; a round 10. */
 #define UROCE_CONFIG_LINK_WAIT_MAX	600
 #define UROCE_CONFIG_LINK_WAIT_DEFAULT	10
+/** [port] cm_response_timeout and cm_max_retries: rdma_cm's
+ *  (CMA_CM_RESPONSE_TIMEOUT, CMA_MAX_CM_RETRIES). */
+#define UROCE_CONFIG_CM_RESP_TIMEOUT_MAX	31
+#define UROCE_CONFIG_CM_RESP_TIMEOUT_DEFAULT	20
+#define UROCE_CONFIG_CM_RETRIES_MAX		15
+#define UROCE_CONFIG_CM_RETRIES_DEFAULT		15
 /** [eal] file_prefix: it names a directory and hugepage files. */
 #define UROCE_CONFIG_PREFIX_LEN		64
 /** [eal] log_level: RTE_LOG_WARNING, quiet start-up, warnings shown. */
@@ -204,6 +213,10 @@ struct uroce_config_port {
 	enum uroce_config_steer steer;	/**< default UROCE_STEER_AUTO */
 	/** Seconds the open waits for the link (0..600, default 10). */
 	uint16_t link_wait;
+	/** The RDMA CM's timing on this port (IBTA 12.6.1.3 exponents and
+	 *  MaxCMRetries): what REQs say and how long the CM waits. */
+	uint8_t cm_resp_timeout;
+	uint8_t cm_max_retries;
 	enum uroce_config_cc cc;	/**< default UROCE_CC_OFF */
 	struct uroce_config_dcqcn dcqcn; /**< defaults: uroce_config_dcqcn_defaults() */
 };

@@ -208,6 +208,8 @@ struct uroce_dev_stats {
 	uint64_t gsi_rx, gsi_tx;
 	uint64_t gsi_drop_opcode, gsi_drop_pkey, gsi_drop_qkey, gsi_drop_len;
 	uint64_t gsi_drop_mad, gsi_drop_noagent, gsi_drop_full;
+	/** CM requests answered by a device with no consumer (uroce_gsi.h) */
+	uint64_t gsi_noagent_replied;
 	struct uroce_wire_stats wire;	/**< parse verdicts (OK counts good frames) */
 };
 

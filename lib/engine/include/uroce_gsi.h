@@ -24,7 +24,12 @@
  *  - gsi_drop_mad: a MAD base version other than 1, or a subnet
  *    management class (0x01, 0x81), which only QP0 takes (as Linux's
  *    mad.c, validate_mad(), filters them);
- *  - gsi_drop_noagent: valid, but nobody has the device's GSI open;
+ *  - gsi_drop_noagent: valid, but nobody has the device's GSI open, and
+ *    not a CM message that the device answers then: a REQ, SIDR_REQ or
+ *    DREQ to one of its GIDs gets the answer of a host whose kernel CM
+ *    knows no listener and no connection (REJ "invalid service ID",
+ *    SIDR_REP "service ID not supported", DREP), sent back along the
+ *    frame's path and counted in gsi_noagent_replied (and gsi_tx);
  *  - gsi_drop_full: valid, but the consumer's ring is full.
  * A MAD that passes is copied with its source (struct uroce_mad_rx) into
  * the device's ring and counted in gsi_rx.
@@ -106,8 +111,8 @@ int uroce_gsi_open(struct uroce_dev *dev, struct uroce_gsi **out);
 
 /**
  * Close it: once this returns no engine lcore touches the handle, the
- * MADs still in its ring are dropped and new ones are counted as
- * gsi_drop_noagent. NULL: no-op.
+ * MADs still in its ring are dropped and new ones are answered or
+ * counted as gsi_drop_noagent (above). NULL: no-op.
  */
 void uroce_gsi_close(struct uroce_gsi *g);
 
