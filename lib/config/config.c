@@ -83,6 +83,8 @@ section_kind(struct cfg_load *ld, const char *name, enum cfg_sect_kind *kind,
 			ld->cfg->port[*port].mtu = UROCE_CONFIG_MTU_DEFAULT;
 			ld->cfg->port[*port].link_wait =
 				UROCE_CONFIG_LINK_WAIT_DEFAULT;
+			ld->cfg->port[*port].cm_ack_timeout =
+				UROCE_CONFIG_CM_ACK_TIMEOUT_DEFAULT;
 			uroce_config_dcqcn_defaults(&ld->cfg->port[*port].dcqcn);
 			return 0;
 		}

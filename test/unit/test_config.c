@@ -357,6 +357,7 @@ test_defaults(void)
 	UT_CHECK(cfg.eal_argv == NULL);
 	UT_CHECK_EQ(cfg.neigh_cnt, 0);
 	UT_CHECK_EQ(cfg.port[0].link_wait, 10);
+	UT_CHECK_EQ(cfg.port[0].cm_ack_timeout, 17);
 	UT_CHECK_EQ(cfg.log_level, 5);		/* warning */
 	UT_CHECK_EQ(cfg.file_prefix[0], '\0');
 	UT_CHECK(!uroce_config_args_prefix(&cfg));	/* the engine picks one */
@@ -665,6 +666,9 @@ static const struct bad_case {
 	{ BASE "link_wait = 601", "[port] link_wait = \"601\"", "0..600" },
 	{ BASE "link_wait = -1", "[port] link_wait", "0..600" },
 	{ BASE "link_wait = 1s", "[port] link_wait", "0..600" },
+	{ BASE "cm_ack_timeout = 0", "[port] cm_ack_timeout = \"0\"", "1..31" },
+	{ BASE "cm_ack_timeout = 32", "[port] cm_ack_timeout", "1..31" },
+	{ BASE "cm_ack_timeout = 0.5s", "[port] cm_ack_timeout", "1..31" },
 	{ BASE "cc = ecn", "[port] cc = \"ecn\"", "dcqcn or off" },
 	{ BASE "cc = DCQCN", "[port] cc", "dcqcn or off" },
 	{ BASE "rpg_time_reset = 0", "[port] rpg_time_reset = \"0\"", "1..1000000" },
@@ -934,7 +938,7 @@ expect_env_fail(const char *var, const char *val, const char *needle1,
 	clear_env();
 }
 
-/* [port] link_wait, [eal] file_prefix and log_level. */
+/* [port] link_wait and cm_ack_timeout, [eal] file_prefix and log_level. */
 static void
 test_link_eal_keys(void)
 {
@@ -959,14 +963,18 @@ test_link_eal_keys(void)
 	unsigned int i;
 	int ret;
 
-	ret = uroce_config_load(write_conf(BASE "link_wait = 0\n[port1]\n"
+	ret = uroce_config_load(write_conf(BASE "link_wait = 0\n"
+					   "cm_ack_timeout = 1\n[port1]\n"
 					   "dev = net_null1\nip = 10.0.0.3/24\n"
-					   "link_wait = 600\n[eal]\nfile_prefix = "
+					   "link_wait = 600\ncm_ack_timeout = 31\n"
+					   "[eal]\nfile_prefix = "
 					   "job-7.a_b\nlog_level = 8"),
 				&cfg, err, sizeof(err));
 	UT_CHECK_EQ(ret, 0);
 	UT_CHECK_EQ(cfg.port[0].link_wait, 0);
 	UT_CHECK_EQ(cfg.port[1].link_wait, 600);
+	UT_CHECK_EQ(cfg.port[0].cm_ack_timeout, 1);
+	UT_CHECK_EQ(cfg.port[1].cm_ack_timeout, 31);
 	UT_CHECK(strcmp(cfg.file_prefix, "job-7.a_b") == 0);
 	UT_CHECK_EQ(cfg.log_level, 8);
 	uroce_config_free(&cfg);
@@ -990,9 +998,11 @@ test_link_eal_keys(void)
 	setenv("UROCE_EAL_FILE_PREFIX", "over", 1);
 	setenv("UROCE_PORT_LINK_WAIT", "3", 1);
 	setenv("UROCE_PORT_ZERO_COPY", "off", 1);
+	setenv("UROCE_PORT_CM_ACK_TIMEOUT", "14", 1);
 	ret = uroce_config_load(write_conf(BASE "[eal]\nlog_level = debug"),
 				&cfg, err, sizeof(err));
 	UT_CHECK_EQ(ret, 0);
+	UT_CHECK_EQ(cfg.port[0].cm_ack_timeout, 14);
 	UT_CHECK_EQ(cfg.log_level, 7);
 	UT_CHECK(strcmp(cfg.file_prefix, "over") == 0);
 	UT_CHECK_EQ(cfg.port[0].link_wait, 3);

@@ -36,6 +36,10 @@
  *	                      ; link to come up before it goes on with the
  *	                      ; link down (it comes up later, as a cable
  *	                      ; plugged in); default 10
+ *	cm_ack_timeout = 17   ; 1..31: the local ACK timeout (4.096 us x
+ *	                      ; 2^N) rdma_cm gives the RC QPs of ids that
+ *	                      ; do not set RDMA_OPTION_ID_ACK_TIMEOUT;
+ *	                      ; default 17 (0.54 s), as the kernel's
  *	[port1]               ; port 1, device uroce1; ports are numbered 0..7
  *	...                   ; without gaps
  *	[eal]
@@ -109,6 +113,11 @@ extern "C" {
 /** [port] link_wait, seconds: testpmd's link check waits 9 s; a round 10. */
 #define UROCE_CONFIG_LINK_WAIT_MAX	600
 #define UROCE_CONFIG_LINK_WAIT_DEFAULT	10
+/** [port] cm_ack_timeout: the kernel's rdma_cm over RoCE gives its QPs a
+ *  packet life time of 16 and a local ACK timeout one more, 17: 0.54 s. */
+#define UROCE_CONFIG_CM_ACK_TIMEOUT_MIN		1
+#define UROCE_CONFIG_CM_ACK_TIMEOUT_MAX		31
+#define UROCE_CONFIG_CM_ACK_TIMEOUT_DEFAULT	17
 /** [eal] file_prefix: it names a directory and hugepage files. */
 #define UROCE_CONFIG_PREFIX_LEN		64
 /** [eal] log_level: RTE_LOG_WARNING, quiet start-up, warnings shown. */
@@ -204,6 +213,9 @@ struct uroce_config_port {
 	enum uroce_config_steer steer;	/**< default UROCE_STEER_AUTO */
 	/** Seconds the open waits for the link (0..600, default 10). */
 	uint16_t link_wait;
+	/** Local ACK timeout of rdma_cm's RC QPs, 4.096 us x 2^N (1..31,
+	 *  default 17) unless the id sets RDMA_OPTION_ID_ACK_TIMEOUT. */
+	uint8_t cm_ack_timeout;
 	enum uroce_config_cc cc;	/**< default UROCE_CC_OFF */
 	struct uroce_config_dcqcn dcqcn; /**< defaults: uroce_config_dcqcn_defaults() */
 };
