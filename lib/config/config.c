@@ -87,6 +87,8 @@ section_kind(struct cfg_load *ld, const char *name, enum cfg_sect_kind *kind,
 				UROCE_CONFIG_CM_RESP_TIMEOUT_DEFAULT;
 			ld->cfg->port[*port].cm_max_retries =
 				UROCE_CONFIG_CM_RETRIES_DEFAULT;
+			ld->cfg->port[*port].cm_ack_timeout =
+				UROCE_CONFIG_CM_ACK_TIMEOUT_DEFAULT;
 			uroce_config_dcqcn_defaults(&ld->cfg->port[*port].dcqcn);
 			return 0;
 		}

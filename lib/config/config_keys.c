@@ -335,6 +335,22 @@ set_cm_max_retries(void *obj, const char *val, char *why, size_t whylen)
 	return ret;
 }
 
+/* cm_ack_timeout = N: rdma_cm's local ACK timeout exponent. 0 (no timer)
+ * is refused: a lost last packet would then wait for ever. */
+static int
+set_cm_ack_timeout(void *obj, const char *val, char *why, size_t whylen)
+{
+	struct uroce_config_port *p = obj;
+	unsigned long v;
+	int ret;
+
+	ret = parse_range(val, UROCE_CONFIG_CM_ACK_TIMEOUT_MIN,
+			  UROCE_CONFIG_CM_ACK_TIMEOUT_MAX, &v, why, whylen);
+	if (ret == 0)
+		p->cm_ack_timeout = (uint8_t)v;
+	return ret;
+}
+
 /* file_prefix = NAME: it becomes /var/run/dpdk/NAME/ and the hugepage
  * files NAMEmap_<n>, so one path component of a few safe characters. */
 static int
@@ -400,6 +416,7 @@ static const struct cfg_key port_keys[] = {
 	{ "link_wait", set_link_wait },
 	{ "cm_response_timeout", set_cm_resp_timeout },
 	{ "cm_max_retries", set_cm_max_retries },
+	{ "cm_ack_timeout", set_cm_ack_timeout },
 };
 
 static const struct cfg_key eal_keys[] = {

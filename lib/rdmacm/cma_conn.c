@@ -433,8 +433,7 @@ req_path(const struct cma_id *id, struct uroce_cm_path *pp)
 	pp->hop_limit = p->hop_limit;
 	pp->sl = p->sl & 0xf;
 	pp->subnet_local = p->hop_limit <= 1;
-	pp->local_ack_timeout = id->timeout_set ? id->ack_timeout :
-				CMA_DEFAULT_ACK_TIMEOUT;
+	pp->local_ack_timeout = cma_ack_timeout(id);
 }
 
 static int

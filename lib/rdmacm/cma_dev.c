@@ -7,7 +7,8 @@
  * uroce1, ...: one per [port] of the configuration), opened once, with
  * what addressing needs: the GID table of port 1, and the subnets of the
  * port's addresses from the same configuration the engine reads (GIDs
- * carry the addresses but not their prefixes).
+ * carry the addresses but not their prefixes), and the port's local ACK
+ * timeout for rdma_cm's QPs ([port] cm_ack_timeout).
  */
 
 #include <arpa/inet.h>
@@ -26,10 +27,10 @@ static struct cma_dev devs[CMA_MAX_DEVS];
 static int ndevs = -1;		/* -1: not opened yet */
 static int devs_err;
 
-/* The configuration's addresses of the port behind device "uroceN", and
- * its CM timing. */
+/* The configuration's addresses, CM timing and ACK timeout of the port
+ * behind device "uroceN". */
 static void
-dev_subnets(struct cma_dev *d, const struct uroce_config *cfg,
+dev_config(struct cma_dev *d, const struct uroce_config *cfg,
 	    const char *name)
 {
 	const struct uroce_config_port *p;
@@ -45,6 +46,7 @@ dev_subnets(struct cma_dev *d, const struct uroce_config *cfg,
 	p = &cfg->port[n];
 	d->timing.cm_resp_timeout = p->cm_resp_timeout;
 	d->timing.max_cm_retries = p->cm_max_retries;
+	d->ack_timeout = p->cm_ack_timeout;
 	d->has_ip4 = p->has_ip4;
 	d->ip4 = p->ip4;
 	d->ip4_prefix = p->ip4_prefix;
@@ -78,7 +80,8 @@ dev_open(struct cma_dev *d, struct ibv_device *ibdev,
 	}
 	d->gid_cnt = i;
 	pthread_mutex_init(&d->agent_lock, NULL);
-	dev_subnets(d, cfg, ibv_get_device_name(ibdev));
+	d->ack_timeout = CMA_DEFAULT_ACK_TIMEOUT;
+	dev_config(d, cfg, ibv_get_device_name(ibdev));
 	return 0;
 fail:
 	ibv_close_device(d->verbs);

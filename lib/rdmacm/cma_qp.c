@@ -115,8 +115,7 @@ cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *a, int *mask)
 			return 0;
 		if (!id->qp.known)
 			return -EINVAL;
-		a->timeout = id->timeout_set ? id->ack_timeout :
-			     CMA_DEFAULT_ACK_TIMEOUT;
+		a->timeout = cma_ack_timeout(id);
 		a->retry_cnt = id->qp.retry;
 		a->rnr_retry = id->qp.rnr_retry;
 		a->max_rd_atomic = id->qp.init_depth;

@@ -70,6 +70,9 @@ struct cma_dev {
 	/* [port] cm_response_timeout and cm_max_retries: the agent's
 	 * timing (rdma_cm's defaults without a configuration). */
 	struct uroce_cm_timing timing;
+	/* Local ACK timeout of the RC QPs of ids that set none ([port]
+	 * cm_ack_timeout, else CMA_DEFAULT_ACK_TIMEOUT). */
+	uint8_t ack_timeout;
 	pthread_mutex_t agent_lock;
 	struct cm_agent *agent;		/* made on first use */
 };
@@ -250,6 +253,16 @@ int cma_resolve_route(struct cma_id *id, int timeout_ms);
 #define CMA_DEFAULT_ACK_TIMEOUT	(UROCE_CM_DEFAULT_PACKET_LIFE + 1)
 #define CMA_DEFAULT_RETRY	7
 #define CMA_DEFAULT_RNR_RETRY	7
+
+/* The local ACK timeout of the id's QP: its RDMA_OPTION_ID_ACK_TIMEOUT,
+ * else its device's. */
+static inline uint8_t
+cma_ack_timeout(const struct cma_id *id)
+{
+	if (id->timeout_set)
+		return id->ack_timeout;
+	return id->dev != NULL ? id->dev->ack_timeout : CMA_DEFAULT_ACK_TIMEOUT;
+}
 int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *a, int *mask);
 int cma_modify_qp(struct cma_id *id, enum ibv_qp_state state);
 int cma_qp_to_err(struct cma_id *id);

@@ -34,7 +34,15 @@ nothing malformed (check_capture.check(); tshark alone without scapy),
 holds RoCEv2 frames sent, and the CM's REQ, REP and RTU.
 
 --fault F runs both ports with `fault = F` (UROCE_PORT_FAULT): the
-connections still form and the data is intact.
+connections still form and the data is intact. --cm-ack-timeout N gives
+both ports `cm_ack_timeout = N` (UROCE_PORT_CM_ACK_TIMEOUT): libiscsi
+1.19's tools fail a command when their poll() of the completion channel
+sees nothing for 1 s, and on a lossy link a command can lose two last
+packets (a READ's last response, then the SCSI response), each resent
+only after the local ACK timeout, 0.54 s by default. --only NAME,...
+runs those steps only (in their order), e.g. write16,lun-file,
+verify-written: data written, checked in the file, read back and
+compared.
 
 UROCE_TEST_PRELOAD (sanitizer builds): the runtime our libraries need
 inside the uninstrumented tools, preloaded into them.
@@ -71,6 +79,7 @@ CONTROL_PORT = 1                # names the socket in our scratch dir only
 ISER_PORT = 3260
 WANT_CM = ('REQ', 'REP', 'RTU')
 READY_GUARD = 60                # s: a guard against a hang, no threshold
+STOP_GUARD = 15                 # s: the same, for the target's delete
 
 
 def free_tcp_port():
@@ -110,6 +119,8 @@ class Side:
                                '--log-level=*:warning' % prefix)
         if self.a.fault:
             e['UROCE_PORT_FAULT'] = self.a.fault
+        if self.a.cm_ack_timeout is not None:
+            e['UROCE_PORT_CM_ACK_TIMEOUT'] = str(self.a.cm_ack_timeout)
         if self.a.capture:
             e['UROCE_PORT_PCAP'] = self.pcap(side, name)
         e['TGT_IPC_SOCKET'] = os.path.join(self.tmp, 'tgtd.sock')
@@ -178,10 +189,19 @@ def start_target(a, sides, tmp, lun):
 def stop_target(p, env):
     """tgtd asked to leave (its target deleted, then the system), then
     killed if it does not: its exit writes the capture's end. No forced
-    delete: tgt 1.0.85 crashes closing a live iSER connection that way."""
+    delete: tgt 1.0.85 crashes closing a live iSER connection that way.
+    The delete is refused while the last tool's connection is open (tgt
+    keeps its I_T nexus until the connection closes, which may wait for
+    the retries of a send whose ACK the exiting tool never sent): it is
+    asked again until it is done, within the guard."""
     if p.poll() is None:
-        tgtadm(env, '--lld', 'iser', '--mode', 'target', '--op', 'delete',
-               '--tid', '1')
+        deadline = time.monotonic() + STOP_GUARD
+        while p.poll() is None:
+            rc, _ = tgtadm(env, '--lld', 'iser', '--mode', 'target', '--op',
+                           'delete', '--tid', '1')
+            if rc == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         tgtadm(env, '--mode', 'system', '--op', 'delete')
         try:
             p.wait(15)
@@ -237,8 +257,12 @@ def check_lun(path, pattern):
 
 
 # (name, command, check of its output, what it shows)
-def steps():
+def steps(only=None):
     u = url()
+    return [st for st in all_steps(u) if only is None or st[0] in only]
+
+
+def all_steps(u):
     return [
         ('inq', ['iscsi-inq', '-i', INITIATOR, u],
          lambda t: re.search(r'^Vendor:IET\s*$', t, re.M) and
@@ -296,16 +320,18 @@ def run(a, tmp):
         tgt, tout, tenv = start_target(a, sides, tmp, lun)
         if a.capture:
             pcaps.append(sides.pcap('a', 'tgtd'))
-        for name, cmd, check in steps():
+        for name, cmd, check in steps(a.only):
             if cmd is None:
                 probs = check_lun(lun, pattern)
                 print('%s %s%s' % ('ok  ' if not probs else 'FAIL', name,
                                    ''.join('\n  ' + p for p in probs)))
                 ok = ok and not probs
                 continue
+            t0 = time.monotonic()
             rc, text = run_tool(a, sides, name, cmd)
             good = rc == 0 and bool(check(text))
-            print('%s %s (exit %s)' % ('ok  ' if good else 'FAIL', name, rc))
+            print('%s %s (exit %s, %.1f s)' % ('ok  ' if good else 'FAIL',
+                                               name, rc, time.monotonic() - t0))
             if not good or a.verbose:
                 print('---- %s:\n%s----' % (name, text[-3000:]))
             ok = ok and good
@@ -341,6 +367,9 @@ def main():
     ap.add_argument('--conf-a', required=True)
     ap.add_argument('--conf-b', required=True)
     ap.add_argument('--fault', help='UROCE_PORT_FAULT for both sides')
+    ap.add_argument('--cm-ack-timeout', type=int,
+                    help='[port] cm_ack_timeout for both sides')
+    ap.add_argument('--only', help='comma-separated step names to run')
     ap.add_argument('--timeout', type=float, default=300,
                     help='guard of each tool run (s)')
     ap.add_argument('--capture', action='store_true')
@@ -351,6 +380,13 @@ def main():
         print('SKIP: not installed: %s (packages tgt and libiscsi-bin)'
               % ' '.join(missing))
         return SKIP
+    if a.only is not None:
+        a.only = a.only.split(',')
+        names = [st[0] for st in all_steps('')]
+        bad = [n for n in a.only if n not in names]
+        if bad:
+            ap.error('--only: unknown step %s (steps: %s)'
+                     % (', '.join(bad), ', '.join(names)))
     a.run = os.path.abspath(a.run)
     a.conf_a, a.conf_b = os.path.abspath(a.conf_a), os.path.abspath(a.conf_b)
     a.full_capture = False
@@ -373,8 +409,10 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             print('captures and logs kept in %s' % tmp)
-    print('%s iser%s' % ('passed' if ok else 'FAILED',
-                         ' (fault %s)' % a.fault if a.fault else ''))
+    print('%s iser%s%s' % ('passed' if ok else 'FAILED',
+                           ' (fault %s)' % a.fault if a.fault else '',
+                           ' (cm_ack_timeout %d)' % a.cm_ack_timeout
+                           if a.cm_ack_timeout is not None else ''))
     return 0 if ok else 1
 
 

@@ -359,6 +359,7 @@ test_defaults(void)
 	UT_CHECK_EQ(cfg.port[0].link_wait, 10);
 	UT_CHECK_EQ(cfg.port[0].cm_resp_timeout, 20);
 	UT_CHECK_EQ(cfg.port[0].cm_max_retries, 15);
+	UT_CHECK_EQ(cfg.port[0].cm_ack_timeout, 17);
 	UT_CHECK_EQ(cfg.log_level, 5);		/* warning */
 	UT_CHECK_EQ(cfg.file_prefix[0], '\0');
 	UT_CHECK(!uroce_config_args_prefix(&cfg));	/* the engine picks one */
@@ -671,6 +672,9 @@ static const struct bad_case {
 	  "0..31" },
 	{ BASE "cm_max_retries = 16", "[port] cm_max_retries = \"16\"",
 	  "0..15" },
+	{ BASE "cm_ack_timeout = 0", "[port] cm_ack_timeout = \"0\"", "1..31" },
+	{ BASE "cm_ack_timeout = 32", "[port] cm_ack_timeout", "1..31" },
+	{ BASE "cm_ack_timeout = 0.5s", "[port] cm_ack_timeout", "1..31" },
 	{ BASE "cc = ecn", "[port] cc = \"ecn\"", "dcqcn or off" },
 	{ BASE "cc = DCQCN", "[port] cc", "dcqcn or off" },
 	{ BASE "rpg_time_reset = 0", "[port] rpg_time_reset = \"0\"", "1..1000000" },
@@ -940,7 +944,7 @@ expect_env_fail(const char *var, const char *val, const char *needle1,
 	clear_env();
 }
 
-/* [port] link_wait, [eal] file_prefix and log_level. */
+/* [port] link_wait and cm_ack_timeout, [eal] file_prefix and log_level. */
 static void
 test_link_eal_keys(void)
 {
@@ -965,14 +969,18 @@ test_link_eal_keys(void)
 	unsigned int i;
 	int ret;
 
-	ret = uroce_config_load(write_conf(BASE "link_wait = 0\n[port1]\n"
+	ret = uroce_config_load(write_conf(BASE "link_wait = 0\n"
+					   "cm_ack_timeout = 1\n[port1]\n"
 					   "dev = net_null1\nip = 10.0.0.3/24\n"
-					   "link_wait = 600\n[eal]\nfile_prefix = "
+					   "link_wait = 600\ncm_ack_timeout = 31\n"
+					   "[eal]\nfile_prefix = "
 					   "job-7.a_b\nlog_level = 8"),
 				&cfg, err, sizeof(err));
 	UT_CHECK_EQ(ret, 0);
 	UT_CHECK_EQ(cfg.port[0].link_wait, 0);
 	UT_CHECK_EQ(cfg.port[1].link_wait, 600);
+	UT_CHECK_EQ(cfg.port[0].cm_ack_timeout, 1);
+	UT_CHECK_EQ(cfg.port[1].cm_ack_timeout, 31);
 	UT_CHECK(strcmp(cfg.file_prefix, "job-7.a_b") == 0);
 	UT_CHECK_EQ(cfg.log_level, 8);
 	uroce_config_free(&cfg);
@@ -998,11 +1006,13 @@ test_link_eal_keys(void)
 	setenv("UROCE_PORT_ZERO_COPY", "off", 1);
 	setenv("UROCE_PORT_CM_RESPONSE_TIMEOUT", "14", 1);
 	setenv("UROCE_PORT_CM_MAX_RETRIES", "0", 1);
+	setenv("UROCE_PORT_CM_ACK_TIMEOUT", "14", 1);
 	ret = uroce_config_load(write_conf(BASE "[eal]\nlog_level = debug"),
 				&cfg, err, sizeof(err));
 	UT_CHECK_EQ(cfg.port[0].cm_resp_timeout, 14);
 	UT_CHECK_EQ(cfg.port[0].cm_max_retries, 0);
 	UT_CHECK_EQ(ret, 0);
+	UT_CHECK_EQ(cfg.port[0].cm_ack_timeout, 14);
 	UT_CHECK_EQ(cfg.log_level, 7);
 	UT_CHECK(strcmp(cfg.file_prefix, "over") == 0);
 	UT_CHECK_EQ(cfg.port[0].link_wait, 3);

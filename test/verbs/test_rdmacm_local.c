@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdma/rdma_cma.h>
@@ -38,6 +39,9 @@
 #include "uroce_test_verbs.h"
 
 #define SUBNET		97
+/* [port1] cm_ack_timeout of the run (uroce0 keeps the default, 17) */
+#define PORT1_ACK_TIMEOUT	14
+#define PORT1_ACK_TIMEOUT_S	"14"
 /* A guard against a hang, not a timing threshold. */
 #define GUARD_MS	30000
 
@@ -482,7 +486,9 @@ active_id(struct rdma_event_channel *ch, uint16_t port)
 /*
  * A connection between the two devices: the REQ's 56 user bytes reach
  * CONNECT_REQUEST, the REP's 196 reach ESTABLISHED, the QPs are in RTS
- * with each other's QPN, a SEND crosses, DISCONNECTED on both sides.
+ * with each other's QPN and the local ACK timeout of their port (uroce0's
+ * default 17, uroce1's [port1] cm_ack_timeout, set by main()), a SEND
+ * crosses, DISCONNECTED on both sides.
  */
 static void
 test_connect(void)
@@ -558,14 +564,16 @@ test_connect(void)
 		rdma_ack_cm_event(ev);
 	}
 	UT_CHECK_EQ(ibv_query_qp(a->qp, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN |
-				 IBV_QP_ACCESS_FLAGS, &init), 0);
+				 IBV_QP_ACCESS_FLAGS | IBV_QP_TIMEOUT, &init), 0);
 	UT_CHECK_EQ(attr.qp_state, IBV_QPS_RTS);
 	UT_CHECK_EQ(attr.dest_qp_num, p->qp->qp_num);
 	UT_CHECK(attr.qp_access_flags & IBV_ACCESS_REMOTE_READ);
-	UT_CHECK_EQ(ibv_query_qp(p->qp, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN,
-				 &init), 0);
+	UT_CHECK_EQ(attr.timeout, 17);
+	UT_CHECK_EQ(ibv_query_qp(p->qp, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN |
+				 IBV_QP_TIMEOUT, &init), 0);
 	UT_CHECK_EQ(attr.qp_state, IBV_QPS_RTS);
 	UT_CHECK_EQ(attr.dest_qp_num, a->qp->qp_num);
+	UT_CHECK_EQ(attr.timeout, PORT1_ACK_TIMEOUT);
 	attr.qp_state = IBV_QPS_RTR;
 	{
 		int mask;
@@ -786,6 +794,7 @@ main(void)
 		perror("config");
 		return 1;
 	}
+	setenv("UROCE_PORT1_CM_ACK_TIMEOUT", PORT1_ACK_TIMEOUT_S, 1);
 	test_channel();
 	test_getaddrinfo();
 	test_bind();

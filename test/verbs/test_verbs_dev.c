@@ -337,6 +337,22 @@ test_objects(struct ibv_context *ctx, int max_cqe)
 		}
 		UT_NOTE("completion wr_id %llu", (unsigned long long)wc.wr_id);
 	}
+	/* Nothing left on the non-blocking channel (an event the second
+	 * completion raised read first): ibv_get_cq_event() returns -1 with
+	 * EAGAIN at once, as libiscsi's iSER loop expects of rdma-core's. */
+	{
+		struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+		struct ibv_cq *ev_cq;
+		void *ev_ctx;
+
+		while (poll(&pfd, 1, 0) == 1 &&
+		       ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == 0)
+			ibv_ack_cq_events(ev_cq, 1);
+		errno = 0;
+		UT_CHECK_EQ(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), -1);
+		UT_CHECK_EQ(errno, EAGAIN);
+		UT_CHECK_EQ(poll(&pfd, 1, 0), 0);
+	}
 	/* ibv_modify_qp_rate_limit(3) in RTS; query shows it; a bad rate
 	 * changes nothing. */
 	{

@@ -39,6 +39,10 @@
  *	cm_response_timeout = 20 ; 0..31: the CM's response timeout of the
  *	                      ; port's rdma_cm connections, 4.096 us x 2^n
  *	cm_max_retries = 15   ; 0..15: the CM's resends before it gives up
+ *	cm_ack_timeout = 17   ; 1..31: the local ACK timeout (4.096 us x
+ *	                      ; 2^N) rdma_cm gives the RC QPs of ids that
+ *	                      ; do not set RDMA_OPTION_ID_ACK_TIMEOUT;
+ *	                      ; default 17 (0.54 s), as the kernel's
  *	[port1]               ; port 1, device uroce1; ports are numbered 0..15
  *	...                   ; without gaps
  *	[eal]
@@ -118,6 +122,11 @@ extern "C" {
 #define UROCE_CONFIG_CM_RESP_TIMEOUT_DEFAULT	20
 #define UROCE_CONFIG_CM_RETRIES_MAX		15
 #define UROCE_CONFIG_CM_RETRIES_DEFAULT		15
+/** [port] cm_ack_timeout: the kernel's rdma_cm over RoCE gives its QPs a
+ *  packet life time of 16 and a local ACK timeout one more, 17: 0.54 s. */
+#define UROCE_CONFIG_CM_ACK_TIMEOUT_MIN		1
+#define UROCE_CONFIG_CM_ACK_TIMEOUT_MAX		31
+#define UROCE_CONFIG_CM_ACK_TIMEOUT_DEFAULT	17
 /** [eal] file_prefix: it names a directory and hugepage files. */
 #define UROCE_CONFIG_PREFIX_LEN		64
 /** [eal] log_level: RTE_LOG_WARNING, quiet start-up, warnings shown. */
@@ -217,6 +226,9 @@ struct uroce_config_port {
 	 *  MaxCMRetries): what REQs say and how long the CM waits. */
 	uint8_t cm_resp_timeout;
 	uint8_t cm_max_retries;
+	/** Local ACK timeout of rdma_cm's RC QPs, 4.096 us x 2^N (1..31,
+	 *  default 17) unless the id sets RDMA_OPTION_ID_ACK_TIMEOUT. */
+	uint8_t cm_ack_timeout;
 	enum uroce_config_cc cc;	/**< default UROCE_CC_OFF */
 	struct uroce_config_dcqcn dcqcn; /**< defaults: uroce_config_dcqcn_defaults() */
 };
