@@ -277,6 +277,7 @@ child_req_params(struct cma_id *c, struct cma_dev *d,
 				  d->attr.max_qp_init_rd_atom);
 	c->qp.flow_control = r->e2e_flow_control;
 	c->qp.srq = r->srq;
+	c->qp.req_ack_timeout = r->primary.local_ack_timeout;
 	c->remote_ece.vendor_id = r->vendor_id;
 	p->responder_resources = r->initiator_depth;
 	p->initiator_depth = r->responder_resources;

@@ -174,6 +174,11 @@ struct cma_qp_params {
 	uint8_t rnr_retry;
 	uint8_t srq;
 	uint8_t flow_control;
+	/* Passive side: the REQ's primary Local ACK Timeout (0: none). As
+	 * Linux's CM derives the passive QP's from it (packet life time =
+	 * it - 1, timeout = life + 1), both QPs of a connection get the one
+	 * the active side chose. */
+	uint8_t req_ack_timeout;
 };
 
 struct cma_id {
@@ -255,12 +260,14 @@ int cma_resolve_route(struct cma_id *id, int timeout_ms);
 #define CMA_DEFAULT_RNR_RETRY	7
 
 /* The local ACK timeout of the id's QP: its RDMA_OPTION_ID_ACK_TIMEOUT,
- * else its device's. */
+ * else on the passive side the REQ's, else its device's. */
 static inline uint8_t
 cma_ack_timeout(const struct cma_id *id)
 {
 	if (id->timeout_set)
 		return id->ack_timeout;
+	if (id->qp.req_ack_timeout != 0)
+		return id->qp.req_ack_timeout;
 	return id->dev != NULL ? id->dev->ack_timeout : CMA_DEFAULT_ACK_TIMEOUT;
 }
 int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *a, int *mask);

@@ -39,9 +39,9 @@
 #include "uroce_test_verbs.h"
 
 #define SUBNET		97
-/* [port1] cm_ack_timeout of the run (uroce0 keeps the default, 17) */
-#define PORT1_ACK_TIMEOUT	14
-#define PORT1_ACK_TIMEOUT_S	"14"
+/* [port0] cm_ack_timeout of the run (uroce1 keeps the default, 17) */
+#define PORT0_ACK_TIMEOUT	14
+#define PORT0_ACK_TIMEOUT_S	"14"
 /* A guard against a hang, not a timing threshold. */
 #define GUARD_MS	30000
 
@@ -486,9 +486,10 @@ active_id(struct rdma_event_channel *ch, uint16_t port)
 /*
  * A connection between the two devices: the REQ's 56 user bytes reach
  * CONNECT_REQUEST, the REP's 196 reach ESTABLISHED, the QPs are in RTS
- * with each other's QPN and the local ACK timeout of their port (uroce0's
- * default 17, uroce1's [port1] cm_ack_timeout, set by main()), a SEND
- * crosses, DISCONNECTED on both sides.
+ * with each other's QPN and the local ACK timeout of the active side's
+ * port (uroce0's [port0] cm_ack_timeout, set by main()), the passive one
+ * from the REQ as Linux's CM gives it (uroce1's own is the default 17), a
+ * SEND crosses, DISCONNECTED on both sides.
  */
 static void
 test_connect(void)
@@ -568,12 +569,12 @@ test_connect(void)
 	UT_CHECK_EQ(attr.qp_state, IBV_QPS_RTS);
 	UT_CHECK_EQ(attr.dest_qp_num, p->qp->qp_num);
 	UT_CHECK(attr.qp_access_flags & IBV_ACCESS_REMOTE_READ);
-	UT_CHECK_EQ(attr.timeout, 17);
+	UT_CHECK_EQ(attr.timeout, PORT0_ACK_TIMEOUT);
 	UT_CHECK_EQ(ibv_query_qp(p->qp, &attr, IBV_QP_STATE | IBV_QP_DEST_QPN |
 				 IBV_QP_TIMEOUT, &init), 0);
 	UT_CHECK_EQ(attr.qp_state, IBV_QPS_RTS);
 	UT_CHECK_EQ(attr.dest_qp_num, a->qp->qp_num);
-	UT_CHECK_EQ(attr.timeout, PORT1_ACK_TIMEOUT);
+	UT_CHECK_EQ(attr.timeout, PORT0_ACK_TIMEOUT);
 	attr.qp_state = IBV_QPS_RTR;
 	{
 		int mask;
@@ -794,7 +795,7 @@ main(void)
 		perror("config");
 		return 1;
 	}
-	setenv("UROCE_PORT1_CM_ACK_TIMEOUT", PORT1_ACK_TIMEOUT_S, 1);
+	setenv("UROCE_PORT0_CM_ACK_TIMEOUT", PORT0_ACK_TIMEOUT_S, 1);
 	test_channel();
 	test_getaddrinfo();
 	test_bind();

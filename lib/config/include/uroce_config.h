@@ -40,9 +40,10 @@
  *	                      ; port's rdma_cm connections, 4.096 us x 2^n
  *	cm_max_retries = 15   ; 0..15: the CM's resends before it gives up
  *	cm_ack_timeout = 17   ; 1..31: the local ACK timeout (4.096 us x
- *	                      ; 2^N) rdma_cm gives the RC QPs of ids that
- *	                      ; do not set RDMA_OPTION_ID_ACK_TIMEOUT;
- *	                      ; default 17 (0.54 s), as the kernel's
+ *	                      ; 2^N) rdma_cm gives the RC QPs of active ids
+ *	                      ; that do not set RDMA_OPTION_ID_ACK_TIMEOUT
+ *	                      ; (passive ones take the REQ's); default 17
+ *	                      ; (0.54 s), as the kernel's
  *	[port1]               ; port 1, device uroce1; ports are numbered 0..15
  *	...                   ; without gaps
  *	[eal]
