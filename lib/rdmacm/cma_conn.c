@@ -122,8 +122,16 @@ set_state(struct cma_id *id, enum cma_state s)
 static void listen_cb(void *owner, struct cm_conn *conn,
 		      const struct cm_event *e);
 
+/*
+ * The agent's listener holds the requests of one receive burst until
+ * their events are delivered (after the burst): its backlog only bounds
+ * that, at CMA_MAX_BACKLOG for every listener. The id's own backlog (the
+ * unread CONNECT_REQUESTs, rdma_listen()) is applied in listen_cb(): an
+ * agent backlog of the id's would refuse, REJ 28, the third REQ of a
+ * burst to a listener of backlog 2 before the first reached listen_cb().
+ */
 static int
-lsn_add(struct cma_dev *d, uint64_t sid, int backlog)
+lsn_add(struct cma_dev *d, uint64_t sid)
 {
 	struct cm_agent *a;
 	struct cma_lsn *l;
@@ -143,7 +151,7 @@ lsn_add(struct cma_dev *d, uint64_t sid, int backlog)
 	l->dev = d;
 	l->sid = sid;
 	l->users = 1;
-	ret = cm_listen(a, sid, backlog, listen_cb, l, &l->l);
+	ret = cm_listen(a, sid, CMA_MAX_BACKLOG, listen_cb, l, &l->l);
 	if (ret < 0) {
 		free(l);
 		return ret;
@@ -191,7 +199,7 @@ cma_listen_start(struct cma_id *id)
 		return ret;
 	pthread_mutex_lock(&lsn_lock);
 	for (i = 0; i < n; i++) {
-		ret = lsn_add(&d[i], sid, id->backlog);
+		ret = lsn_add(&d[i], sid);
 		if (ret < 0) {
 			while (i-- > 0)
 				lsn_del(&d[i], sid);
