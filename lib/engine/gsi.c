@@ -392,7 +392,7 @@ uroce_gsi_send(struct uroce_gsi *g, const struct uroce_mad_tx *tx)
 {
 	struct gsi_tx_msg *t;
 	struct uroce_l2l3 l;
-	struct rte_mbuf *m;
+	struct rte_mbuf *m = NULL;
 	int ret;
 
 	if (g == NULL || tx == NULL)
