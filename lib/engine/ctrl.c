@@ -9,8 +9,8 @@
  * it at the start of its next iteration, waking the lcore if it sleeps,
  * and the caller waits on a futex the owner wakes (wake.c): neither side's
  * timed sleep is in the round trip. A message nobody waits for
- * (eng_ctrl_post(): a MAD to send, a new QP for the owned list) is on the
- * heap and freed by the owner. The call runs inline when the
+ * (eng_ctrl_post(): a new QP for the owned list) is on the heap and freed
+ * by the owner. The call runs inline when the
  * caller is the owner, or in native mode, where it takes the native lock
  * that uroce_engine_poll() (and the keeper, keeper.c) holds for an
  * iteration.
@@ -121,8 +121,8 @@ eng_ctrl_run(unsigned int owner, eng_ctrl_fn fn, void *arg)
 }
 
 /*
- * A control message nobody waits for (a MAD to send): @fn owns @arg, and
- * the owner frees the message. 0 once queued; -ENOMEM, @fn not run.
+ * A control message nobody waits for: @fn owns @arg, and the owner frees
+ * the message. 0 once queued; -ENOMEM, @fn not run.
  * Inline, as eng_ctrl_run(), on the owner and in native mode.
  */
 int

@@ -383,37 +383,23 @@ ctrl_gsi_tx(struct eng_lcore *lc, void *arg)
 
 	eng_send_frame(lc, t->dev, t->m);
 	lc->dst[t->dev->idx].gsi_tx++;
-	free(t);
 	return 0;
 }
 
 int
 uroce_gsi_send(struct uroce_gsi *g, const struct uroce_mad_tx *tx)
 {
-	struct gsi_tx_msg *t;
+	struct gsi_tx_msg msg;
 	struct uroce_l2l3 l;
-	struct rte_mbuf *m = NULL;
 	int ret;
 
 	if (g == NULL || tx == NULL)
 		return -EINVAL;
 	ret = gsi_path(g->dev, tx, &l);
 	if (ret == 0)
-		ret = gsi_frame(g, &l, tx->mad, &m);
+		ret = gsi_frame(g, &l, tx->mad, &msg.m);
 	if (ret < 0)
 		return ret;
-	t = malloc(sizeof(*t));
-	if (t != NULL) {
-		t->dev = g->dev;
-		t->m = m;
-		/* Not waited for: the caller (the CM agent, an application
-		 * in rdma_accept()) goes on while lcore 0 sends it. */
-		ret = eng_ctrl_post(0, ctrl_gsi_tx, t);
-	}
-	if (t == NULL || ret < 0) {
-		free(t);
-		rte_pktmbuf_free(m);
-		return -ENOMEM;
-	}
-	return 0;
+	msg.dev = g->dev;
+	return eng_ctrl_run(0, ctrl_gsi_tx, &msg);
 }
