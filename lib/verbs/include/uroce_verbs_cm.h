@@ -7,8 +7,9 @@
 /*
  * The private interface of libibverbs.so.1 to uroce's librdmacm.so.1: a
  * device's QP1 (the GSI, IBTA vol. 1 ch. 13.5) reached through a verbs
- * context, and rdma_cm's QP changes in one engine call. librdmacm.so.1 is a shared library of its own that links
- * libibverbs.so.1, which holds the whole stack; this table is the one door
+ * context, and rdma_cm's QP changes in one engine call. librdmacm.so.1 is
+ * a shared library of its own that links libibverbs.so.1, which holds the
+ * whole stack; this table is the one door
  * between them. Exported as uroce_verbs_cm_glue in the version node
  * UROCE_PRIVATE_1 (libibverbs.map), besides rdma-core's own nodes; a
  * caller that may run on rdma-core's libibverbs finds it with
