@@ -6,7 +6,11 @@
  * transport's owner-side state never needs a lock. A caller on another
  * thread puts a message (a function and its argument, on the caller's
  * stack) on the owner's MPSC ring and waits for the answer; the owner runs
- * it at the start of its next iteration. The call runs inline when the
+ * it at the start of its next iteration, waking the lcore if it sleeps,
+ * and the caller waits on a futex the owner wakes (wake.c): neither side's
+ * timed sleep is in the round trip. A message nobody waits for
+ * (eng_ctrl_post(): a new QP for the owned list) is on the heap and freed
+ * by the owner. The call runs inline when the
  * caller is the owner, or in native mode, where it takes the native lock
  * that uroce_engine_poll() (and the keeper, keeper.c) holds for an
  * iteration.
@@ -18,6 +22,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <rte_cycles.h>
@@ -25,11 +30,23 @@
 
 #include "engine_priv.h"
 
+/* A message's progress (eng_ctrl.done, a futex word). */
+enum {
+	CTRL_PENDING,
+	CTRL_WAITING,			/* the caller sleeps on the word */
+	CTRL_DONE,			/* the owner's last touch of it */
+};
+
+/* Pauses before the caller sleeps: the owner, awake on another core,
+ * answers within a few microseconds. */
+#define ENG_CTRL_SPIN	256
+
 struct eng_ctrl {
 	eng_ctrl_fn fn;
 	void *arg;
 	int ret;
-	uint32_t done;			/* RELEASE-stored by the owner */
+	bool posted;			/* eng_ctrl_post(): nobody waits */
+	uint32_t done;			/* CTRL_*, atomic */
 };
 
 /* Wait politely: spin a little, then yield, then sleep (2-core machines). */
@@ -59,6 +76,25 @@ eng_native_lock(void)
 		eng_wait_step(&spins);
 }
 
+/* The caller: until the owner has answered @msg. */
+static void
+ctrl_wait(struct eng_ctrl *msg)
+{
+	uint32_t v = CTRL_PENDING;
+	unsigned int spins;
+
+	for (spins = 0; spins < ENG_CTRL_SPIN; spins++) {
+		if (__atomic_load_n(&msg->done, __ATOMIC_ACQUIRE) == CTRL_DONE)
+			return;
+		rte_pause();
+	}
+	if (!__atomic_compare_exchange_n(&msg->done, &v, CTRL_WAITING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;			/* v is CTRL_DONE */
+	while (__atomic_load_n(&msg->done, __ATOMIC_ACQUIRE) != CTRL_DONE)
+		eng_futex_wait(&msg->done, CTRL_WAITING, 0);
+}
+
 int
 eng_ctrl_run(unsigned int owner, eng_ctrl_fn fn, void *arg)
 {
@@ -79,10 +115,35 @@ eng_ctrl_run(unsigned int owner, eng_ctrl_fn fn, void *arg)
 	}
 	while (rte_ring_mp_enqueue(lc->ctrl, &msg) != 0)
 		eng_wait_step(&spins);
-	spins = 0;
-	while (__atomic_load_n(&msg.done, __ATOMIC_ACQUIRE) == 0)
-		eng_wait_step(&spins);
+	eng_lcore_wake(lc);
+	ctrl_wait(&msg);
 	return msg.ret;
+}
+
+/*
+ * A control message nobody waits for: @fn owns @arg, and the owner frees
+ * the message. 0 once queued; -ENOMEM, @fn not run.
+ * Inline, as eng_ctrl_run(), on the owner and in native mode.
+ */
+int
+eng_ctrl_post(unsigned int owner, eng_ctrl_fn fn, void *arg)
+{
+	struct eng_lcore *lc = eng_g->lc[owner];
+	struct eng_ctrl *msg;
+	unsigned int spins = 0;
+
+	if (RTE_PER_LCORE(eng_cur) == lc || eng_g->nb_bg == 0)
+		return eng_ctrl_run(owner, fn, arg);
+	msg = calloc(1, sizeof(*msg));
+	if (msg == NULL)
+		return -ENOMEM;
+	msg->fn = fn;
+	msg->arg = arg;
+	msg->posted = true;
+	while (rte_ring_mp_enqueue(lc->ctrl, msg) != 0)
+		eng_wait_step(&spins);
+	eng_lcore_wake(lc);
+	return 0;
 }
 
 unsigned int
@@ -96,7 +157,15 @@ eng_ctrl_drain(struct eng_lcore *lc)
 	for (i = 0; i < n; i++) {
 		msg = objs[i];
 		msg->ret = msg->fn(lc, msg->arg);
-		__atomic_store_n(&msg->done, 1, __ATOMIC_RELEASE);
+		if (msg->posted) {
+			free(msg);
+			continue;
+		}
+		/* After the exchange msg may be gone: only its address is
+		 * used, for the wake (eng_futex_wake()). */
+		if (__atomic_exchange_n(&msg->done, CTRL_DONE,
+					__ATOMIC_ACQ_REL) == CTRL_WAITING)
+			eng_futex_wake(&msg->done);
 	}
 	lc->st.ctrl_msgs += n;
 	return n;
@@ -156,9 +225,16 @@ ctrl_attach(struct eng_lcore *lc, void *arg)
 	return 0;
 }
 
+/*
+ * Not waited for: every later control call on the QP (its first modify,
+ * the detach) comes after it on the same ring, and nothing else looks at
+ * the owned list for a QP it has not been told of.
+ */
 int
 eng_qp_attach(struct eng_qp *eq)
 {
+	if (eng_ctrl_post(eq->qp->lcore, ctrl_attach, eq) == 0)
+		return 0;
 	return eng_ctrl_run(eq->qp->lcore, ctrl_attach, eq);
 }
 
@@ -225,6 +301,47 @@ eng_qp_modify(struct eng_qp *eq, struct ibv_qp_attr *attr, int mask)
 	struct modify_args a = { .eq = eq, .attr = attr, .mask = mask };
 
 	return eng_ctrl_run(eq->qp->lcore, ctrl_modify, &a);
+}
+
+struct modify_seq_args {
+	struct eng_qp *eq;
+	struct ibv_qp_attr *attr;
+	const int *mask;
+	unsigned int n;
+	unsigned int done;
+};
+
+/* Each change as its own ctrl_modify(), one after the other: no frame of
+ * the QP is handled in between. */
+static int
+ctrl_modify_seq(struct eng_lcore *lc, void *arg)
+{
+	struct modify_seq_args *s = arg;
+	struct modify_args a = { .eq = s->eq };
+	int ret;
+
+	for (s->done = 0; s->done < s->n; s->done++) {
+		a.attr = &s->attr[s->done];
+		a.mask = s->mask[s->done];
+		ret = ctrl_modify(lc, &a);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
+}
+
+int
+eng_qp_modify_seq(struct eng_qp *eq, struct ibv_qp_attr *attr,
+		  const int *mask, unsigned int n, unsigned int *done)
+{
+	struct modify_seq_args s = {
+		.eq = eq, .attr = attr, .mask = mask, .n = n,
+	};
+	int ret;
+
+	ret = eng_ctrl_run(eq->qp->lcore, ctrl_modify_seq, &s);
+	*done = s.done;
+	return ret;
 }
 
 struct rate_args {

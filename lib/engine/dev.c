@@ -1101,6 +1101,18 @@ uroce_dev_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask)
 }
 
 int
+uroce_dev_qp_modify_seq(struct uroce_qp *qp, struct ibv_qp_attr *attr,
+			const int *mask, unsigned int n, unsigned int *done)
+{
+	if (done != NULL)
+		*done = 0;
+	if (qp == NULL || qp->engine == NULL || attr == NULL || mask == NULL ||
+	    n == 0 || done == NULL)
+		return -EINVAL;
+	return eng_qp_modify_seq(qp->engine, attr, mask, n, done);
+}
+
+int
 uroce_dev_qp_rate_limit(struct uroce_qp *qp,
 			const struct ibv_qp_rate_limit_attr *attr)
 {

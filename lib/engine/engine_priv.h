@@ -111,6 +111,7 @@ struct eng_lcore {
 	struct rte_ring *lo;		/* MPSC: mbufs to receive, m->port = dev */
 	struct rte_ring *ho;		/* MPSC: hand-offs, parsed, m->port = dev */
 	uint32_t db_overflow;		/* a doorbell did not fit (atomic) */
+	uint32_t asleep;		/* futex: 1 while idle-sleeping (wake.c) */
 
 	/* Owner-private from here. */
 	/* QPs to call uroce_qp_tx() on: a ready list per port, and one
@@ -343,11 +344,18 @@ void eng_xrcd_srq_ref(struct uroce_xrcd *xrcd, struct eng_cq *cq, int dir);
 /* ctrl.c */
 typedef int (*eng_ctrl_fn)(struct eng_lcore *lc, void *arg);
 int eng_ctrl_run(unsigned int owner, eng_ctrl_fn fn, void *arg);
+int eng_ctrl_post(unsigned int owner, eng_ctrl_fn fn, void *arg);
 unsigned int eng_ctrl_drain(struct eng_lcore *lc);
+void eng_futex_wait(uint32_t *w, uint32_t val, uint64_t ns);
+void eng_futex_wake(uint32_t *w);
+void eng_lcore_sleep(struct eng_lcore *lc, uint64_t ns);
+void eng_lcore_wake(struct eng_lcore *lc);
 void eng_sync(void);
 int eng_qp_attach(struct eng_qp *eq);
 int eng_qp_detach(struct eng_qp *eq);
 int eng_qp_modify(struct eng_qp *eq, struct ibv_qp_attr *attr, int mask);
+int eng_qp_modify_seq(struct eng_qp *eq, struct ibv_qp_attr *attr,
+		      const int *mask, unsigned int n, unsigned int *done);
 int eng_qp_rate_limit(struct eng_qp *eq,
 		      const struct ibv_qp_rate_limit_attr *attr);
 int eng_qp_query(struct eng_qp *eq, struct ibv_qp_attr *attr,

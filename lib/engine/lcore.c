@@ -10,7 +10,8 @@
  * A background lcore then reports a quiescent point (rte_rcu_qsbr: MR
  * deregistration and QP destruction wait for it) and backs off when idle:
  * a few rte_pause() iterations, then sleeps growing from 1 us to 64 us, so
- * two processes on a 2-core machine both progress. Work resets the back-off.
+ * two processes on a 2-core machine both progress; a control message ends
+ * the sleep at once (wake.c). Work resets the back-off.
  *
  * Native progress (no background lcore): the thread in uroce_engine_poll()
  * is the owner while it iterates, a thread that posts while nobody
@@ -1065,7 +1066,6 @@ eng_until_timer_ns(const struct eng_lcore *lc)
 static void
 eng_backoff(struct eng_lcore *lc, unsigned int work)
 {
-	struct timespec ts;
 	uint64_t ns;
 
 	if (work != 0) {
@@ -1084,11 +1084,9 @@ eng_backoff(struct eng_lcore *lc, unsigned int work)
 		rte_pause();	/* a timer (a paced QP) is due: stay awake */
 		return;
 	}
-	ts.tv_sec = 0;
-	ts.tv_nsec = (long)RTE_MIN(lc->sleep_ns, ns);
 	/* Offline while asleep: a synchronize does not wait for the sleep. */
 	rte_rcu_qsbr_thread_offline(eng_g->qsv, lc->idx);
-	nanosleep(&ts, NULL);
+	eng_lcore_sleep(lc, RTE_MIN(lc->sleep_ns, ns));
 	rte_rcu_qsbr_thread_online(eng_g->qsv, lc->idx);
 	lc->st.sleeps++;
 }

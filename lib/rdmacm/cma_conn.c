@@ -602,13 +602,11 @@ send_rej(struct cma_id *id, uint16_t reason, const void *priv, uint8_t len,
 static int
 qp_connect(struct cma_id *id)
 {
-	int ret = cma_modify_qp(id, IBV_QPS_INIT);
+	static const enum ibv_qp_state s[] = {
+		IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS,
+	};
 
-	if (ret == 0)
-		ret = cma_modify_qp(id, IBV_QPS_RTR);
-	if (ret == 0)
-		ret = cma_modify_qp(id, IBV_QPS_RTS);
-	return ret;
+	return cma_modify_qp_seq(id, s, sizeof(s) / sizeof(s[0]));
 }
 
 /* The REP, on the active side: RTR, RTS, RTU, ESTABLISHED; without a QP

@@ -15,15 +15,23 @@
  * librdmacm's ucma_modify_qp_rtr), then RTR and RTS with the peer's QPN
  * and PSN, the path, the MTU and the RDMA read depths. A UD QP goes
  * straight to RTS with the port space's Q_Key.
+ *
+ * States that follow each other (INIT, RTR, RTS) go to libibverbs in one
+ * call, the table's modify_qp_seq (uroce_verbs_cm.h): one round trip to
+ * the QP's owner lcore instead of one a state, which is most of what a
+ * connection's setup costs each side.
  */
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rdma/rdma_verbs.h>
 
 #include "rdmacm_priv.h"
+#include "uroce_verbs_cm.h"
 
 static bool
 qp_is_ud(const struct cma_id *id)
@@ -150,23 +158,64 @@ qp_state_str(enum ibv_qp_state s)
 	       "?";
 }
 
-int
-cma_modify_qp(struct cma_id *id, enum ibv_qp_state state)
+typedef const struct uroce_verbs_cm_glue *(*glue_fn)(int version);
+
+static const struct uroce_verbs_cm_glue *qp_glue;
+static pthread_once_t qp_glue_once = PTHREAD_ONCE_INIT;
+
+/* libibverbs' table; NULL when libibverbs.so.1 is not uroce's (then one
+ * ibv_modify_qp() a state). */
+static void
+qp_glue_init(void)
 {
-	struct ibv_qp_attr a;
-	int mask, ret;
+	glue_fn fn = (glue_fn)dlvsym(RTLD_DEFAULT, UROCE_VERBS_CM_GLUE_SYM,
+				     UROCE_VERBS_CM_GLUE_NODE);
+
+	qp_glue = fn != NULL ? fn(UROCE_VERBS_CM_GLUE_V2) : NULL;
+}
+
+/*
+ * The id's QP through @n states in turn (rdma_init_qp_attr()'s attributes
+ * for each): the attributes of all first, then the changes those allow in
+ * one call (a state whose attributes are not known yet fails after the
+ * ones before it are made, as one at a time would).
+ */
+int
+cma_modify_qp_seq(struct cma_id *id, const enum ibv_qp_state *states,
+		  unsigned int n)
+{
+	struct ibv_qp_attr a[CMA_QP_SEQ_MAX];
+	int mask[CMA_QP_SEQ_MAX];
+	unsigned int i, done = 0;
+	int ret = 0, err = 0;
 
 	if (id->id.qp == NULL)
 		return 0;
-	a.qp_state = state;
-	ret = cma_init_qp_attr(id, &a, &mask);
-	if (ret < 0)
-		return ret;
-	ret = ibv_modify_qp(id->id.qp, &a, mask);
-	if (ret != 0)
+	if (n > CMA_QP_SEQ_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		a[i].qp_state = states[i];
+		err = cma_init_qp_attr(id, &a[i], &mask[i]);
+		if (err < 0)
+			break;
+	}
+	n = i;
+	pthread_once(&qp_glue_once, qp_glue_init);
+	if (n > 0 && qp_glue != NULL && qp_glue->modify_qp_seq != NULL) {
+		ret = qp_glue->modify_qp_seq(id->id.qp, a, mask, n, &done);
+	} else {
+		for (; done < n; done++) {
+			ret = -ibv_modify_qp(id->id.qp, &a[done], mask[done]);
+			if (ret < 0)
+				break;
+		}
+	}
+	if (ret < 0) {
 		CMA_LOG(ERR, "QP 0x%x to %s: %s", id->id.qp->qp_num,
-			qp_state_str(state), strerror(ret));
-	return -ret;
+			qp_state_str(states[done]), strerror(-ret));
+		return ret;
+	}
+	return err;
 }
 
 int
@@ -191,14 +240,11 @@ cma_id_qpn(struct cma_id *id, const struct rdma_conn_param *p)
 static int
 qp_first_states(struct cma_id *id)
 {
-	int ret = cma_modify_qp(id, IBV_QPS_INIT);
+	static const enum ibv_qp_state s[] = {
+		IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS,
+	};
 
-	if (ret == 0 && qp_is_ud(id)) {
-		ret = cma_modify_qp(id, IBV_QPS_RTR);
-		if (ret == 0)
-			ret = cma_modify_qp(id, IBV_QPS_RTS);
-	}
-	return ret;
+	return cma_modify_qp_seq(id, s, qp_is_ud(id) ? 3 : 1);
 }
 
 static void

@@ -271,7 +271,10 @@ cma_ack_timeout(const struct cma_id *id)
 	return id->dev != NULL ? id->dev->ack_timeout : CMA_DEFAULT_ACK_TIMEOUT;
 }
 int cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *a, int *mask);
-int cma_modify_qp(struct cma_id *id, enum ibv_qp_state state);
+/* The most states cma_modify_qp_seq() takes. */
+#define CMA_QP_SEQ_MAX	3
+int cma_modify_qp_seq(struct cma_id *id, const enum ibv_qp_state *states,
+		      unsigned int n);
 int cma_qp_to_err(struct cma_id *id);
 /* The id's QP number and whether it uses an SRQ (QP or conn param). */
 uint32_t cma_id_qpn(struct cma_id *id, const struct rdma_conn_param *p);

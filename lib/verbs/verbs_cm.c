@@ -4,7 +4,7 @@
 
 /*
  * UROCE_PRIVATE_1: the GSI of a context's device for uroce's
- * librdmacm.so.1 (uroce_verbs_cm.h). A device's GSI has one engine handle
+ * librdmacm.so.1 (uroce_verbs_cm.h), and its QP changes in one call. A device's GSI has one engine handle
  * (uroce_gsi_open() admits one consumer); contexts of the same device
  * share it through a counted wrapper, found by the device.
  */
@@ -179,18 +179,33 @@ cm_gsi_send(struct uroce_verbs_gsi *v, const struct uroce_verbs_mad_tx *t)
 	return uroce_gsi_send(v->g, &tx);
 }
 
-static const struct uroce_verbs_cm_glue cm_glue_v1 = {
-	.version = UROCE_VERBS_CM_GLUE_V1,
+static int
+cm_modify_qp_seq(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		 const int *mask, unsigned int n, unsigned int *done)
+{
+	if (done != NULL)
+		*done = 0;
+	if (qp == NULL || done == NULL)
+		return -EINVAL;
+	if (cm_vctx(qp->context) == NULL)
+		return -ENODEV;
+	return uroce_verbs_modify_qp_seq(qp, attr, mask, n, done);
+}
+
+static const struct uroce_verbs_cm_glue cm_glue = {
+	.version = UROCE_VERBS_CM_GLUE_V2,
 	.dev = cm_dev,
 	.gsi_open = cm_gsi_open,
 	.gsi_close = cm_gsi_close,
 	.gsi_fd = cm_gsi_fd,
 	.gsi_recv = cm_gsi_recv,
 	.gsi_send = cm_gsi_send,
+	.modify_qp_seq = cm_modify_qp_seq,
 };
 
 const struct uroce_verbs_cm_glue *
 uroce_verbs_cm_glue(int version)
 {
-	return version == UROCE_VERBS_CM_GLUE_V1 ? &cm_glue_v1 : NULL;
+	return version == UROCE_VERBS_CM_GLUE_V1 ||
+	       version == UROCE_VERBS_CM_GLUE_V2 ? &cm_glue : NULL;
 }

@@ -232,6 +232,9 @@ struct ibv_cq_ex *uroce_verbs_create_cq_ex(struct ibv_context *context,
 /** Engine callback: signal the CQ's completion channel. */
 void uroce_verbs_cq_event(void *arg, struct uroce_cq *cq);
 int uroce_verbs_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int uroce_verbs_modify_qp_seq(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			      const int *mask, unsigned int n,
+			      unsigned int *done);
 int uroce_verbs_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
 /* ---- verbs_mw.c ---- */

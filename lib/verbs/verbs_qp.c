@@ -244,6 +244,25 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	return 0;
 }
 
+/* uroce_verbs_cm.h's modify_qp_seq: ibv_modify_qp() @n times, one engine
+ * call; qp->state follows each change made. */
+int
+uroce_verbs_modify_qp_seq(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			  const int *mask, unsigned int n, unsigned int *done)
+{
+	unsigned int i;
+	int ret;
+
+	*done = 0;
+	if (qp == NULL || attr == NULL || mask == NULL || n == 0)
+		return -EINVAL;
+	ret = uroce_dev_qp_modify_seq(vqp_of(qp)->uqp, attr, mask, n, done);
+	for (i = 0; i < *done; i++)
+		if (mask[i] & IBV_QP_STATE)
+			qp->state = attr[i].qp_state;
+	return ret;
+}
+
 int
 ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	     struct ibv_qp_init_attr *init_attr)

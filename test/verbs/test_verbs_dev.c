@@ -11,8 +11,9 @@
  * without remote write (IBV_EVENT_QP_ACCESS_ERR naming the responder's QP),
  * a READ beyond max_dest_rd_atomic (IBV_EVENT_QP_REQ_ERR; ibv_destroy_qp()
  * waits for its acknowledgement), SENDs to a QP left in RTR (one
- * IBV_EVENT_COMM_EST), ibv_reg_mr() of memory not mapped or read-only, and
- * the context's cmd_fd.
+ * IBV_EVENT_COMM_EST), ibv_reg_mr() of memory not mapped or read-only, the
+ * context's cmd_fd, and the private modify_qp_seq of uroce's librdmacm
+ * (several changes in one call: each made, its errors as ibv_modify_qp's).
  */
 
 #include <errno.h>
@@ -27,6 +28,7 @@
 
 #include "uroce_test.h"
 #include "uroce_test_verbs.h"
+#include "uroce_verbs_cm.h"
 #include "verbs_priv.h"
 
 static int
@@ -919,6 +921,145 @@ test_comm_est(struct ibv_context *ctx)
 	pair_close(&p);
 }
 
+/* The attributes that move an RC QP of the device to @st, towards @dest
+ * (as ut_verbs_rc_connect_ex() gives them, PSNs 7). */
+static int
+seq_attr(struct ibv_context *ctx, enum ibv_qp_state st, uint32_t dest,
+	 struct ibv_qp_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = st;
+	switch (st) {
+	case IBV_QPS_INIT:
+		a->port_num = 1;
+		a->qp_access_flags = IBV_ACCESS_LOCAL_WRITE;
+		return IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		       IBV_QP_ACCESS_FLAGS;
+	case IBV_QPS_RTR:
+		a->path_mtu = IBV_MTU_1024;
+		a->dest_qp_num = dest;
+		a->rq_psn = 7;
+		a->max_dest_rd_atomic = 1;
+		a->min_rnr_timer = 12;
+		a->ah_attr.is_global = 1;
+		a->ah_attr.port_num = 1;
+		a->ah_attr.grh.hop_limit = 1;
+		UT_CHECK_EQ(ibv_query_gid(ctx, 1, 0, &a->ah_attr.grh.dgid), 0);
+		return IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	default:
+		a->sq_psn = 7;
+		a->timeout = 14;
+		a->retry_cnt = 7;
+		a->rnr_retry = 7;
+		a->max_rd_atomic = 1;
+		return IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+		       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		       IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+}
+
+/* The QP's state as the owner has it. */
+static enum ibv_qp_state
+queried_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (!UT_CHECK_EQ(ibv_query_qp(qp, &a, IBV_QP_STATE, &init), 0))
+		return IBV_QPS_UNKNOWN;
+	return a.qp_state;
+}
+
+/*
+ * The table's modify_qp_seq (uroce_verbs_cm.h), what rdma_cm's connect and
+ * accept use: a bad argument or a first change the QP refuses changes
+ * nothing; a refused later change leaves the ones before it made (qp->state
+ * and the owner's state agree); INIT, RTR, RTS in one call give a QP that
+ * exchanges a SEND, byte-exact, with one connected by ibv_modify_qp().
+ */
+static void
+test_modify_seq(struct ibv_context *ctx)
+{
+	const struct uroce_verbs_cm_glue *g =
+		uroce_verbs_cm_glue(UROCE_VERBS_CM_GLUE_V2);
+	struct ibv_recv_wr rwr, *bad_r;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_qp_attr a[3];
+	struct ibv_sge ss, rs;
+	unsigned int done = 9;
+	struct ibv_wc wc;
+	struct pair p;
+	int m[3], i;
+
+	if (!UT_CHECK(g != NULL && g->modify_qp_seq != NULL))
+		return;
+	UT_CHECK(uroce_verbs_cm_glue(UROCE_VERBS_CM_GLUE_V1) == g);
+	UT_CHECK(uroce_verbs_cm_glue(UROCE_VERBS_CM_GLUE_V2 + 1) == NULL);
+	if (pair_open(ctx, &p) != 0)
+		return;
+	m[0] = seq_attr(ctx, IBV_QPS_INIT, 0, &a[0]);
+	UT_CHECK_EQ(g->modify_qp_seq(NULL, a, m, 1, &done), -EINVAL);
+	UT_CHECK_EQ(done, 0);
+	done = 9;
+	UT_CHECK_EQ(g->modify_qp_seq(p.qa, a, m, 0, &done), -EINVAL);
+	UT_CHECK_EQ(done, 0);
+	UT_CHECK_EQ(g->modify_qp_seq(p.qa, NULL, m, 1, &done), -EINVAL);
+	UT_CHECK_EQ(g->modify_qp_seq(p.qa, a, NULL, 1, &done), -EINVAL);
+	UT_CHECK_EQ(g->modify_qp_seq(p.qa, a, m, 1, NULL), -EINVAL);
+	UT_CHECK_EQ(p.qa->state, IBV_QPS_RESET);
+	UT_CHECK_EQ(queried_state(p.qa), IBV_QPS_RESET);
+	/* RESET -> RTR is not a transition: nothing made */
+	m[0] = seq_attr(ctx, IBV_QPS_RTR, p.qb->qp_num, &a[0]);
+	done = 9;
+	UT_CHECK_EQ(g->modify_qp_seq(p.qa, a, m, 1, &done), -EINVAL);
+	UT_CHECK_EQ(done, 0);
+	UT_CHECK_EQ(p.qa->state, IBV_QPS_RESET);
+	UT_CHECK_EQ(queried_state(p.qa), IBV_QPS_RESET);
+	/* INIT, then INIT -> RTS (not a transition): INIT stays made */
+	m[0] = seq_attr(ctx, IBV_QPS_INIT, 0, &a[0]);
+	m[1] = seq_attr(ctx, IBV_QPS_RTS, 0, &a[1]);
+	UT_CHECK_EQ(g->modify_qp_seq(p.qa, a, m, 2, &done), -EINVAL);
+	UT_CHECK_EQ(done, 1);
+	UT_CHECK_EQ(p.qa->state, IBV_QPS_INIT);
+	UT_CHECK_EQ(queried_state(p.qa), IBV_QPS_INIT);
+	/* INIT again (as rdma_cm does), RTR, RTS in one call */
+	for (i = 0; i < 3; i++)
+		m[i] = seq_attr(ctx, (enum ibv_qp_state)(IBV_QPS_INIT + i),
+				p.qb->qp_num, &a[i]);
+	UT_CHECK_EQ(g->modify_qp_seq(p.qa, a, m, 3, &done), 0);
+	UT_CHECK_EQ(done, 3);
+	UT_CHECK_EQ(p.qa->state, IBV_QPS_RTS);
+	UT_CHECK_EQ(queried_state(p.qa), IBV_QPS_RTS);
+	ut_verbs_rc_connect_ex(p.qb, ctx, p.qa->qp_num, 7, 12, 1, 0);
+	rs = (struct ibv_sge){ (uintptr_t)p.dst, sizeof(p.dst), p.md->lkey };
+	ss = (struct ibv_sge){ (uintptr_t)p.src, 64, p.ms->lkey };
+	memset(&rwr, 0, sizeof(rwr));
+	rwr.sg_list = &rs;
+	rwr.num_sge = 1;
+	UT_CHECK_EQ(ibv_post_recv(p.qb, &rwr, &bad_r), 0);
+	memset(&swr, 0, sizeof(swr));
+	swr.sg_list = &ss;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_SEND;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	UT_CHECK_EQ(ibv_post_send(p.qa, &swr, &bad_s), 0);
+	for (i = 0; i < 2; i++) {
+		UT_CHECK_EQ(poll_one(p.cq, &wc), 1);
+		UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	}
+	UT_CHECK_MEM(p.dst, p.src, 64);
+	/* RTS -> RTR is not a transition either: RTS stays */
+	m[0] = seq_attr(ctx, IBV_QPS_RTR, p.qb->qp_num, &a[0]);
+	UT_CHECK_EQ(g->modify_qp_seq(p.qa, a, m, 1, &done), -EINVAL);
+	UT_CHECK_EQ(done, 0);
+	UT_CHECK_EQ(p.qa->state, IBV_QPS_RTS);
+	UT_CHECK_EQ(queried_state(p.qa), IBV_QPS_RTS);
+	pair_close(&p);
+	UT_NOTE("modify_qp_seq: INIT, RTR, RTS in one call");
+}
+
 /* ibv_reg_mr() as the kernel's pinning: EFAULT for memory that is not
  * mapped, or read-only with a write access; nothing changes. */
 static void
@@ -1019,6 +1160,7 @@ main(void)
 			test_rereg_mr(ctx);
 			test_req_err(ctx);
 			test_comm_est(ctx);
+			test_modify_seq(ctx);
 			test_reg_mapped(ctx);
 			test_cmd_fd(list[0], ctx);
 			UT_CHECK_EQ(ibv_close_device(ctx), 0);

@@ -411,6 +411,13 @@ int uroce_dev_xrc_qp_create(struct uroce_xrcd *xrcd,
  *  nothing). */
 int uroce_dev_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr,
 			int mask);
+/** uroce_dev_qp_modify() with @attr[i], @mask[i] for i < @n, in order, in
+ *  one control message (rdma_cm's INIT, RTR, RTS): stops at the first
+ *  failure and returns it, with *@done the changes made before it (@n on
+ *  success); -EINVAL for bad arguments, nothing changed. */
+int uroce_dev_qp_modify_seq(struct uroce_qp *qp, struct ibv_qp_attr *attr,
+			    const int *mask, unsigned int n,
+			    unsigned int *done);
 /** ibv_modify_qp_rate_limit() on the owner: uroce_qp_set_rate_limit()
  *  (a failure changes nothing). */
 int uroce_dev_qp_rate_limit(struct uroce_qp *qp,

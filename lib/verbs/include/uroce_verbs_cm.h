@@ -7,8 +7,9 @@
 /*
  * The private interface of libibverbs.so.1 to uroce's librdmacm.so.1: a
  * device's QP1 (the GSI, IBTA vol. 1 ch. 13.5) reached through a verbs
- * context. librdmacm.so.1 is a shared library of its own that links
- * libibverbs.so.1, which holds the whole stack; this table is the one door
+ * context, and rdma_cm's QP changes in one engine call. librdmacm.so.1 is
+ * a shared library of its own that links libibverbs.so.1, which holds the
+ * whole stack; this table is the one door
  * between them. Exported as uroce_verbs_cm_glue in the version node
  * UROCE_PRIVATE_1 (libibverbs.map), besides rdma-core's own nodes; a
  * caller that may run on rdma-core's libibverbs finds it with
@@ -34,8 +35,10 @@ extern "C" {
 
 #define UROCE_VERBS_CM_GLUE_SYM		"uroce_verbs_cm_glue"
 #define UROCE_VERBS_CM_GLUE_NODE	"UROCE_PRIVATE_1"
-/** The table's version this header describes. */
+/** The table's versions: V2 adds modify_qp_seq (a V1 caller gets the same
+ *  table and does not read past gsi_send). */
 #define UROCE_VERBS_CM_GLUE_V1		1
+#define UROCE_VERBS_CM_GLUE_V2		2
 
 /** A MAD's size (IBTA ch. 13.4). */
 #define UROCE_VERBS_MAD_SIZE		256
@@ -94,6 +97,16 @@ struct uroce_verbs_cm_glue {
 	 *  is on the port; -EINVAL, -EHOSTUNREACH, -ENOMEM, -ENOSPC. */
 	int (*gsi_send)(struct uroce_verbs_gsi *g,
 			const struct uroce_verbs_mad_tx *tx);
+	/** V2: ibv_modify_qp(@qp, &@attr[i], @mask[i]) for i < @n, in order,
+	 *  as one call to the QP's owner lcore instead of @n (rdma_cm's
+	 *  INIT, RTR, RTS back to back): each change is in effect, and
+	 *  qp->state follows it, when this returns. Stops at the first
+	 *  failure: its negative errno, *@done the changes made before it
+	 *  (@n on success; none when the arguments are bad: -EINVAL, or
+	 *  -ENODEV when @qp is not a uroce QP). */
+	int (*modify_qp_seq)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			     const int *mask, unsigned int n,
+			     unsigned int *done);
 };
 
 /**
