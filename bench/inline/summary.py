@@ -114,25 +114,23 @@ def main():
                 'ib_%s t_typical (us)' % tool, m,
                 '-' if med is None else '%g' % med, spread, ratio))
     # ib_read_bw's server never polls: against native uroce-perf READ
+    mode_rows(out, runs, modes, 'ib_read_bw 64 KiB (Gbit/s)', 'read_bw-%s-%d.log',
+              perftest_bw, native.get('read_gbps'))
+    mode_rows(out, runs, modes, 'idle process (% of a core)', 'idle-%s-%d.txt',
+              idle_share, None)
+
+
+def mode_rows(out, runs, modes, title, name, read, base):
+    """One row per non-native mode: the median of read(file) over the
+    rounds (name % (mode, round)), and its ratio to @base if any."""
     for m in modes:
         if m == 'native':
             continue
-        med, spread = stat([perftest_bw(os.path.join(
-            out, 'read_bw-%s-%d.log' % (m, r))) for r in range(1, runs + 1)])
-        base = native.get('read_gbps')
+        med, spread = stat([read(os.path.join(out, name % (m, r)))
+                            for r in range(1, runs + 1)])
         ratio = '%.2f' % (med / base) if med is not None and base else '-'
         print('%-34s %-8s %12s %22s %8s' % (
-            'ib_read_bw 64 KiB (Gbit/s)', m,
-            '-' if med is None else '%g' % med, spread, ratio))
-    for m in modes:
-        if m == 'native':
-            continue
-        med, spread = stat([idle_share(os.path.join(
-            out, 'idle-%s-%d.txt' % (m, r))) for r in range(1, runs + 1)])
-        print('%-34s %-8s %12s %22s %8s' % (
-            'idle process (% of a core)', m,
-            '-' if med is None else '%g' % med, spread, '-'))
-
+            title, m, '-' if med is None else '%g' % med, spread, ratio))
 
 if __name__ == '__main__':
     main()
