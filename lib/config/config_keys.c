@@ -306,33 +306,35 @@ set_link_wait(void *obj, const char *val, char *why, size_t whylen)
 	return ret;
 }
 
+/* A one-byte field's whole number in [min, max], as parse_range(). */
+static int
+parse_u8(const char *val, uint8_t min, uint8_t max, uint8_t *out, char *why,
+	 size_t whylen)
+{
+	unsigned long v;
+	int ret = parse_range(val, min, max, &v, why, whylen);
+
+	if (ret == 0)
+		*out = (uint8_t)v;
+	return ret;
+}
+
 /* cm_response_timeout = EXP: the CM response timeout, 4.096 us x 2^EXP. */
 static int
 set_cm_resp_timeout(void *obj, const char *val, char *why, size_t whylen)
 {
-	struct uroce_config_port *p = obj;
-	unsigned long v;
-	int ret;
-
-	ret = parse_range(val, 0, UROCE_CONFIG_CM_RESP_TIMEOUT_MAX, &v, why,
-			  whylen);
-	if (ret == 0)
-		p->cm_resp_timeout = (uint8_t)v;
-	return ret;
+	return parse_u8(val, 0, UROCE_CONFIG_CM_RESP_TIMEOUT_MAX,
+			&((struct uroce_config_port *)obj)->cm_resp_timeout,
+			why, whylen);
 }
 
 /* cm_max_retries = N: resends of an unanswered CM message (4 bits). */
 static int
 set_cm_max_retries(void *obj, const char *val, char *why, size_t whylen)
 {
-	struct uroce_config_port *p = obj;
-	unsigned long v;
-	int ret;
-
-	ret = parse_range(val, 0, UROCE_CONFIG_CM_RETRIES_MAX, &v, why, whylen);
-	if (ret == 0)
-		p->cm_max_retries = (uint8_t)v;
-	return ret;
+	return parse_u8(val, 0, UROCE_CONFIG_CM_RETRIES_MAX,
+			&((struct uroce_config_port *)obj)->cm_max_retries,
+			why, whylen);
 }
 
 /* cm_ack_timeout = N: rdma_cm's local ACK timeout exponent. 0 (no timer)
@@ -340,15 +342,10 @@ set_cm_max_retries(void *obj, const char *val, char *why, size_t whylen)
 static int
 set_cm_ack_timeout(void *obj, const char *val, char *why, size_t whylen)
 {
-	struct uroce_config_port *p = obj;
-	unsigned long v;
-	int ret;
-
-	ret = parse_range(val, UROCE_CONFIG_CM_ACK_TIMEOUT_MIN,
-			  UROCE_CONFIG_CM_ACK_TIMEOUT_MAX, &v, why, whylen);
-	if (ret == 0)
-		p->cm_ack_timeout = (uint8_t)v;
-	return ret;
+	return parse_u8(val, UROCE_CONFIG_CM_ACK_TIMEOUT_MIN,
+			UROCE_CONFIG_CM_ACK_TIMEOUT_MAX,
+			&((struct uroce_config_port *)obj)->cm_ack_timeout,
+			why, whylen);
 }
 
 /* file_prefix = NAME: it becomes /var/run/dpdk/NAME/ and the hugepage
