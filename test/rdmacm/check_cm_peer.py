@@ -192,13 +192,18 @@ def run_kill(a, exe, tmp, cfg, prefix, c):
             ln[6:] for ln in s.lines() if ln.startswith('EVENT')))
         print('duration %.1f s' % (time.monotonic() - t0))
     finally:
+        reap(procs, c)
+
+
+def reap(procs, c):
+    """Kill what still runs; show every output after a failed check."""
+    for p in procs:
+        if p.p.poll() is None:
+            p.p.kill()
+            p.p.wait()
+    if c.bad:
         for p in procs:
-            if p.p.poll() is None:
-                p.p.kill()
-                p.p.wait()
-        if c.bad:
-            for p in procs:
-                p.show()
+            p.show()
 
 
 def agent_idle(t):
@@ -257,13 +262,7 @@ def run_cycles(a, exe, tmp, cfg, prefix, c):
         print('duration %.1f s (%d cycles, %d at a time; %.0f a second)' % (
             dur, a.cycles, a.batch, a.cycles / dur))
     finally:
-        for p in procs:
-            if p.p.poll() is None:
-                p.p.kill()
-                p.p.wait()
-        if c.bad:
-            for p in procs:
-                p.show()
+        reap(procs, c)
 
 
 def capture_problems(path):
@@ -370,13 +369,7 @@ def run_noagent(a, exe, tmp, cfg, prefix, c):
         else:
             print('tshark missing: captures not checked')
     finally:
-        for p in procs:
-            if p.p.poll() is None:
-                p.p.kill()
-                p.p.wait()
-        if c.bad:
-            for p in procs:
-                p.show()
+        reap(procs, c)
 
 
 def main():

@@ -140,6 +140,18 @@ wait_stdin(void)
 		;
 }
 
+/* A surviving side's end: OK unless a check failed, then wait for the
+ * script to close stdin; the exit status. */
+static int
+report(void)
+{
+	if (!failed)
+		printf("OK\n");
+	fflush(stdout);
+	wait_stdin();
+	return failed;
+}
+
 /* ------------------------------------------------------------------------
  * The kill scenarios.
  */
@@ -475,11 +487,7 @@ out:
 	if (own_qp != NULL)
 		ibv_destroy_qp(own_qp);
 	side_free(&s);
-	if (!failed)
-		printf("OK\n");
-	fflush(stdout);
-	wait_stdin();
-	return failed;
+	return report();
 }
 
 /* ------------------------------------------------------------------------
@@ -556,11 +564,7 @@ noagent_client(void)
 	noagent_try(RDMA_PS_TCP, RDMA_CM_EVENT_REJECTED, 8);
 	/* SIDR_REP status 1, service ID not supported (IBTA 12.11.2) */
 	noagent_try(RDMA_PS_UDP, RDMA_CM_EVENT_UNREACHABLE, 1);
-	if (!failed)
-		printf("OK\n");
-	fflush(stdout);
-	wait_stdin();
-	return failed;
+	return report();
 }
 
 /* ------------------------------------------------------------------------
@@ -877,11 +881,7 @@ run_cycles(bool server, uint32_t total, uint32_t batch)
 	free(r.slab);
 	free(r.slot);
 	rdma_destroy_event_channel(r.ch);
-	if (!failed)
-		printf("OK\n");
-	fflush(stdout);
-	wait_stdin();
-	return failed;
+	return report();
 }
 
 int
