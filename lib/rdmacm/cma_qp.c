@@ -23,7 +23,6 @@
  */
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,8 +157,6 @@ qp_state_str(enum ibv_qp_state s)
 	       "?";
 }
 
-typedef const struct uroce_verbs_cm_glue *(*glue_fn)(int version);
-
 static const struct uroce_verbs_cm_glue *qp_glue;
 static pthread_once_t qp_glue_once = PTHREAD_ONCE_INIT;
 
@@ -168,10 +165,7 @@ static pthread_once_t qp_glue_once = PTHREAD_ONCE_INIT;
 static void
 qp_glue_init(void)
 {
-	glue_fn fn = (glue_fn)dlvsym(RTLD_DEFAULT, UROCE_VERBS_CM_GLUE_SYM,
-				     UROCE_VERBS_CM_GLUE_NODE);
-
-	qp_glue = fn != NULL ? fn(UROCE_VERBS_CM_GLUE_V2) : NULL;
+	qp_glue = uroce_verbs_cm_glue_find(UROCE_VERBS_CM_GLUE_V2);
 }
 
 /*

@@ -19,7 +19,6 @@
  * can still take it back.
  */
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -296,15 +295,10 @@ agents_at_exit(void)
 	pthread_mutex_unlock(&reg_lock);
 }
 
-typedef const struct uroce_verbs_cm_glue *(*glue_fn)(int version);
-
 static void
 reg_init(void)
 {
-	glue_fn fn = (glue_fn)dlvsym(RTLD_DEFAULT, UROCE_VERBS_CM_GLUE_SYM,
-				     UROCE_VERBS_CM_GLUE_NODE);
-
-	reg_glue = fn != NULL ? fn(UROCE_VERBS_CM_GLUE_V1) : NULL;
+	reg_glue = uroce_verbs_cm_glue_find(UROCE_VERBS_CM_GLUE_V1);
 	if (reg_glue == NULL)
 		AG_LOG(NOTICE, "libibverbs.so.1 is not uroce's: no CM agent\n");
 	cm_telemetry_register();

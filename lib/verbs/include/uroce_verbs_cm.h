@@ -25,6 +25,7 @@
  * Negative errno returns.
  */
 
+#include <dlfcn.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -113,6 +114,21 @@ struct uroce_verbs_cm_glue {
  * The table of @version, or NULL when this library does not have it.
  */
 const struct uroce_verbs_cm_glue *uroce_verbs_cm_glue(int version);
+
+/**
+ * For a caller that may run on rdma-core's libibverbs: the table of
+ * @version from the libibverbs.so.1 loaded, or NULL when it is not uroce's
+ * (no UROCE_VERBS_CM_GLUE_SYM in UROCE_VERBS_CM_GLUE_NODE) or lacks it.
+ */
+static inline const struct uroce_verbs_cm_glue *
+uroce_verbs_cm_glue_find(int version)
+{
+	typedef const struct uroce_verbs_cm_glue *(*glue_fn)(int);
+	glue_fn fn = (glue_fn)dlvsym(RTLD_DEFAULT, UROCE_VERBS_CM_GLUE_SYM,
+				     UROCE_VERBS_CM_GLUE_NODE);
+
+	return fn != NULL ? fn(version) : NULL;
+}
 
 #ifdef __cplusplus
 }
