@@ -341,15 +341,17 @@ int eng_xrcd_srq_check(const struct uroce_xrcd *xrcd, const struct uroce_dev *de
 		       const struct eng_cq *cq);
 void eng_xrcd_srq_ref(struct uroce_xrcd *xrcd, struct eng_cq *cq, int dir);
 
+/* wake.c */
+void eng_futex_wait(uint32_t *w, uint32_t val, uint64_t ns);
+void eng_futex_wake(uint32_t *w);
+void eng_lcore_sleep(struct eng_lcore *lc, uint64_t ns);
+void eng_lcore_wake(struct eng_lcore *lc);
+
 /* ctrl.c */
 typedef int (*eng_ctrl_fn)(struct eng_lcore *lc, void *arg);
 int eng_ctrl_run(unsigned int owner, eng_ctrl_fn fn, void *arg);
 int eng_ctrl_post(unsigned int owner, eng_ctrl_fn fn, void *arg);
 unsigned int eng_ctrl_drain(struct eng_lcore *lc);
-void eng_futex_wait(uint32_t *w, uint32_t val, uint64_t ns);
-void eng_futex_wake(uint32_t *w);
-void eng_lcore_sleep(struct eng_lcore *lc, uint64_t ns);
-void eng_lcore_wake(struct eng_lcore *lc);
 void eng_sync(void);
 int eng_qp_attach(struct eng_qp *eq);
 int eng_qp_detach(struct eng_qp *eq);
