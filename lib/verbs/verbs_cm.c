@@ -4,9 +4,10 @@
 
 /*
  * UROCE_PRIVATE_1: the GSI of a context's device for uroce's
- * librdmacm.so.1 (uroce_verbs_cm.h), and its QP changes in one call. A device's GSI has one engine handle
- * (uroce_gsi_open() admits one consumer); contexts of the same device
- * share it through a counted wrapper, found by the device.
+ * librdmacm.so.1 (uroce_verbs_cm.h), and its QP changes in one call. A
+ * device's GSI has one engine handle (uroce_gsi_open() admits one
+ * consumer); contexts of the same device share it through a counted
+ * wrapper, found by the device.
  */
 
 #include <endian.h>
