@@ -705,7 +705,9 @@ uroce_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask,
 	struct uroce_l2l3 path;
 	bool new_path = false, resolved = false;
 	bool pace = (mask & IBV_QP_RATE_LIMIT) != 0;
-	struct uroce_tb_profile prof = { 0 };
+	bool av = qp_types[qp->type].connected && (mask & IBV_QP_AV);
+	struct uroce_tb_profile prof = { 0 }, sprof = { 0 };
+	uint32_t skbps = 0;
 	int ret;
 
 	ret = uroce_qp_modify_check(&qp->env->lim, qp->type, cur, attr, mask);
@@ -716,6 +718,12 @@ uroce_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask,
 		struct ibv_qp_rate_limit_attr rl = { .rate_limit = attr->rate_limit };
 
 		ret = uroce_qp_rate_limit_prepare(qp, &rl, &prof);
+		if (ret < 0)
+			return ret;
+	}
+	if (av) {
+		ret = uroce_qp_static_rate_prepare(qp, attr->ah_attr.static_rate,
+						   &skbps, &sprof);
 		if (ret < 0)
 			return ret;
 	}
@@ -735,8 +743,15 @@ uroce_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask,
 		resolved = ret == 0;
 	}
 	qp->attr = tmp;
+	if (av) {
+		qp->static_kbps = skbps;
+		if (skbps != 0)
+			qp->pace_static_prof = sprof;
+	}
 	if (pace)
 		uroce_qp_rate_limit_apply(qp, attr->rate_limit, &prof, now);
+	else if (av)
+		uroce_qp_pace_cc(qp, now, true);
 	qp->attr.cap.max_send_wr = qp->cap.max_send_wr;
 	qp->attr.cap.max_recv_wr = qp->cap.max_recv_wr;
 	qp->attr.cap.max_send_sge = qp->cap.max_send_sge;

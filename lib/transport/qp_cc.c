@@ -80,19 +80,23 @@ uroce_qp_cc_sent(struct uroce_qp *qp, uint64_t now, uint32_t bytes)
 		uroce_qp_pace_cc(qp, now, false);
 }
 
-/* RESET: DCQCN starts over; the user's limit, if any, is the profile
- * again (the tokens kept, as a profile change keeps them). */
+/* RESET: DCQCN starts over, and the address vector's static rate goes
+ * with the path; the user's limit, if any, is the profile again (the
+ * tokens kept, as a profile change keeps them). */
 void
 uroce_qp_cc_reset(struct uroce_qp *qp)
 {
+	const struct uroce_tb_profile *prof;
+
 	uroce_dcqcn_init(&qp->cc_rp);
 	qp->cc_np = (struct uroce_dcqcn_np){ 0 };
 	qp->cc_active = false;
+	qp->static_kbps = 0;
 	__atomic_store_n(&qp->cc_rate_kbps, 0, __ATOMIC_RELAXED);
-	if (qp->attr.rate_limit == 0)
+	if (uroce_qp_pace_base(qp, &prof) == 0)
 		qp->pace_on = false;
 	else
-		qp->pace_prof = qp->pace_user_prof;
+		qp->pace_prof = *prof;
 }
 
 uint64_t

@@ -395,37 +395,95 @@ pace_set(struct uroce_qp *qp, uint32_t rate_kbps,
 }
 
 /*
- * Congestion control. The rate in force is the lower of the user's limit
- * (ibv_modify_qp_rate_limit, its profile as given) and the DCQCN rate
- * (qp_cc.c). The DCQCN rate's burst is its batch (pace_batch_want(), for
- * packets of the port's MTU: 50 us at a high rate) and one packet of
- * slack, not the 5 ms of slack a user's limit gets: a cut must hold at
- * once, and a QP that was not paced starts with a full bucket. A QP that
- * DCQCN does not limit is paced as before, or not at all, and pays
- * nothing per frame for congestion control.
+ * A tight profile: for a rate that must hold at once, a cut of DCQCN's or
+ * a static rate standing for a slower link, the burst is the batch
+ * (pace_batch_want(), for packets of the port's MTU: 50 us at a high
+ * rate) and one packet of slack, not the 5 ms of slack a user's limit
+ * gets. -EINVAL for a rate the bucket cannot hold.
+ */
+static int
+pace_tight(const struct uroce_qp *qp, uint32_t kbps,
+	   struct uroce_tb_profile *prof)
+{
+	uint32_t typical = uroce_mtu_bytes(qp->env->lim.active_mtu);
+	uint32_t burst;
+	int ret;
+
+	burst = (uint32_t)RTE_MIN(pace_batch_want(kbps, typical) + typical,
+				  (uint64_t)UROCE_PACE_BURST_MAX);
+	ret = uroce_tb_profile_init(prof, qp->env->tsc_hz, kbps, burst);
+	if (ret == 0)
+		prof->batch_bytes = pace_batch_bytes(kbps, burst, typical);
+	return ret;
+}
+
+/*
+ * Static rate (IBTA 9.11): the address vector of an RC or UC QP may ask
+ * for a rate below the port's, to keep a faster sender from overrunning a
+ * slower link on the path. The QP is paced at it with a tight profile,
+ * and the lower of it and the user's limit is the limit in force.
+ * IBV_RATE_MAX, and a rate at or above the line rate ([port] dcqcn's
+ * rpg_max_rate, else the most the pacer takes), leave the QP unpaced by
+ * it. UD address handles carry a static rate per destination, which one
+ * bucket per QP cannot follow; it is stored, not applied.
+ */
+int
+uroce_qp_static_rate_prepare(const struct uroce_qp *qp, enum ibv_rate rate,
+			     uint32_t *kbps, struct uroce_tb_profile *prof)
+{
+	const struct uroce_qp_env *env = qp->env;
+	const struct uroce_rate *r = uroce_rate_find(rate);
+	uint64_t line = env->dcqcn.line_kbps != 0 ? env->dcqcn.line_kbps :
+			env->lim.rate_limit_max;
+	uint64_t k;
+
+	*kbps = 0;
+	if (r == NULL || env->lim.rate_limit_max == 0 || !pace_type_ok(qp->type))
+		return 0;
+	k = (uint64_t)r->mbps * 1000;
+	if (k >= line || k > env->lim.rate_limit_max)
+		return 0;
+	*kbps = (uint32_t)k;
+	return pace_tight(qp, *kbps, prof);
+}
+
+uint32_t
+uroce_qp_pace_base(const struct uroce_qp *qp,
+		   const struct uroce_tb_profile **prof)
+{
+	uint32_t user = qp->attr.rate_limit;
+
+	if (qp->static_kbps != 0 && (user == 0 || qp->static_kbps < user)) {
+		*prof = &qp->pace_static_prof;
+		return qp->static_kbps;
+	}
+	*prof = &qp->pace_user_prof;
+	return user;
+}
+
+/*
+ * Congestion control. The rate in force is the lower of the limit without
+ * it (the user's, ibv_modify_qp_rate_limit, its profile as given, or the
+ * static rate) and the DCQCN rate (qp_cc.c), which has a tight profile: a
+ * cut must hold at once, and a QP that was not paced starts with a full
+ * bucket. A QP that DCQCN does not limit is paced as before, or not at
+ * all, and pays nothing per frame for congestion control.
  */
 void
 uroce_qp_pace_cc(struct uroce_qp *qp, uint64_t now, bool kick)
 {
 	uint64_t cc = uroce_dcqcn_rate(&qp->cc_rp);
-	uint32_t user = qp->attr.rate_limit;
-	uint32_t typical = uroce_mtu_bytes(qp->env->lim.active_mtu);
+	const struct uroce_tb_profile *base_prof;
+	uint32_t base = uroce_qp_pace_base(qp, &base_prof);
 	struct uroce_tb_profile prof;
-	uint32_t burst;
 
 	qp->cc_active = qp->cc_rp.active;
 	__atomic_store_n(&qp->cc_rate_kbps, cc, __ATOMIC_RELAXED);
-	if (cc == 0 || (user != 0 && user <= cc)) {
-		pace_set(qp, user, &qp->pace_user_prof, now, kick);
+	if (cc == 0 || (base != 0 && base <= cc) ||
+	    pace_tight(qp, (uint32_t)cc, &prof) != 0) {
+		pace_set(qp, base, base_prof, now, kick);
 		return;
 	}
-	burst = (uint32_t)RTE_MIN(pace_batch_want((uint32_t)cc, typical) + typical,
-				  (uint64_t)UROCE_PACE_BURST_MAX);
-	if (uroce_tb_profile_init(&prof, qp->env->tsc_hz, cc, burst) != 0) {
-		pace_set(qp, user, &qp->pace_user_prof, now, kick);
-		return;
-	}
-	prof.batch_bytes = pace_batch_bytes((uint32_t)cc, burst, typical);
 	pace_set(qp, (uint32_t)cc, &prof, now, kick);
 }
 

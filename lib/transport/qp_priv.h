@@ -289,9 +289,19 @@ uroce_req_retry_wait(struct uroce_qp *qp, uint64_t now)
  * else uroce_qp_pace_wait() sets the time to try again, given the bytes
  * queued behind the frame (for the batch; UINT32_MAX: plenty). */
 bool uroce_qp_pace(struct uroce_qp *qp, uint64_t now, uint32_t bytes);
-/* The rate in force from the user's limit and DCQCN's (qp_pace.c);
- * kick: from a control path (a CNP, the timer), not a transmit. */
+/* The rate in force from the user's limit, the static rate and DCQCN's
+ * (qp_pace.c); kick: from a control path (a CNP, the timer, modify_qp),
+ * not a transmit. */
 void uroce_qp_pace_cc(struct uroce_qp *qp, uint64_t now, bool kick);
+/* The limit an address vector's static rate puts on the QP (0: none) and
+ * its profile (qp_pace.c); changes nothing. */
+int uroce_qp_static_rate_prepare(const struct uroce_qp *qp,
+				 enum ibv_rate rate, uint32_t *kbps,
+				 struct uroce_tb_profile *prof);
+/* The limit without congestion control: the lower of the user's and the
+ * static rate (0: none), its profile in *prof. */
+uint32_t uroce_qp_pace_base(const struct uroce_qp *qp,
+			    const struct uroce_tb_profile **prof);
 
 /* Congestion control (qp_cc.c). */
 void uroce_qp_cnp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt,

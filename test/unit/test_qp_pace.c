@@ -14,7 +14,10 @@
  *    the cycle its tokens are there); a rate change takes effect at once;
  *    two QPs at one rate get the same bytes;
  *  - a paced RAW_PACKET QP: its frames of mixed sizes conform to burst +
- *    rate * time and a backlog leaves exactly on the rate.
+ *    rate * time and a backlog leaves exactly on the rate;
+ *  - the static rate of an RC or UC QP's address vector: the lower of it
+ *    and the user's limit in force, a bad one refused, RESET forgetting
+ *    it, and a stream conforming to it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -1321,6 +1324,142 @@ out_free:
 	free(fl);
 }
 
+/* ---------------------------------------------------------------------------
+ * Static rate (IBTA 9.11): an RC or UC QP's address vector paces it.
+ */
+
+/* The QP's path again, through SQD (IBTA 10.3.1: SQD->SQD takes an AV),
+ * with static rate r; back in RTS on success. */
+static int
+set_static(struct ut_link *l, struct uroce_qp *qp, unsigned int r)
+{
+	struct ibv_qp_attr a, q;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_SQD;
+	if (qp->state == IBV_QPS_RTS &&
+	    uroce_qp_modify(qp, &a, IBV_QP_STATE, l->now) != 0)
+		return -1;
+	uroce_qp_query(qp, &q, NULL);
+	q.qp_state = IBV_QPS_SQD;
+	q.ah_attr.static_rate = (uint8_t)r;
+	ret = uroce_qp_modify(qp, &q, IBV_QP_STATE | IBV_QP_AV, l->now);
+	a.qp_state = IBV_QPS_RTS;
+	if (uroce_qp_modify(qp, &a, IBV_QP_STATE, l->now) != 0)
+		return -1;
+	return ret;
+}
+
+/* The rate in force for each mix of static rate and user limit; a bad
+ * rate changes nothing; RESET forgets the path's rate. */
+static void
+test_static_modify(void)
+{
+	struct ibv_qp_rate_limit_attr rl = { 5000000, 0, 0, 0 };
+	struct ut_link l;
+	struct uroce_qp *qp;
+	struct ibv_qp_attr q;
+	struct snap before;
+
+	qp = rc_rts_up(&l, 15);
+	if (qp == NULL)
+		return;
+	UT_CHECK(!qp->pace_on);
+	UT_CHECK_EQ(set_static(&l, qp, IBV_RATE_10_GBPS), 0);
+	uroce_qp_query(qp, &q, NULL);
+	UT_CHECK_EQ(q.ah_attr.static_rate, IBV_RATE_10_GBPS);
+	UT_CHECK_EQ(q.rate_limit, 0);
+	UT_CHECK(qp->pace_on);
+	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 10000000);
+	/* Tight: the batch and one packet of slack, not 5 ms (6.25 MB). */
+	UT_CHECK(qp->pace_prof.burst_bytes < 100000);
+	/* The lower of the two is in force, whichever comes first. */
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &rl, l.now), 0);
+	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 5000000);
+	rl.rate_limit = 20000000;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &rl, l.now), 0);
+	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 10000000);
+	uroce_qp_query(qp, &q, NULL);
+	UT_CHECK_EQ(q.rate_limit, 20000000);
+	rl.rate_limit = 0;
+	UT_CHECK_EQ(uroce_qp_set_rate_limit(qp, &rl, l.now), 0);
+	UT_CHECK(qp->pace_on);
+	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 10000000);
+	/* FDR's 14 Gb/s is its signalling rate, 14,062 Mb/s. */
+	UT_CHECK_EQ(set_static(&l, qp, IBV_RATE_14_GBPS), 0);
+	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 14062000);
+	/* Not an enum ibv_rate: refused, nothing changed. */
+	snap_take(qp, &before);
+	UT_CHECK_EQ(set_static(&l, qp, 1), -EINVAL);
+	UT_CHECK_EQ(set_static(&l, qp, 25), -EINVAL);
+	UT_CHECK(snap_same(qp, &before));
+	/* At or above the line (here the most the pacer takes, 100 Gb/s),
+	 * and the port's rate (IBV_RATE_MAX): not paced. */
+	UT_CHECK_EQ(set_static(&l, qp, IBV_RATE_200_GBPS), 0);
+	UT_CHECK(!qp->pace_on);
+	UT_CHECK_EQ(set_static(&l, qp, IBV_RATE_2_5_GBPS), 0);
+	UT_CHECK_EQ(qp->pace_prof.rate_kbps, 2500000);
+	UT_CHECK_EQ(set_static(&l, qp, IBV_RATE_MAX), 0);
+	UT_CHECK(!qp->pace_on);
+	/* RESET drops the path and its rate. */
+	UT_CHECK_EQ(set_static(&l, qp, IBV_RATE_40_GBPS), 0);
+	UT_CHECK(qp->pace_on);
+	memset(&q, 0, sizeof(q));
+	q.qp_state = IBV_QPS_RESET;
+	UT_CHECK_EQ(uroce_qp_modify(qp, &q, IBV_QP_STATE, l.now), 0);
+	UT_CHECK(!qp->pace_on);
+	UT_CHECK_EQ(qp->static_kbps, 0);
+	/* UC takes it at RTR, as RC does. */
+	qp = qp_in(&l, IBV_QPT_UC, IBV_QPS_INIT, 0x310);
+	if (UT_CHECK(qp != NULL)) {
+		memset(&q, 0, sizeof(q));
+		q.qp_state = IBV_QPS_RTR;
+		q.path_mtu = IBV_MTU_1024;
+		q.dest_qp_num = 0x99;
+		q.ah_attr.is_global = 1;
+		q.ah_attr.port_num = 1;
+		q.ah_attr.static_rate = IBV_RATE_25_GBPS;
+		memcpy(q.ah_attr.grh.dgid.raw, l.node[1].env.gid[0].raw, 16);
+		UT_CHECK_EQ(uroce_qp_modify(qp, &q, IBV_QP_STATE | IBV_QP_AV |
+					    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+					    IBV_QP_RQ_PSN, l.now), 0);
+		UT_CHECK(qp->pace_on);
+		UT_CHECK_EQ(qp->pace_prof.rate_kbps, 25781000);
+	}
+	ut_link_fini(&l);
+}
+
+/* A backlogged RC WRITE stream under a static rate of 2.5 Gb/s conforms
+ * to it and is exactly on it, as under a user's limit. */
+static void
+test_static_stream(void)
+{
+	struct stream *s = stream_new(16, 0);
+	struct want w = { 0 };
+	uint64_t t0;
+	int64_t left;
+
+	if (s == NULL)
+		return;
+	UT_CHECK_EQ(set_static(&s->l, s->qa, IBV_RATE_2_5_GBPS), 0);
+	UT_CHECK_EQ(s->qa->pace_prof.rate_kbps, 2500000);
+	t0 = s->l.now;
+	UT_CHECK_EQ(post_ops(s, s->qa, IBV_WR_RDMA_WRITE, 64, 16384, 0), 0);
+	w.cq = s->l.node[0].scq;
+	UT_CHECK(ut_link_run(&s->l, got_one, &w, ut_link_us(1000000), 2000000));
+	UT_CHECK_EQ(w.wc[0].status, IBV_WC_SUCCESS);
+	UT_CHECK_MEM(s->la, s->rb, 64 * 16384);
+	UT_CHECK_EQ(s->fl->n, 1024);
+	left = check_conform(s->fl, 0, t0, s->qa->pace_prof.burst_bytes,
+			     &s->qa->pace_prof);
+	UT_CHECK(left < (int64_t)s->qa->pace_prof.refill);
+	UT_CHECK(s->qa->stats.pace_wait_cycles > 0);
+	UT_NOTE("static rate stream, burst %u B",
+		s->qa->pace_prof.burst_bytes);
+	stream_free(s);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1357,6 +1496,8 @@ main(int argc, char **argv)
 	test_read_turn();
 	test_rate_change();
 	test_two_fair();
+	test_static_modify();
+	test_static_stream();
 	test_raw_stream(10000, 0);		/* 10 Mbit/s, default burst */
 	/* 100 Mbit/s: at 1 Gbit/s the default burst (5 ms, 625 kB) would
 	 * take the whole 150 kB at once. */

@@ -412,6 +412,10 @@ struct uroce_qp {
 	uint64_t cc_rate_kbps;		/**< cc_rp's rate for readers on other
 					 *   threads (relaxed atomics) */
 	struct uroce_tb_profile pace_user_prof;
+	/* The address vector's static rate (RC/UC), if it holds the QP below
+	 * the line rate (0: none), and its profile (qp_pace.c). */
+	uint32_t static_kbps;
+	struct uroce_tb_profile pace_static_prof;
 	/* With an SRQ: the WQE the message in progress (or the next one) goes
 	 * to, taken from the SRQ and held until it completes (srq.c). */
 	struct uroce_recv_wqe *srq_wqe;	/**< srq->slot_size bytes */
@@ -650,6 +654,20 @@ int uroce_qp_rate_limit_prepare(const struct uroce_qp *qp,
 void uroce_qp_rate_limit_apply(struct uroce_qp *qp, uint32_t rate_kbps,
 			       const struct uroce_tb_profile *prof,
 			       uint64_t now);
+
+/** A static rate of enum ibv_rate (IBTA 9.11): its multiple of 2.5 Gb/s
+ *  (-1 if not a whole one) and its Mb/s, as rdma-core reports them. */
+struct uroce_rate {
+	enum ibv_rate rate;
+	int mult;
+	int mbps;
+};
+
+/** Every static rate, *n of them (rate.c). */
+const struct uroce_rate *uroce_rate_table(size_t *n);
+
+/** The row of rate; NULL for IBV_RATE_MAX and values that are no rate. */
+const struct uroce_rate *uroce_rate_find(enum ibv_rate rate);
 
 #ifdef __cplusplus
 }
