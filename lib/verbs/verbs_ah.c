@@ -8,6 +8,7 @@
  */
 
 #include <endian.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,68 +53,106 @@ ibv_destroy_ah(struct ibv_ah *ah)
 }
 
 /*
- * The sender of a UD receive, from the 40 bytes before the payload
- * (ibv_poll_cq(3), IBV_WC_GRH): for RoCEv2 over IPv4 20 zero bytes then
- * the IPv4 header, as the transport and RoCE providers lay it out; else
- * the IPv6 header, which is the GRH. Returns whether it was IPv4.
+ * The 40 bytes before a UD receive's payload (ibv_poll_cq(3),
+ * IBV_WC_GRH): for RoCEv2 over IPv4 20 zero bytes then the IPv4 header,
+ * as the transport and RoCE providers lay it out; else the IPv6 header,
+ * which is the GRH. What an answer needs of it, with the GIDs of IPv4
+ * addresses IPv4-mapped.
  */
-static bool
-grh_source(const struct ibv_grh *grh, union ibv_gid *sgid, uint8_t *tclass)
-{
-	static const uint8_t zero[20];
-	const uint8_t *b = (const uint8_t *)grh;
+struct grh_fields {
+	union ibv_gid src, dst;
+	uint32_t flow_label;
+	uint8_t tclass, hop_limit;
+	bool v4;
+};
 
-	if (memcmp(b, zero, sizeof(zero)) == 0 && (b[20] >> 4) == 4) {
-		memset(sgid, 0, sizeof(*sgid));
-		sgid->raw[10] = 0xff;
-		sgid->raw[11] = 0xff;
-		memcpy(&sgid->raw[12], b + 20 + 12, 4);	/* IPv4 source */
-		*tclass = b[21];
-		return true;
-	}
-	*sgid = grh->sgid;
-	*tclass = (uint8_t)((be32toh(grh->version_tclass_flow) >> 20) & 0xff);
-	return false;
+static void
+gid_of_v4(union ibv_gid *gid, const uint8_t *addr)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], addr, 4);
 }
 
-static bool
-gid_is_v4(const union ibv_gid *gid)
+static int
+grh_parse(const struct ibv_grh *grh, struct grh_fields *f)
 {
-	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t zero[20];
+	const uint8_t *b = (const uint8_t *)grh, *ip4 = b + 20;
+	uint32_t vtf = be32toh(grh->version_tclass_flow);
 
-	return memcmp(gid->raw, prefix, sizeof(prefix)) == 0;
+	memset(f, 0, sizeof(*f));
+	if (memcmp(b, zero, sizeof(zero)) == 0 && (ip4[0] >> 4) == 4) {
+		f->v4 = true;
+		f->tclass = ip4[1];
+		f->hop_limit = ip4[8];			/* TTL */
+		gid_of_v4(&f->src, ip4 + 12);
+		gid_of_v4(&f->dst, ip4 + 16);
+		/* A multicast group has no GID of ours to answer from. */
+		return (ip4[16] & 0xf0) == 0xe0 ? -EINVAL : 0;
+	}
+	if ((vtf >> 28) != 6)
+		return -EPROTONOSUPPORT;
+	/* RoCEv2 carries UDP; RoCE v1's IB next header is not ours. */
+	if (grh->next_hdr != IPPROTO_UDP)
+		return -EPROTONOSUPPORT;
+	f->src = grh->sgid;
+	f->dst = grh->dgid;
+	f->tclass = (uint8_t)(vtf >> 20);
+	f->flow_label = vtf & 0xfffff;
+	f->hop_limit = grh->hop_limit;
+	return grh->dgid.raw[0] == 0xff ? -EINVAL : 0;
 }
 
 /*
- * The address vector that answers a UD receive (ibv_init_ah_from_wc(3)):
- * RoCE always has a GRH, whose source becomes the destination; the source
- * GID index is our first of the sender's address family.
- * "0 on success, -1 on error".
+ * The address vector that answers a UD receive (ibv_init_ah_from_wc(3)),
+ * as rdma-core's libibverbs builds it: the receive's source is the
+ * destination, its traffic class, flow label and hop limit (IPv4: TTL)
+ * are kept, and the source GID is the one the datagram was sent to, so
+ * the answer leaves from the address that was asked (a port has GIDs of
+ * both families, and may have several of one). Without IBV_WC_GRH the
+ * vector is not global, as on InfiniBand, and a RoCE AH refuses it.
+ * "0 on success, -1 on error" with errno: EINVAL (an argument, a
+ * multicast destination), EPROTONOSUPPORT (not a RoCEv2 header), ENOENT
+ * (the destination is none of the port's GIDs).
  */
 int
 ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_num,
 		    struct ibv_wc *wc, struct ibv_grh *grh,
 		    struct ibv_ah_attr *ah_attr)
 {
+	struct grh_fields f;
 	union ibv_gid gid;
-	bool v4;
-	int i;
+	int i, ret;
 
-	if (context == NULL || wc == NULL || grh == NULL || ah_attr == NULL ||
-	    port_num != 1 || !(wc->wc_flags & IBV_WC_GRH)) {
+	if (context == NULL || wc == NULL || ah_attr == NULL ||
+	    port_num != 1 || (grh == NULL && (wc->wc_flags & IBV_WC_GRH))) {
 		errno = EINVAL;
 		return -1;
 	}
 	memset(ah_attr, 0, sizeof(*ah_attr));
-	ah_attr->is_global = 1;
 	ah_attr->port_num = port_num;
 	ah_attr->sl = wc->sl;
-	ah_attr->grh.hop_limit = 0xff;
-	v4 = grh_source(grh, &ah_attr->grh.dgid, &ah_attr->grh.traffic_class);
+	ah_attr->dlid = wc->slid;
+	ah_attr->src_path_bits = wc->dlid_path_bits;
+	if (!(wc->wc_flags & IBV_WC_GRH))
+		return 0;
+	ret = grh_parse(grh, &f);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	ah_attr->is_global = 1;
+	ah_attr->grh.dgid = f.src;
+	ah_attr->grh.flow_label = f.flow_label;
+	ah_attr->grh.traffic_class = f.tclass;
+	ah_attr->grh.hop_limit = f.hop_limit;
 	for (i = 0; i < UROCE_GID_TBL_MAX; i++) {
 		if (ibv_query_gid(context, port_num, i, &gid) != 0)
 			break;
-		if (gid.global.interface_id != 0 && gid_is_v4(&gid) == v4) {
+		if (gid.global.interface_id != 0 &&
+		    memcmp(gid.raw, f.dst.raw, sizeof(gid.raw)) == 0) {
 			ah_attr->grh.sgid_index = (uint8_t)i;
 			return 0;
 		}

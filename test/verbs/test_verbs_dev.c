@@ -12,12 +12,14 @@
  * a READ beyond max_dest_rd_atomic (IBV_EVENT_QP_REQ_ERR; ibv_destroy_qp()
  * waits for its acknowledgement), SENDs to a QP left in RTR (one
  * IBV_EVENT_COMM_EST), ibv_reg_mr() of memory not mapped or read-only, the
- * context's cmd_fd, and the private modify_qp_seq of uroce's librdmacm
- * (several changes in one call: each made, its errors as ibv_modify_qp's).
+ * context's cmd_fd, the private modify_qp_seq of uroce's librdmacm
+ * (several changes in one call: each made, its errors as ibv_modify_qp's),
+ * and the address vector that answers a UD receive (ibv_init_ah_from_wc).
  */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -1126,6 +1128,110 @@ test_cmd_fd(struct ibv_device *dev, const struct ibv_context *first)
 	UT_NOTE("cmd_fd %d", fd);
 }
 
+/* A UD receive's 40 bytes: 20 zero then the IPv4 header. */
+static void
+grh_v4(struct ibv_grh *g, const uint8_t src[4], const uint8_t dst[4])
+{
+	uint8_t *b = (uint8_t *)g;
+
+	memset(g, 0, sizeof(*g));
+	b[20] = 0x45;
+	b[21] = 0x28;			/* TOS */
+	b[28] = 17;			/* TTL */
+	b[29] = IPPROTO_UDP;
+	memcpy(b + 32, src, 4);
+	memcpy(b + 36, dst, 4);
+}
+
+/* The IPv6 header; dst[0] 0xff: multicast. */
+static void
+grh_v6(struct ibv_grh *g, const union ibv_gid *dst, uint8_t next)
+{
+	memset(g, 0, sizeof(*g));
+	g->version_tclass_flow = htobe32(6u << 28 | 0x12u << 20 | 0xabcde);
+	g->next_hdr = next;
+	g->hop_limit = 9;
+	g->sgid.global.subnet_prefix = htobe64(0xfe80000000000000ull);
+	g->sgid.global.interface_id = htobe64(0x1234);
+	g->dgid = *dst;
+}
+
+/* ibv_init_ah_from_wc / ibv_create_ah_from_wc as rdma-core's libibverbs
+ * builds the answer: the source GID is the one the datagram was sent to,
+ * hop limit, class and flow label kept; multicast and foreign
+ * destinations refused. */
+static void
+test_ah_from_wc(struct ibv_context *ctx)
+{
+	static const uint8_t peer[4] = { 192, 168, 79, 2 };
+	static const uint8_t us[4] = { 192, 168, 79, 1 };
+	static const uint8_t other[4] = { 192, 168, 79, 9 };
+	static const uint8_t group[4] = { 239, 1, 1, 1 };
+	struct ibv_wc wc = { .wc_flags = IBV_WC_GRH, .sl = 3 };
+	struct ibv_ah_attr a;
+	struct ibv_grh g;
+	union ibv_gid ll, mc;
+	struct ibv_pd *pd;
+	struct ibv_ah *ah;
+
+	grh_v4(&g, peer, us);
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), 0);
+	UT_CHECK_EQ(a.is_global, 1);
+	UT_CHECK_EQ(a.port_num, 1);
+	UT_CHECK_EQ(a.sl, 3);
+	UT_CHECK_EQ(a.grh.sgid_index, 0);
+	UT_CHECK_EQ(a.grh.dgid.raw[11], 0xff);
+	UT_CHECK_MEM(&a.grh.dgid.raw[12], peer, 4);
+	UT_CHECK_EQ(a.grh.hop_limit, 17);
+	UT_CHECK_EQ(a.grh.traffic_class, 0x28);
+	UT_CHECK_EQ(a.grh.flow_label, 0);
+	pd = ibv_alloc_pd(ctx);
+	if (UT_CHECK(pd != NULL)) {
+		/* From ourselves: the device's own MAC, no neighbour to ask
+		 * on a link nobody joins. */
+		grh_v4(&g, us, us);
+		ah = ibv_create_ah_from_wc(pd, &wc, &g, 1);
+		if (UT_CHECK(ah != NULL))
+			UT_CHECK_EQ(ibv_destroy_ah(ah), 0);
+		/* Not global: built, and refused by a RoCE AH. */
+		wc.wc_flags = 0;
+		UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), 0);
+		UT_CHECK_EQ(a.is_global, 0);
+		errno = 0;
+		UT_CHECK(ibv_create_ah_from_wc(pd, &wc, &g, 1) == NULL);
+		UT_CHECK_EQ(errno, EINVAL);
+		wc.wc_flags = IBV_WC_GRH;
+		UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	}
+	grh_v4(&g, peer, group);
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), -1);
+	UT_CHECK_EQ(errno, EINVAL);
+	grh_v4(&g, peer, other);
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), -1);
+	UT_CHECK_EQ(errno, ENOENT);
+	/* IPv6 to our link-local GID (index 1). */
+	UT_CHECK_EQ(ibv_query_gid(ctx, 1, 1, &ll), 0);
+	grh_v6(&g, &ll, IPPROTO_UDP);
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), 0);
+	UT_CHECK_EQ(a.grh.sgid_index, 1);
+	UT_CHECK_MEM(a.grh.dgid.raw, g.sgid.raw, 16);
+	UT_CHECK_EQ(a.grh.hop_limit, 9);
+	UT_CHECK_EQ(a.grh.traffic_class, 0x12);
+	UT_CHECK_EQ(a.grh.flow_label, 0xabcde);
+	grh_v6(&g, &ll, 0x1b);		/* RoCE v1's IB next header */
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), -1);
+	UT_CHECK_EQ(errno, EPROTONOSUPPORT);
+	memset(&mc, 0, sizeof(mc));
+	mc.raw[0] = 0xff;
+	mc.raw[1] = 0x02;
+	mc.raw[15] = 1;
+	grh_v6(&g, &mc, IPPROTO_UDP);
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), -1);
+	UT_CHECK_EQ(errno, EINVAL);
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 2, &wc, &g, &a), -1);
+	UT_CHECK_EQ(errno, EINVAL);
+}
+
 int
 main(void)
 {
@@ -1163,6 +1269,7 @@ main(void)
 			test_modify_seq(ctx);
 			test_reg_mapped(ctx);
 			test_cmd_fd(list[0], ctx);
+			test_ah_from_wc(ctx);
 			UT_CHECK_EQ(ibv_close_device(ctx), 0);
 		}
 		ibv_free_device_list(list);
