@@ -16,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include <rte_cycles.h>
 #include <rte_random.h>
@@ -670,18 +674,80 @@ uroce_dev_cq_lcore(const struct uroce_cq *cq)
 /* ------------------------------------------------------------------------
  * MRs.
  */
+/*
+ * RLIMIT_MEMLOCK, charged as the kernel's pinning charges it (ib_umem_get
+ * in drivers/infiniband/core/umem.c): the pages a region spans are added
+ * to the process's pinned count, and past the soft limit a process
+ * without CAP_IPC_LOCK gets ENOMEM. Nothing is pinned here (the engine
+ * reaches memory through the process's page tables), but the limit an
+ * administrator sets holds as it would with a NIC, and a program sized
+ * for it gets the same answer. Counted under eng_g->lock, for the whole
+ * process as the kernel counts its mm.
+ */
+static uint64_t eng_pinned_pages;
+
+static uint64_t
+pin_pages(const void *addr, size_t len)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)addr;
+
+	/* Lengths that wrap are the registration's to refuse (EINVAL). */
+	if (len == 0 || len - 1 > UINTPTR_MAX - a)
+		return 0;
+	return ((a + len - 1) / pg) - (a / pg) + 1;
+}
+
+static bool
+ipc_lock_capable(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return false;
+	return (d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &
+		CAP_TO_MASK(CAP_IPC_LOCK)) != 0;
+}
+
+/* Charge n pages; -ENOMEM past the limit. Under eng_g->lock. */
+static int
+pin_charge(uint64_t n)
+{
+	struct rlimit rl;
+
+	if (n != 0 && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY &&
+	    eng_pinned_pages + n > rl.rlim_cur / (uint64_t)sysconf(_SC_PAGESIZE) &&
+	    !ipc_lock_capable()) {
+		ENG_LOG(DEBUG, "reg_mr: %" PRIu64 " more pages pinned than "
+			"RLIMIT_MEMLOCK's %" PRIu64 " bytes allow",
+			n, (uint64_t)rl.rlim_cur);
+		return -ENOMEM;
+	}
+	eng_pinned_pages += n;
+	return 0;
+}
+
 int
 uroce_dev_mr_reg(struct uroce_pd *pd, void *addr, size_t len, uint64_t iova,
 		 unsigned int access, struct uroce_mr **out)
 {
+	uint64_t n = pin_pages(addr, len);
 	int ret;
 
 	if (pd == NULL || out == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&eng_g->lock);
-	ret = uroce_mr_reg(pd->dev->env.mrs, pd, addr, len, iova, access, out);
+	ret = pin_charge(n);
+	if (ret == 0)
+		ret = uroce_mr_reg(pd->dev->env.mrs, pd, addr, len, iova,
+				   access, out);
 	if (ret == 0)
 		pd->refs++;
+	else if (ret != -ENOMEM)
+		eng_pinned_pages -= n;
 	pthread_mutex_unlock(&eng_g->lock);
 	return ret;
 }
@@ -690,15 +756,19 @@ int
 uroce_dev_mr_dereg(struct uroce_mr *mr)
 {
 	struct uroce_pd *pd;
+	uint64_t n;
 	int ret;
 
 	if (mr == NULL)
 		return -EINVAL;
 	pd = (struct uroce_pd *)(uintptr_t)mr->pd;
 	pthread_mutex_lock(&eng_g->lock);
+	n = pin_pages(mr->addr, mr->length);
 	ret = uroce_mr_dereg(pd->dev->env.mrs, mr);
-	if (ret == 0)
+	if (ret == 0) {
 		pd->refs--;
+		eng_pinned_pages -= n;
+	}
 	pthread_mutex_unlock(&eng_g->lock);
 	/* A check that passed before the dereg may still be copying: the
 	 * memory is the application's again only after every lcore moved on
@@ -713,6 +783,8 @@ uroce_dev_mr_rereg(struct uroce_mr *mr, struct uroce_pd *npd, void *addr,
 		   size_t len, uint64_t iova, unsigned int access)
 {
 	struct uroce_pd *pd;
+	bool moved;
+	uint64_t n;
 	int ret;
 
 	if (mr == NULL || npd == NULL)
@@ -720,15 +792,26 @@ uroce_dev_mr_rereg(struct uroce_mr *mr, struct uroce_pd *npd, void *addr,
 	pd = (struct uroce_pd *)(uintptr_t)mr->pd;
 	if (npd->dev != pd->dev)
 		return -EINVAL;
+	/* A new range is charged while the old one still is, as a rereg
+	 * that builds a new umem before it drops the old one; a change of
+	 * access or PD alone pins nothing new. */
+	moved = addr != mr->addr || len != mr->length;
+	n = moved ? pin_pages(addr, len) : 0;
 	pthread_mutex_lock(&eng_g->lock);
-	ret = uroce_mr_rereg_begin(pd->dev->env.mrs, mr, addr, len, iova,
-				   access);
+	ret = pin_charge(n);
+	if (ret == 0)
+		ret = uroce_mr_rereg_begin(pd->dev->env.mrs, mr, addr, len,
+					   iova, access);
+	if (ret != 0 && ret != -ENOMEM)
+		eng_pinned_pages -= n;
 	pthread_mutex_unlock(&eng_g->lock);
 	if (ret != 0)
 		return ret;
 	/* No check that passed under the old fields is still in use. */
 	eng_sync();
 	pthread_mutex_lock(&eng_g->lock);
+	if (moved)
+		eng_pinned_pages -= pin_pages(mr->addr, mr->length);
 	uroce_mr_rereg_end(pd->dev->env.mrs, mr, npd, addr, len, iova,
 			   access);
 	pd->refs--;

@@ -14,7 +14,8 @@
  * IBV_EVENT_COMM_EST), ibv_reg_mr() of memory not mapped or read-only, the
  * context's cmd_fd, the private modify_qp_seq of uroce's librdmacm
  * (several changes in one call: each made, its errors as ibv_modify_qp's),
- * and the address vector that answers a UD receive (ibv_init_ah_from_wc).
+ * the address vector that answers a UD receive (ibv_init_ah_from_wc), and
+ * RLIMIT_MEMLOCK charged as the kernel's pinning charges it.
  */
 
 #include <errno.h>
@@ -26,7 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include "uroce_test.h"
 #include "uroce_test_verbs.h"
@@ -1128,6 +1132,91 @@ test_cmd_fd(struct ibv_device *dev, const struct ibv_context *first)
 	UT_NOTE("cmd_fd %d", fd);
 }
 
+/* CAP_IPC_LOCK in the effective set on or off (kept permitted). */
+static int
+ipc_lock_set(bool on)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return -1;
+	if (on)
+		d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective |= CAP_TO_MASK(CAP_IPC_LOCK);
+	else
+		d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/*
+ * RLIMIT_MEMLOCK as the kernel's pinning charges it: the pages each region
+ * spans, for the whole process, ENOMEM past the soft limit without
+ * CAP_IPC_LOCK, given back at dereg; a rereg to a larger range past it
+ * fails and leaves the MR as it was. Run before any other MR exists.
+ */
+static void
+test_memlock(struct ibv_context *ctx)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct ibv_mr *m[3], *extra;
+	struct rlimit old, rl;
+	struct ibv_pd *pd;
+	char *buf;
+
+	buf = mmap(NULL, (size_t)pg * 32, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pd = ibv_alloc_pd(ctx);
+	if (!UT_CHECK(buf != MAP_FAILED && pd != NULL) ||
+	    !UT_CHECK_EQ(getrlimit(RLIMIT_MEMLOCK, &old), 0))
+		return;
+	rl = old;
+	rl.rlim_cur = (rlim_t)pg * 16;
+	if (!UT_CHECK_EQ(setrlimit(RLIMIT_MEMLOCK, &rl), 0) ||
+	    !UT_CHECK_EQ(ipc_lock_set(false), 0))
+		goto out;
+	/* 8 pages, then 100 bytes across a page boundary: 2 pages. */
+	m[0] = ibv_reg_mr(pd, buf, (size_t)pg * 8, IBV_ACCESS_LOCAL_WRITE);
+	m[1] = ibv_reg_mr(pd, buf + pg * 9 - 50, 100, IBV_ACCESS_LOCAL_WRITE);
+	/* 6 more make 16, the limit itself. */
+	m[2] = ibv_reg_mr(pd, buf + pg * 16, (size_t)pg * 6, 0);
+	UT_CHECK(m[0] != NULL && m[1] != NULL && m[2] != NULL);
+	errno = 0;
+	extra = ibv_reg_mr(pd, buf + pg * 24, 1, 0);
+	UT_CHECK(extra == NULL);
+	UT_CHECK_EQ(errno, ENOMEM);
+	/* A rereg to 3 pages (one more) is refused; the MR is as it was. */
+	errno = 0;
+	UT_CHECK_EQ(ibv_rereg_mr(m[1], IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+				 buf + pg * 9, (size_t)pg * 3, 0),
+		    IBV_REREG_MR_ERR_INPUT);
+	UT_CHECK_EQ(errno, ENOMEM);
+	UT_CHECK(m[1]->addr == buf + pg * 9 - 50 && m[1]->length == 100);
+	/* Access alone pins nothing new, even at the limit. */
+	UT_CHECK_EQ(ibv_rereg_mr(m[2], IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
+				 0, IBV_ACCESS_LOCAL_WRITE), 0);
+	/* Dereg gives its pages back. */
+	UT_CHECK_EQ(ibv_dereg_mr(m[1]), 0);
+	extra = ibv_reg_mr(pd, buf + pg * 24, (size_t)pg * 2, 0);
+	UT_CHECK(extra != NULL);
+	if (extra != NULL)
+		UT_CHECK_EQ(ibv_dereg_mr(extra), 0);
+	/* CAP_IPC_LOCK lifts the limit. */
+	UT_CHECK_EQ(ipc_lock_set(true), 0);
+	extra = ibv_reg_mr(pd, buf + pg * 24, (size_t)pg * 8, 0);
+	UT_CHECK(extra != NULL);
+	if (extra != NULL)
+		UT_CHECK_EQ(ibv_dereg_mr(extra), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(m[0]), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(m[2]), 0);
+out:
+	ipc_lock_set(true);
+	UT_CHECK_EQ(setrlimit(RLIMIT_MEMLOCK, &old), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	munmap(buf, (size_t)pg * 32);
+}
+
 /* A UD receive's 40 bytes: 20 zero then the IPv4 header. */
 static void
 grh_v4(struct ibv_grh *g, const uint8_t src[4], const uint8_t dst[4])
@@ -1257,6 +1346,7 @@ main(void)
 					  fcntl(ctx->async_fd, F_GETFL) |
 					  O_NONBLOCK), 0);
 
+			test_memlock(ctx);
 			test_attributes(ctx, list[0]);
 			UT_CHECK_EQ(ibv_query_device(ctx, &da), 0);
 			test_objects(ctx, da.max_cqe);
