@@ -109,6 +109,23 @@ sys.exit(1 if bad or ok == 0 else 0)
 EOF
 }
 
+# CI starts from a fresh machine: the package lists first.
+ci_apt_update() {
+	if [ "${CI:-}" = true ] && [ "$(id -u)" -eq 0 ]; then
+		apt-get update -qq
+	fi
+}
+
+# stage NAME COMMAND...: run COMMAND; under CI (CI=true) say how long it
+# took, so that a CI log shows where its time went.
+stage() {
+	local name=$1 start=$SECONDS rc=0
+	shift
+	"$@" || rc=$?
+	[ "${CI:-}" = true ] && log "$name: $((SECONDS - start)) s"
+	return "$rc"
+}
+
 run_tests() {
 	local rc=0
 	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
@@ -117,11 +134,13 @@ run_tests() {
 	# The interop suites (a QEMU guest under TCG, minutes) are opt-in for
 	# now: now and then the guest's command channel stops answering
 	# mid-run (docs/interop.md); `meson test -C build --suite interop`.
-	meson test -C "$BUILD" --no-rebuild --print-errorlogs --no-suite fuzz \
+	stage "release tests" meson test -C "$BUILD" --no-rebuild \
+		--print-errorlogs --no-suite fuzz \
 		--no-suite interop --no-suite interop-full \
 		--no-suite quarantine || rc=1
 	echo "== ASan+UBSan build (clang): $BUILD_SAN"
-	meson test -C "$BUILD_SAN" --no-rebuild --print-errorlogs \
+	stage "sanitized tests" meson test -C "$BUILD_SAN" --no-rebuild \
+		--print-errorlogs \
 		--no-suite interop --no-suite interop-full \
 		--no-suite quarantine || rc=1
 	count_results "$BUILD/meson-logs/testlog.json" \
@@ -168,11 +187,11 @@ main() {
 		run_demo
 		;;
 	test)
-		[ "${CI:-}" = true ] && [ "$(id -u)" -eq 0 ] && apt-get update -qq
-		install_packages
+		stage "apt-get update" ci_apt_update
+		stage install install_packages
 		setup_hugepages
-		build_release
-		build_sanitized
+		stage "release build" build_release
+		stage "sanitized build" build_sanitized
 		run_tests
 		;;
 	*)
