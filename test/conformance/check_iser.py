@@ -366,8 +366,10 @@ def run(a, tmp):
                 print('---- tgtd (exit %s):\n%s----' % (rc, log[-3000:]))
         sides.cleanup()
     if ok and a.capture:
-        for path in pcaps:
-            probs, line = check_capture_file(path, a.full_capture)
+        reports = cm.capture_pool.starmap(
+            check_capture_file, [(path, a.full_capture) for path in pcaps])
+        cm.capture_pool.close()
+        for probs, line in reports:
             print(line)
             for p in probs:
                 print('    ' + p)

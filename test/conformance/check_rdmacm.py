@@ -46,6 +46,8 @@ import sys
 import tempfile
 import time
 
+import capture_pool
+
 SKIP = 77
 ATTEMPTS = 5
 SERVER_IP = '192.168.77.1'
@@ -349,21 +351,26 @@ def drep_sent(run, side, full):
     return msgs.get(('DREP', 'out'), 0) > 0
 
 
+def capture_report(path, full):
+    """(check result, CM messages, summary) of one capture; @full: with
+    check_capture.check() (scapy's ICRC check), else tshark alone."""
+    if full:
+        import check_capture as cc
+        r = cc.check(path)
+        return r, cm_messages(path), cc.summary(path, r)
+    r = tshark_only(path)
+    return r, cm_messages_any(path), \
+        '%d RoCEv2 frames (tshark only)' % r['roce']['out']
+
+
 def check_captures(run, want, full, conns=None):
     """(ok, lines) for both captures of a finished run; @full: with
     check_capture.check() (scapy's ICRC check), else tshark alone;
     @conns: how many connections each message of @want was sent for."""
     lines, ok = [], True
-    for side in 'ab':
-        if full:
-            import check_capture as cc
-            r = cc.check(run.pcap[side])
-            msgs = cm_messages(run.pcap[side])
-            summ = cc.summary(run.pcap[side], r)
-        else:
-            r = tshark_only(run.pcap[side])
-            msgs = cm_messages_any(run.pcap[side])
-            summ = '%d RoCEv2 frames (tshark only)' % r['roce']['out']
+    reports = capture_pool.starmap(capture_report,
+                                   [(run.pcap[s], full) for s in 'ab'])
+    for side, (r, msgs, summ) in zip('ab', reports):
         lines.append('  capture %s %s; CM %s' % (
             side, summ,
             ', '.join('%s %s %d' % (k[0], k[1], v)
@@ -504,6 +511,7 @@ def main():
                 continue
             results.append(run_case(a, idx, name, tmp))
     finally:
+        capture_pool.close()
         if all(r is not False for r in results):
             shutil.rmtree(tmp, ignore_errors=True)
         else:

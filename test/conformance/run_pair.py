@@ -81,6 +81,8 @@ import sys
 import tempfile
 import time
 
+import capture_pool
+
 SKIP = 77
 PORT_BASE = 18600
 MAC_A = '02:00:00:00:77:01'
@@ -351,7 +353,8 @@ class Pair:
         files must be clean and hold no RoCEv2 at all. The server's peers
         are all the clients, a client's peer is the server. expect: header
         fields of every RoCEv2 frame (check_capture.check())."""
-        res = {s: cap.check(self.pcap[s], expect) for s in self.sides}
+        res = dict(zip(self.sides, capture_pool.starmap(
+            cap.check, [(self.pcap[s], expect) for s in self.sides])))
         lines, ok = [], True
         for s in self.sides:
             peers = self.clients if s == 'a' else ['a']
@@ -664,6 +667,7 @@ def main():
                     continue
                 results.append(run_case(a, idx, case, veth, cap))
     finally:
+        capture_pool.close()
         if veth:
             veth.close()
         if a.capture_dir and not a.keep_captures:

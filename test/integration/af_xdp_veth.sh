@@ -167,7 +167,11 @@ pair() {
 	cli=("$@")
 	tool a "$work/$label-a.log" "${srv[@]}"
 	local spid=$!
-	sleep 1
+	# The client starts once the server listens on the tools' TCP port
+	# (18515, the pingpongs' and perftest's default): both open the
+	# device before they listen.
+	listening 18515 ||
+		{ cat "$work/$label-a.log"; fail "$label: the server never listened"; }
 	side_start
 	tool b "$work/$label-b.log" "${cli[@]}"
 	local cpid=$!
@@ -227,7 +231,7 @@ scen_stale() {
 		sleep 0.1
 	done
 	[ -n "$id" ] || { cat "$work/killed.log"; fail "program never attached"; }
-	sleep 0.5
+	listening 18515 || { cat "$work/killed.log"; fail "the run never listened"; }
 	# uroce-run execs the tool: kill -9 the process holding the port.
 	kill -9 "$kpid"
 	wait "$kpid" 2>/dev/null
