@@ -53,10 +53,11 @@ PROVIDER = '/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so'
 PROVIDER_DRIVER = '/etc/libibverbs.d/rxe.driver'
 # rxe, its ICRC's CRC-32 (the crypto API's, which rxe asks for by name
 # when a device is added: no modprobe in the guest), the user verbs, the
-# RDMA CM's (for rping and friends later), the NIC, netem for the loss
+# RDMA CM's user interface (rdma_ucm, which brings rdma_cm and ib_cm), the
+# NIC, the virtio-serial port of the command channel, netem for the loss
 # runs.
-MODULES = ['virtio_pci', 'virtio_net', 'crc32_generic', 'ib_uverbs',
-           'rdma_rxe', 'rdma_ucm', 'sch_netem']
+MODULES = ['virtio_pci', 'virtio_net', 'virtio_console', 'crc32_generic',
+           'ib_uverbs', 'rdma_rxe', 'rdma_ucm', 'sch_netem']
 BUSYBOX = '/bin/busybox'
 DEFAULT_CACHE = '/var/cache/uroce-interop'
 
