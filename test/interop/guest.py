@@ -58,6 +58,9 @@ PROVIDER_DRIVER = '/etc/libibverbs.d/rxe.driver'
 # runs.
 MODULES = ['virtio_pci', 'virtio_net', 'virtio_console', 'crc32_generic',
            'ib_uverbs', 'rdma_rxe', 'rdma_ucm', 'sch_netem']
+# glibc opens it at run time for pthread_exit() and thread cancellation
+# (rping's threads), so ldd does not name it.
+DLOPENED = ['/lib/x86_64-linux-gnu/libgcc_s.so.1']
 BUSYBOX = '/bin/busybox'
 DEFAULT_CACHE = '/var/cache/uroce-interop'
 
@@ -218,7 +221,7 @@ def write_initrd(path, moddir, order):
         if w is None:
             raise Missing('%s is not installed' % p)
         progs.append(os.path.realpath(w))
-    for f in (BUSYBOX, PROVIDER, PROVIDER_DRIVER):
+    for f in [BUSYBOX, PROVIDER, PROVIDER_DRIVER] + DLOPENED:
         if not os.path.exists(f):
             raise Missing('%s is not installed' % f)
     c = Cpio(path)
@@ -231,7 +234,7 @@ def write_initrd(path, moddir, order):
         c.copy(p, '/usr/bin/' + os.path.basename(p))
     c.copy(PROVIDER)
     c.copy(PROVIDER_DRIVER)
-    for lib in sorted(shared_libs(progs + [PROVIDER])):
+    for lib in sorted(shared_libs(progs + [PROVIDER]) | set(DLOPENED)):
         # The loader path ldd prints (/lib64/...) and the library paths
         # (/lib/x86_64-linux-gnu/...) are symlinks on a merged-/usr host:
         # the guest gets the files at those paths.
