@@ -155,10 +155,15 @@ def module_order(moddir):
 
 
 def shared_libs(paths):
-    """Every shared library ldd names for paths (and their loader)."""
+    """Every shared library ldd names for paths (and their loader), as the
+    system's loader finds them: without the caller's LD_LIBRARY_PATH
+    (meson's test environment points it at uroce's libibverbs.so.1) or
+    LD_PRELOAD."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ('LD_LIBRARY_PATH', 'LD_PRELOAD')}
     libs = set()
     for p in paths:
-        for line in run(['ldd', p]).splitlines():
+        for line in run(['ldd', p], env=env).splitlines():
             words = line.split()
             if '=>' in words:
                 i = words.index('=>')
