@@ -174,7 +174,8 @@ class CmCase:
         self.tool, self.sargs, self.cargs = tool, sargs, cargs
         self.done, self.want, self.core = done, want, core
         self.direction, self.gid = None, 'v4'
-        self.name = '%s %s' % (tool, ' '.join(cargs).replace(' {srv}', ''))
+        self.name = '%s %s' % (tool, ' '.join(cargs).replace(' {srv}', '')
+                                .replace('{dev}', 'DEV'))
 
 
 CONNECT = ('REQ', 'REP', 'RTU')
