@@ -106,7 +106,7 @@ cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *a, int *mask)
 		init_ah(id, &a->ah_attr);
 		a->path_mtu = id->qp.mtu;
 		a->dest_qp_num = id->qp.remote_qpn;
-		a->rq_psn = id->qp.remote_psn;
+		a->rq_psn = id->qp.local_psn;
 		*mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 			 IBV_QP_RQ_PSN;
 		if (id->id.qp_type == IBV_QPT_RC) {
@@ -116,7 +116,7 @@ cma_init_qp_attr(struct cma_id *id, struct ibv_qp_attr *a, int *mask)
 		}
 		return 0;
 	case IBV_QPS_RTS:
-		a->sq_psn = id->qp.local_psn;
+		a->sq_psn = id->qp.remote_psn;
 		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 		if (ud || id->id.qp_type == IBV_QPT_UC)
 			return 0;

@@ -163,8 +163,12 @@ enum cma_state {
 /* What the CM exchange fixed for the QP (REQ and REP). */
 struct cma_qp_params {
 	bool known;			/* the peer's REQ or REP is in */
-	uint32_t local_psn;		/* our send PSN (REQ/REP starting PSN) */
-	uint32_t remote_psn;
+	/* A REQ's or REP's Starting PSN (IBTA vol 1 ch. 12) is the first
+	 * PSN its sender's QP receives and its recipient's QP sends, as
+	 * Linux's cm.c sets the QPs: ours is our RTR's rq_psn, the peer's
+	 * our RTS's sq_psn. */
+	uint32_t local_psn;		/* our receive PSN (our REQ/REP's) */
+	uint32_t remote_psn;		/* our send PSN (the peer's REQ/REP's) */
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
 	uint8_t resp_res;		/* our QP's max_dest_rd_atomic */

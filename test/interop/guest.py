@@ -53,10 +53,14 @@ PROVIDER = '/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so'
 PROVIDER_DRIVER = '/etc/libibverbs.d/rxe.driver'
 # rxe, its ICRC's CRC-32 (the crypto API's, which rxe asks for by name
 # when a device is added: no modprobe in the guest), the user verbs, the
-# RDMA CM's (for rping and friends later), the NIC, netem for the loss
+# RDMA CM's user interface (rdma_ucm, which brings rdma_cm and ib_cm), the
+# NIC, the virtio-serial port of the command channel, netem for the loss
 # runs.
-MODULES = ['virtio_pci', 'virtio_net', 'crc32_generic', 'ib_uverbs',
-           'rdma_rxe', 'rdma_ucm', 'sch_netem']
+MODULES = ['virtio_pci', 'virtio_net', 'virtio_console', 'crc32_generic',
+           'ib_uverbs', 'rdma_rxe', 'rdma_ucm', 'sch_netem']
+# glibc opens it at run time for pthread_exit() and thread cancellation
+# (rping's threads), so ldd does not name it.
+DLOPENED = ['/lib/x86_64-linux-gnu/libgcc_s.so.1']
 BUSYBOX = '/bin/busybox'
 DEFAULT_CACHE = '/var/cache/uroce-interop'
 
@@ -151,10 +155,15 @@ def module_order(moddir):
 
 
 def shared_libs(paths):
-    """Every shared library ldd names for paths (and their loader)."""
+    """Every shared library ldd names for paths (and their loader), as the
+    system's loader finds them: without the caller's LD_LIBRARY_PATH
+    (meson's test environment points it at uroce's libibverbs.so.1) or
+    LD_PRELOAD."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ('LD_LIBRARY_PATH', 'LD_PRELOAD')}
     libs = set()
     for p in paths:
-        for line in run(['ldd', p]).splitlines():
+        for line in run(['ldd', p], env=env).splitlines():
             words = line.split()
             if '=>' in words:
                 i = words.index('=>')
@@ -217,7 +226,7 @@ def write_initrd(path, moddir, order):
         if w is None:
             raise Missing('%s is not installed' % p)
         progs.append(os.path.realpath(w))
-    for f in (BUSYBOX, PROVIDER, PROVIDER_DRIVER):
+    for f in [BUSYBOX, PROVIDER, PROVIDER_DRIVER] + DLOPENED:
         if not os.path.exists(f):
             raise Missing('%s is not installed' % f)
     c = Cpio(path)
@@ -230,7 +239,7 @@ def write_initrd(path, moddir, order):
         c.copy(p, '/usr/bin/' + os.path.basename(p))
     c.copy(PROVIDER)
     c.copy(PROVIDER_DRIVER)
-    for lib in sorted(shared_libs(progs + [PROVIDER])):
+    for lib in sorted(shared_libs(progs + [PROVIDER]) | set(DLOPENED)):
         # The loader path ldd prints (/lib64/...) and the library paths
         # (/lib/x86_64-linux-gnu/...) are symlinks on a merged-/usr host:
         # the guest gets the files at those paths.

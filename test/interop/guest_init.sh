@@ -5,7 +5,7 @@
 # /init of the interop guest (guest.py puts it in the initramfs): mounts,
 # loads the modules of /etc/modules.order in that order, gives eth0 the
 # address of the kernel command line's uroce.ip= (and brings lo up), then
-# serves the command channel on the second serial port, /dev/ttyS1.
+# serves the command channel on the virtio-serial port named uroce.ctl.
 #
 # The command channel, one request a line from the host (vm.py):
 #   ID run B64        run the command (base64 of a shell command line) to
@@ -16,7 +16,13 @@
 #                     it with exec for the signal to reach the program)
 # Every answer is "@@ID RC" (RC: the exit status, or "running"), the
 # base64 of the command's output (stdout and stderr) on the lines after,
-# and "@@end ID". The kernel's console is on ttyS0, never on ttyS1.
+# and "@@end ID". The kernel's console is on ttyS0.
+#
+# The channel is a virtio-serial port, not a tty: no line discipline, no
+# UART FIFO and its receive interrupts between the host's bytes and this
+# loop. The loop runs at nice -10 and the commands at 0, so that a guest
+# CPU kept busy by the tools delays its answers by a scheduler slice at
+# most.
 /bin/busybox --install -s
 # guest.py puts its programs in /usr/bin. Debian's busybox shell runs its
 # own applets before anything on PATH: iproute2's ip and tc, which share
@@ -57,21 +63,29 @@ state() {	# ID BGID
 	fi
 }
 
+# /tmp/cmd.ID: the request's command line, run at nice 0 (the loop's
+# -10 is inherited; busybox has no nice, so the command renices itself).
+cmdfile() {	# ID B64
+	{
+		echo 'renice 0 $$ >/dev/null'
+		echo "$2" | base64 -d
+	} >"/tmp/cmd.$1"
+}
+
 serve() {
-	stty raw -echo
 	echo "@@ready"
 	while read -r id verb arg; do
 		case "$verb" in
 		run)
-			echo "$arg" | base64 -d >"/tmp/cmd.$id"
-			sh "/tmp/cmd.$id" >"/tmp/out.$id" 2>&1 </dev/null
+			cmdfile "$id" "$arg"
+			sh "/tmp/cmd.$id" >"/tmp/out.$id" 2>&1 </dev/null 3>&-
 			answer "$id" $? "/tmp/out.$id"
 			rm -f "/tmp/out.$id" "/tmp/cmd.$id"
 			;;
 		bg)
-			echo "$arg" | base64 -d >"/tmp/cmd.$id"
+			cmdfile "$id" "$arg"
 			(
-				sh "/tmp/cmd.$id" >"/tmp/out.$id" 2>&1 </dev/null &
+				sh "/tmp/cmd.$id" >"/tmp/out.$id" 2>&1 </dev/null 3>&- &
 				echo $! >"/tmp/pid.$id"
 				wait $!
 				echo $? >"/tmp/rc.$id.new"
@@ -102,7 +116,28 @@ serve() {
 	done
 }
 
-echo "init: guest up, command channel on ttyS1"
+# The port's device (vportNpM) by its name; its module probes the PCI
+# device as it loads, the node may come a moment later.
+port() {
+	for p in /sys/class/virtio-ports/*; do
+		[ "$(cat "$p/name" 2>/dev/null)" = uroce.ctl ] &&
+			[ -c "/dev/${p##*/}" ] && echo "/dev/${p##*/}"
+	done
+}
+n=0
+while [ -z "$(port)" ] && [ $n -lt 100 ]; do
+	usleep 100000
+	n=$((n + 1))
+done
+chan=$(port)
+[ -n "$chan" ] || echo "init: no virtio-serial port uroce.ctl"
+renice -n -10 $$ >/dev/null
+echo "init: guest up, command channel on $chan"
+# A port is open once at a time (EBUSY): opened once, as fd 3, which the
+# commands do not inherit. The loop ends when the host closes its end
+# (reads see end of file): serve again, once a second.
+exec 3<>"$chan"
 while true; do
-	serve </dev/ttyS1 >/dev/ttyS1 2>&1
+	serve <&3 >&3 2>&1
+	sleep 1
 done

@@ -33,9 +33,12 @@ Groups (--group, several allowed; default core):
                     ibv_rc_pingpong -c, perftest completing;
   loss-read         ib_read_bw with rxe answering uroce's READs under that
                     loss: known to fail (docs/interop.md), only when named;
-  rdmacm            rping, ucmatose, udaddy and perftest -R between the
-                    kernel's RDMA CM and uroce's: empty until uroce has a
-                    librdmacm (the hook is RDMACM_CASES);
+  rdmacm            rping -V, ucmatose, udaddy and perftest -R between
+                    the kernel's RDMA CM and uroce's librdmacm: the
+                    server listens on its RoCEv2 address, the client
+                    connects through the CM (run again while it came
+                    before the listener); uroce's capture must hold the
+                    CM MADs (tshark's decode), each from the right side;
   core              the cases marked core of every group, one boot: the
                     suite's `interop` test;
   all               every case of every group (`interop_full`, suite
@@ -105,7 +108,7 @@ def perf(tool, *args, core=False, gid='v4', direction=None):
 
 CASES = {
     'rc': [
-        pp('rc', '-n', '100', core=True),
+        pp('rc', '-n', '100'),
         pp('rc', '-s', '1', '-n', '100'),
         pp('rc', '-s', '65536', '-n', '20', '-c', core=True),
         pp('rc', '-s', '4096', '-n', '50', '-e', core=True),
@@ -114,15 +117,15 @@ CASES = {
     'uc': [
         pp('uc', '-n', '100'),
         pp('uc', '-s', '65536', '-n', '20', core=True),
-        pp('uc', '-s', '4096', '-n', '50', '-e', core=True),
+        pp('uc', '-s', '4096', '-n', '50', '-e'),
     ],
     'ud': [
         pp('ud', '-s', '1', '-n', '100'),
-        pp('ud', '-s', '1024', '-n', '100', core=True),
+        pp('ud', '-s', '1024', '-n', '100'),
         pp('ud', '-s', '512', '-n', '50', '-e', core=True),
     ],
     'srq': [
-        pp('srq', '-q', '4', '-n', '50', core=True),
+        pp('srq', '-q', '4', '-n', '50'),
         pp('srq', '-q', '4', '-s', '65536', '-n', '10', core=True),
         pp('srq', '-q', '2', '-n', '50', '-e'),
     ],
@@ -132,23 +135,22 @@ CASES = {
     'perf': [
         perf('ib_write_bw', '-n', '200', '-s', '65536', core=True),
         perf('ib_read_bw', '-n', '200', '-s', '65536', core=True),
-        perf('ib_send_bw', '-n', '200', '-s', '4096', core=True),
-        perf('ib_atomic_bw', '-n', '200', core=True),
+        perf('ib_send_bw', '-n', '200', '-s', '4096'),
+        perf('ib_atomic_bw', '-n', '200'),
         perf('ib_write_lat', '-n', '100', '-s', '64'),
-        perf('ib_read_lat', '-n', '100', '-s', '64', core=True),
+        perf('ib_read_lat', '-n', '100', '-s', '64'),
         perf('ib_send_lat', '-n', '100', '-s', '64'),
         perf('ib_atomic_lat', '-n', '100', core=True),
     ],
     'ip6': [
         pp('rc', '-s', '65536', '-n', '20', '-c', gid='v6', core=True),
         pp('ud', '-s', '1024', '-n', '50', gid='v6'),
-        perf('ib_write_bw', '-n', '200', '-s', '65536', gid='v6',
-             core=True),
+        perf('ib_write_bw', '-n', '200', '-s', '65536', gid='v6'),
     ],
     'loss': [
         pp('rc', '-s', '65536', '-n', '50', '-c', core=True),
         pp('rc', '-s', '4096', '-n', '200', '-c'),
-        perf('ib_write_bw', '-n', '500', '-s', '65536', core=True),
+        perf('ib_write_bw', '-n', '500', '-s', '65536'),
         perf('ib_read_bw', '-n', '500', '-s', '65536',
              direction='uroce-server'),
     ],
@@ -160,11 +162,60 @@ CASES = {
              direction='rxe-server'),
     ],
 }
-# The RDMA CM cases (rping -s/-c, ucmatose, udaddy, perftest -R) go here
-# once uroce's librdmacm can run them: run_case() then needs no TCP wait
-# (the CM listens on the RDMA address), and each case names the address
-# of the other side's RoCEv2 port, not its kernel's.
-RDMACM_CASES = []
+
+
+class CmCase:
+    """An RDMA CM tool: its server's and its client's arguments ({srv}:
+    the server side's RoCEv2 address, {dev}: the side's device), what
+    each prints after a finished run (None: its exit status says it),
+    the CM messages uroce's capture must hold."""
+
+    def __init__(self, tool, sargs, cargs, done, want, core=False):
+        self.tool, self.sargs, self.cargs = tool, sargs, cargs
+        self.done, self.want, self.core = done, want, core
+        self.direction, self.gid = None, 'v4'
+        self.name = '%s %s' % (tool, ' '.join(cargs).replace(' {srv}', '')
+                                .replace('{dev}', 'DEV'))
+
+
+CONNECT = ('REQ', 'REP', 'RTU')
+CLOSE = ('DREQ', 'DREP')
+SIDR = ('SIDR_REQ', 'SIDR_REP')
+# Who sends each CM message: the client (the active side) or the server.
+CM_SENDER = {'REQ': 'client', 'REP': 'server', 'RTU': 'client',
+             'SIDR_REQ': 'client', 'SIDR_REP': 'server'}
+# A client that reached the server before it listened (REJ, "invalid
+# service ID", or no answer) is run again, at most CM_ATTEMPTS times.
+CM_ATTEMPTS = 5
+CM_RETRY = (r'REJECTED|ADDR_ERROR|ROUTE_ERROR|rdma_connect|connect error|'
+            r'UNREACHABLE|ECONNREFUSED')
+
+
+def perf_cm(tool, size, n, core=False):
+    args = ['-R', '-d', '{dev}', '-F', '-n', str(n), '-s', str(size)]
+    row = r'^\s*%d\s+%d\s' % (size, n)
+    return CmCase(tool, args, args + ['{srv}'],
+                  (row, None if tool.endswith('_lat') else row), CONNECT,
+                  core=core)
+
+
+# rping -V checks every ping's data (a mismatch is an error exit) and
+# prints nothing else without -v; perftest -R connects through the RDMA
+# CM instead of its TCP exchange (the latency server prints no table).
+RDMACM_CASES = [
+    CmCase('rping', ['-s', '-a', '{srv}', '-C', '100', '-S', '4096', '-V'],
+           ['-c', '-a', '{srv}', '-C', '100', '-S', '4096', '-V'],
+           (None, None), CONNECT + CLOSE, core=True),
+    CmCase('ucmatose', ['-b', '{srv}', '-c', '10'], ['-s', '{srv}', '-c',
+                                                      '10'],
+           (r'test complete', r'test complete'), CONNECT + CLOSE,
+           core=True),
+    CmCase('udaddy', ['-b', '{srv}'], ['-s', '{srv}'],
+           (r'test complete', r'test complete'), SIDR, core=True),
+    perf_cm('ib_send_bw', 4096, 200, core=True),
+    perf_cm('ib_write_lat', 64, 100, core=True),
+    perf_cm('ib_read_bw', 65536, 100),
+]
 CASES['rdmacm'] = RDMACM_CASES
 GROUPS = ['rc', 'uc', 'ud', 'srq', 'perf', 'ip6', 'loss', 'rdmacm']
 GUEST_SETUP = 'rdma link add rxe0 type rxe netdev eth0'
@@ -332,11 +383,11 @@ def check_capture(cap, path):
     return res, probs
 
 
-def run_case(a, g, cap, gids, idx, case, direction):
+def run_case(a, g, cap, idx, case, direction):
     port = PORT_BASE + idx
     tag = '%d-%d' % (os.getpid(), idx)
     host = Host(a, g, tag)
-    gargs = tool_args(case, 'rxe0', gids[case.gid], port)
+    gargs = tool_args(case, 'rxe0', a.gids[case.gid], port)
     hargs = tool_args(case, 'uroce0', 0 if case.gid == 'v4' else 1, port)
     deadline = time.monotonic() + a.timeout
     before = g.rxe_counters() if case.kind == BW else None
@@ -401,16 +452,163 @@ def run_case(a, g, cap, gids, idx, case, direction):
         + ('' if case.gid == 'v4' else ', IPv6 GID'), hrc, gres[0],
         (': ' + why) if why else ''))
     print('\n'.join(lines))
+    finish_case(a, g, ok, host.pcap, (hargs, hout), (gargs, gout))
+    return bool(ok)
+
+
+def finish_case(a, g, ok, pcap, uroce, rxe):
+    """On a failure both tools' arguments and output ((args, output) each),
+    rxe's counters and the guest's dmesg, the captures kept; else the
+    case's capture removed."""
     if not ok:
         print('---- uroce (%s):\n%s---- rxe (%s):\n%s----' % (
-            ' '.join(hargs), hout, ' '.join(gargs), gout))
+            ' '.join(uroce[0]), uroce[1], ' '.join(rxe[0]), rxe[1]))
         print('---- rxe counters: %s' % g.rxe_counters())
         print('---- guest dmesg (last 30 lines):\n%s----' %
               '\n'.join(g.dmesg().splitlines()[-30:]))
         a.keep_captures = True
-    elif os.path.exists(host.pcap) and not a.keep_captures:
-        os.unlink(host.pcap)
+    elif os.path.exists(pcap) and not a.keep_captures:
+        os.unlink(pcap)
     sys.stdout.flush()
+
+
+def cm_args(args, dev, srv, port):
+    """A CM case's arguments for one side; perftest's -p its own port."""
+    out = [w.format(dev=dev, srv=srv) for w in args]
+    return out + ['-p', str(port)] if out[:1] == ['-R'] else out
+
+
+def cm_problems(path, case, role):
+    """What uroce's capture of a CM case lacks: each message of
+    case.want sent by the side CM_SENDER says (uroce being role); a DREQ
+    either way, and its DREP, unless uroce sent the DREQ: a program that
+    disconnects and exits at once (rping's client) may be gone before its
+    peer's program answers (the DREP leaves when that program calls
+    rdma_disconnect(), in the kernel's rdma_cm as in ours)."""
+    import check_rdmacm
+    msgs = check_rdmacm.cm_messages(path)
+    probs = []
+    for m in case.want:
+        if m in CM_SENDER:
+            way = 'out' if CM_SENDER[m] == role else 'in'
+            if not msgs.get((m, way)):
+                probs.append('no %s %s in the capture' % (m, way))
+    if 'DREQ' in case.want:
+        if not msgs.get(('DREQ', 'in')) and not msgs.get(('DREQ', 'out')):
+            probs.append('no DREQ in the capture')
+        elif msgs.get(('DREQ', 'in')) and not msgs.get(('DREP', 'out')):
+            probs.append('a DREQ came in and no DREP went out')
+    probs += psn_problems(path)
+    summary = ', '.join('%s %s %d' % (k[0], k[1], v)
+                        for k, v in sorted(msgs.items()))
+    return summary, probs
+
+
+PSN_FIELDS = ('infiniband.bth.opcode', 'infiniband.bth.destqp',
+              'infiniband.bth.psn', 'infiniband.cm.req.localqpn',
+              'infiniband.cm.req.startpsn', 'infiniband.cm.rep.localqpn',
+              'infiniband.cm.rep.startpsn')
+
+
+def psn_problems(path):
+    """A REQ's or REP's Starting PSN is the first PSN its sender's QP
+    receives (Linux's cm.c sets the QPs so): the first request packet to
+    the QP a REQ or REP names (its Local QPN) must carry that PSN."""
+    cmd = ['tshark', '-r', path, '-n', '-T', 'fields', '-E',
+           'occurrence=f']
+    for f in PSN_FIELDS:
+        cmd += ['-e', f]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    want, first = {}, {}
+    for line in out.stdout.splitlines():
+        op, dqp, psn, rq, rpsn, pq, ppsn = (line.split('\t') + [''] * 7)[:7]
+        for qpn, start in ((rq, rpsn), (pq, ppsn)):
+            if qpn and start:
+                want.setdefault(int(qpn, 0), int(start, 0))
+        if op and dqp and int(dqp, 0) > 1:
+            low = int(op, 0) & 0x1f
+            if low <= 0x0c or low in (0x13, 0x14):
+                first.setdefault(int(dqp, 0), int(psn, 0))
+    return ['QP %#x: the first request to it has PSN %#x, its side\'s CM '
+            'message said %#x' % (q, first[q], p)
+            for q, p in want.items() if q in first and first[q] != p]
+
+
+def cm_side(a, g, tag, where, tool, args):
+    """Start one side of a CM case: (Host, None) on the host, (None, Job)
+    in the guest."""
+    if where == 'host':
+        h = Host(a, g, tag)
+        h.start([tool] + args)
+        return h, None
+    return None, g.start(' '.join(['exec', tool] + args))
+
+
+def cm_wait(side, deadline):
+    """(status, output) of a side started by cm_side()."""
+    h, job = side
+    if h is not None:
+        return h.wait(deadline), h.output()
+    return job.wait(deadline)
+
+
+def run_cm_case(a, g, cap, idx, case, direction):
+    """One RDMA CM case one way: the server started, then its client, run
+    again while it reached the server before it listened."""
+    uroce_srv = direction == 'uroce-server'
+    srv_ip = vm.UROCE_IP if uroce_srv else vm.GUEST_IP
+    port = PORT_BASE + idx
+    where = {'server': 'host' if uroce_srv else 'guest',
+             'client': 'guest' if uroce_srv else 'host'}
+    dev = {'host': 'uroce0', 'guest': 'rxe0'}
+    sargs = cm_args(case.sargs, dev[where['server']], srv_ip, port)
+    cargs = cm_args(case.cargs, dev[where['client']], srv_ip, port)
+    deadline = time.monotonic() + a.timeout
+    tag = '%d-%d' % (os.getpid(), idx)
+    srv = cm_side(a, g, tag + 's', where['server'], case.tool, sargs)
+    cli, hosts = None, [srv[0]]
+    try:
+        for attempt in range(CM_ATTEMPTS):
+            time.sleep(1 if attempt else 0.5)
+            cli = cm_side(a, g, '%sc%d' % (tag, attempt), where['client'],
+                          case.tool, cargs)
+            hosts.append(cli[0])
+            cres = cm_wait(cli, deadline)
+            if cres[0] == 0 or not re.search(CM_RETRY, cres[1]) or \
+                    time.monotonic() >= deadline:
+                break
+        sres = cm_wait(srv, deadline if cres[0] == 0 else
+                       min(deadline, time.monotonic() + 5))
+    finally:
+        for h in hosts:
+            if h is not None:
+                h.cleanup()
+        if srv[1] is not None and srv[1].result is None:
+            srv[1].wait(time.monotonic())
+    host = srv[0] if uroce_srv else cli[0]
+    res = {'server': sres, 'client': cres}
+    ok = all(res[r][0] == 0 and (case.done[i] is None or
+                                 re.search(case.done[i], res[r][1], re.M))
+             for i, r in enumerate(('client', 'server')))
+    lines = ['  client attempts: %d' % (attempt + 1)] if attempt else []
+    if ok and cap is not None:
+        res_cap, probs = check_capture(cap, host.pcap)
+        summary, cm_probs = cm_problems(host.pcap, case,
+                                        'server' if uroce_srv else 'client')
+        lines.append('  capture ' + cap.summary(host.pcap, res_cap))
+        lines.append('  CM ' + summary)
+        lines += ['    ' + p for p in probs + cm_probs]
+        ok = not probs and not cm_probs
+    hrole = 'server' if uroce_srv else 'client'
+    grole = 'client' if uroce_srv else 'server'
+    print('%s %s [%s] (uroce %s, rxe %s)' % (
+        'ok  ' if ok else 'FAIL', case.name, direction, res[hrole][0],
+        res[grole][0]))
+    if lines:
+        print('\n'.join(lines))
+    finish_case(a, g, ok, host.pcap, (sargs if uroce_srv else cargs,
+                                      res[hrole][1]),
+                (cargs if uroce_srv else sargs, res[grole][1]))
     return bool(ok)
 
 
@@ -443,7 +641,7 @@ def run_groups(a, kernel, initrd, groups, cap, results):
     with vm.Guest(kernel, initrd) as g:
         print('guest up in %.1f s (TCG)' % g.boot_seconds)
         g.check(GUEST_SETUP)
-        gids = rxe_gids(g)
+        gids = a.gids = rxe_gids(g)
         print('rxe0 RoCE v2 GIDs: %s' % gids)
         for grp in groups:
             if not CASES[grp]:
@@ -464,10 +662,17 @@ def run_groups(a, kernel, initrd, groups, cap, results):
                               (case.name, case.gid))
                         results.append(False)
                         continue
-                    results.append(run_case(a, g, cap, gids, idx, case,
-                                            direction))
+                    run = run_cm_case if grp == 'rdmacm' else run_case
+                    results.append(run(a, g, cap, idx, case, direction))
             if grp.startswith('loss'):
                 g.check(LOSS_OFF)
+
+
+def skip(why):
+    """The exit status for a missing prerequisite: skip, but fail under CI
+    (CI=true), where quickstart.sh has installed all the suite needs."""
+    print('SKIP: ' + why)
+    return 1 if os.environ.get('CI') == 'true' else SKIP
 
 
 def main():
@@ -488,13 +693,11 @@ def main():
     a.run = os.path.abspath(a.run)
     why = prerequisites()
     if why:
-        print('SKIP: ' + why)
-        return SKIP
+        return skip(why)
     try:
         kernel, initrd = guest_build.build(a.cache)
     except guest_build.Missing as e:
-        print('SKIP: ' + str(e))
-        return SKIP
+        return skip(str(e))
     a.core = a.group is None or 'core' in a.group
     groups = GROUPS if a.core or 'all' in a.group else \
         [grp for grp in GROUPS + ['loss-read'] if grp in a.group]

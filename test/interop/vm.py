@@ -11,9 +11,10 @@ namespace of its own, and the command channel to its /init.
         |
     QEMU's virtio-net  -->  guest eth0 10.81.0.2 (the kernel's), rxe0
 
-The guest's first serial port (ttyS0) is its console, written to a file;
-the second (ttyS1) is the command channel (guest_init.sh says the
-protocol), a unix socket this side listens on and QEMU connects to.
+The guest's serial port (ttyS0) is its console, written to a file; a
+virtio-serial port named uroce.ctl is the command channel (guest_init.sh
+says the protocol), a unix socket this side listens on and QEMU connects
+to.
 
 Guest.run(cmd) runs a shell command line in the guest to completion and
 returns (status, output); Guest.start(cmd) starts one in the background
@@ -35,6 +36,7 @@ NET = '10.81.0.'
 HOST_IP, GUEST_IP, UROCE_IP = NET + '1', NET + '2', NET + '3'
 PREFIX = 24
 TAP = 'uroce-tap0'
+CHANNEL = 'uroce.ctl'
 GUEST_MAC = '02:00:00:00:81:02'
 UROCE_MAC = '02:00:00:00:81:03'
 BOOT_TIMEOUT = 600
@@ -112,7 +114,11 @@ class Guest:
                '-kernel', self.vmlinuz, '-initrd', self.initrd,
                '-append', 'console=ttyS0 panic=-1 uroce.ip=%s/%d' %
                (GUEST_IP, PREFIX),
-               '-serial', 'file:' + self.console, '-serial', 'unix:' + sock,
+               '-serial', 'file:' + self.console,
+               '-device', 'virtio-serial-pci,id=vs0',
+               '-chardev', 'socket,id=ctl,path=' + sock,
+               '-device', 'virtserialport,bus=vs0.0,chardev=ctl,name=%s'
+               % CHANNEL,
                '-netdev', 'tap,id=n0,ifname=%s,script=no,downscript=no' % TAP,
                '-device', 'virtio-net-pci,netdev=n0,mac=%s' % GUEST_MAC]
         # QEMU links the system's libibverbs: keep uroce's (the test
@@ -129,7 +135,8 @@ class Guest:
         try:
             conn, _ = srv.accept()
         except OSError as e:
-            raise GuestError('QEMU never connected its serial port (%s): %s'
+            raise GuestError('QEMU never connected the command channel '
+                             '(%s): %s'
                              % (e, self.qemu_errors()))
         finally:
             srv.close()
