@@ -291,7 +291,8 @@ munmap_slot(const struct dyn *d)
 }
 #endif
 
-/* Point *slot at fn; the page is read-only under RELRO for the while. */
+/* Point *slot at fn, its page made writable (hook() makes a RELRO page
+ * read-only again). */
 static int
 slot_write(void **slot, void *fn)
 {
