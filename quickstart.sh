@@ -140,13 +140,11 @@ run_tests() {
 	# (docs/testing.md).
 	stage "release tests" meson test -C "$BUILD" --no-rebuild \
 		--print-errorlogs --no-suite fuzz \
-		--no-suite interop-full \
-		--no-suite quarantine || rc=1
+		--no-suite interop-full || rc=1
 	echo "== ASan+UBSan build (clang): $BUILD_SAN"
 	stage "sanitized tests" meson test -C "$BUILD_SAN" --no-rebuild \
 		--print-errorlogs \
-		--no-suite interop --no-suite interop-full \
-		--no-suite quarantine || rc=1
+		--no-suite interop --no-suite interop-full || rc=1
 	count_results "$BUILD/meson-logs/testlog.json" \
 		"$BUILD_SAN/meson-logs/testlog.json" || rc=1
 	return $rc

@@ -55,6 +55,7 @@ static const struct tel_field port_fields[] = {
 	PORT_FIELD(fault_dup), PORT_FIELD(fault_corrupt), PORT_FIELD(fault_ce),
 	PORT_FIELD(pcap_written), PORT_FIELD(pcap_lost), PORT_FIELD(exc_in),
 	PORT_FIELD(exc_out), PORT_FIELD(exc_drop), PORT_FIELD(rx_err),
+	PORT_FIELD(memif_unmap_waits),
 };
 
 /* The engine's view of the device; eng_ tells them from the port's. */

@@ -166,7 +166,14 @@ net_exc_poll(struct uroce_port *p)
 		n = rte_eth_rx_burst(x->port_id, eq, m, NET_BURST);
 		if (n == 0)
 			continue;
-		sent = rte_eth_tx_burst(p->port_id, 0, m, n);
+		if (p->memif_guard) {	/* memif_guard.c */
+			struct net_memif_slot *g = net_memif_enter();
+
+			sent = rte_eth_tx_burst(p->port_id, 0, m, n);
+			net_memif_leave(g);
+		} else {
+			sent = rte_eth_tx_burst(p->port_id, 0, m, n);
+		}
 		net_ctr_add(&nq->st.exc_out, sent);
 		if (sent < n) {
 			net_ctr_add(&nq->st.exc_drop, n - sent);

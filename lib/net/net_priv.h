@@ -206,6 +206,7 @@ struct uroce_port {
 	bool start_later;
 	bool tx_extbuf;
 	bool tx_ip_cksum;	/* the PMD computes IPv4 header checksums */
+	bool memif_guard;	/* memif: bursts inside net_memif_enter/leave */
 	struct rte_ether_addr mac;
 	struct rte_mempool *pool;
 	struct uroce_glue_link link;
@@ -234,6 +235,58 @@ struct uroce_port {
 	unsigned int nb_flows;
 	struct rte_flow *flows[NET_FLOW_MAX];
 };
+
+/* ---------------------------------------------------------------------------
+ * memif_guard.c: no memif region is unmapped while a burst on a memif port
+ * is in flight (see there). A thread's slot: seq odd while it is inside a
+ * burst; the shared one (threads beyond the slots) counts bursts by 2.
+ */
+struct net_memif_slot {
+	uint64_t seq;
+	bool used;
+	bool shared;
+} __rte_cache_aligned;
+
+extern __thread struct net_memif_slot *net_memif_self;
+extern bool net_memif_fence;	/* no membarrier: pollers fence */
+
+/* Hook librte_net_memif.so's munmap, once a process; whether it is. */
+bool net_memif_guard_install(void);
+/* munmaps of the PMD that waited for a burst. */
+uint64_t net_memif_unmap_waits(void);
+struct net_memif_slot *net_memif_slot_get(void);
+void net_memif_shared_enter(struct net_memif_slot *s);
+void net_memif_shared_leave(struct net_memif_slot *s);
+
+static inline struct net_memif_slot *
+net_memif_enter(void)
+{
+	struct net_memif_slot *s = net_memif_self;
+
+	if (unlikely(s == NULL))
+		s = net_memif_slot_get();
+	if (unlikely(s->shared)) {
+		net_memif_shared_enter(s);
+		return s;
+	}
+	__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELAXED);
+	/* Our odd seq before the PMD's flags: the unmapping thread's
+	 * membarrier() orders the rest, or this fence. */
+	if (unlikely(net_memif_fence))
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	else
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return s;
+}
+
+static inline void
+net_memif_leave(struct net_memif_slot *s)
+{
+	if (unlikely(s->shared))
+		net_memif_shared_leave(s);
+	else
+		__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
+}
 
 /* neigh.c */
 int net_neigh_init(struct uroce_port *p, const struct uroce_config *cfg);

@@ -692,6 +692,8 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		goto fail;
 	}
 	p->port_id = p->link.port_id;
+	p->memif_guard = p->link.kind == UROCE_GLUE_MEMIF &&
+			 net_memif_guard_install();
 	exc_queue_check(p);
 	p->tx_extbuf = !p->cfg->zero_copy_off && tx_extbuf_safe(p);
 	ret = net_neigh_init(p, cfg);
@@ -974,10 +976,35 @@ port_live(const struct uroce_port *p)
 	return __atomic_load_n(&p->started, __ATOMIC_ACQUIRE);
 }
 
+/* A burst on a memif port is inside the unmap guard (memif_guard.c). */
 static inline uint16_t
 eth_tx(struct uroce_port *p, uint16_t q, struct rte_mbuf **m, uint16_t n)
 {
-	return likely(port_live(p)) ? rte_eth_tx_burst(p->port_id, q, m, n) : 0;
+	struct net_memif_slot *g;
+	uint16_t sent;
+
+	if (unlikely(!port_live(p)))
+		return 0;
+	if (likely(!p->memif_guard))
+		return rte_eth_tx_burst(p->port_id, q, m, n);
+	g = net_memif_enter();
+	sent = rte_eth_tx_burst(p->port_id, q, m, n);
+	net_memif_leave(g);
+	return sent;
+}
+
+static inline uint16_t
+eth_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **m, uint16_t n)
+{
+	struct net_memif_slot *g;
+	uint16_t nb;
+
+	if (likely(!p->memif_guard))
+		return rte_eth_rx_burst(p->port_id, q, m, n);
+	g = net_memif_enter();
+	nb = rte_eth_rx_burst(p->port_id, q, m, n);
+	net_memif_leave(g);
+	return nb;
 }
 
 uint16_t
@@ -993,8 +1020,7 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 		return 0;
 	if (p->exc != NULL && q == 0)
 		net_exc_poll(p);
-	nb = rte_eth_rx_burst(p->port_id, q, pkts,
-			      RTE_MIN(n, (uint16_t)NET_FAULT_BURST_MAX));
+	nb = eth_rx(p, q, pkts, RTE_MIN(n, (uint16_t)NET_FAULT_BURST_MAX));
 	for (i = 0; i < nb; i++) {
 		struct rte_mbuf *m = linearize(p, pkts[i], nq);
 
@@ -1297,4 +1323,6 @@ uroce_port_stats_get(const struct uroce_port *p, struct uroce_port_stats *st)
 		for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
 			dst[i] += __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 	}
+	if (p->memif_guard)
+		st->memif_unmap_waits = net_memif_unmap_waits();
 }

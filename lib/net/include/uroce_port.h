@@ -90,6 +90,10 @@ struct uroce_port_stats {
 	/** Received chains that could not be made one segment, or whose
 	 *  stripped VLAN tag could not be put back (freed). */
 	uint64_t rx_err;
+	/** memif ports: times the PMD's unmapping of a peer's shared memory
+	 *  (a peer that left or died) waited for bursts in flight on memif
+	 *  ports; process-wide, the same on every memif port. */
+	uint64_t memif_unmap_waits;
 };
 
 struct uroce_port;
