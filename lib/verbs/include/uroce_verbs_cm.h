@@ -95,7 +95,8 @@ struct uroce_verbs_cm_glue {
 	int (*gsi_recv)(struct uroce_verbs_gsi *g, struct uroce_verbs_mad_rx *out,
 			unsigned int n);
 	/** Send one MAD, the next hop resolved first (up to 2 s): 0 once it
-	 *  is on the port; -EINVAL, -EHOSTUNREACH, -ENOMEM, -ENOSPC. */
+	 *  is queued for the port (engine lcore 0 sends it without the
+	 *  caller waiting; in order); -EINVAL, -EHOSTUNREACH, -ENOMEM, -ENOSPC. */
 	int (*gsi_send)(struct uroce_verbs_gsi *g,
 			const struct uroce_verbs_mad_tx *tx);
 	/** V2: ibv_modify_qp(@qp, &@attr[i], @mask[i]) for i < @n, in order,
