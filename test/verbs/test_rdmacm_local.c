@@ -226,6 +226,7 @@ static void
 test_resolve(void)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct ibv_recv_wr rw = { .wr_id = 1 }, *bad_rw;
 	struct ibv_qp_init_attr qa;
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
@@ -291,8 +292,11 @@ test_resolve(void)
 		UT_CHECK_EQ(ibv_query_qp(id->qp, &attr, IBV_QP_STATE |
 					 IBV_QP_ACCESS_FLAGS, &init), 0);
 		UT_CHECK_EQ(attr.qp_state, IBV_QPS_INIT);
+		UT_CHECK_EQ(id->qp->state, IBV_QPS_INIT);
 		UT_CHECK_EQ(attr.qp_access_flags,
 			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		/* INIT takes receives at once (made with the QP) */
+		UT_CHECK_EQ(ibv_post_recv(id->qp, &rw, &bad_rw), 0);
 		UT_CHECK_EQ(rdma_create_qp(id, NULL, &qa), -1);	/* has one */
 		UT_CHECK_EQ(errno, EINVAL);
 	}
