@@ -26,7 +26,10 @@ ports (one clock, the host's): REQ on the wire, the server's work from
 REQ to REP, REP on the wire, the client's from REP to RTU, RTU on the
 wire; medians and min..max.
 Then, once, HOLD connections at once (cmtime -c HOLD: every one
-established before the first is disconnected): how many connected.
+established before the first is disconnected): how many connected, and
+the memory a connection costs each process: its peak resident set
+(VmHWM) with HOLD connections less that with CONNS (median of the
+rounds), over HOLD - CONNS.
 
     bench/cm/run.py [BUILD_DIR] [OUT_DIR]
 Environment: CM_ROUNDS (default 5), CM_CONNS (1000), CM_PARTS (5, 0:
@@ -141,16 +144,24 @@ def cmtime_pair(a, tag, conns, capture, both=False):
                                stdin=subprocess.DEVNULL)
         try:
             time.sleep(1.5)
-            cli = subprocess.run([a.run, '-c', os.path.join(conf,
-                                                           'memif-b.conf'),
-                                  '--', 'cmtime', '-b', CLIENT_IP, '-s',
-                                  SERVER_IP, '-c', str(conns)],
-                                 env=side_env('b', tag, os.path.join(
-                                     a.out, '%s-b.pcapng' % tag)
-                                     if both else None),
-                                 capture_output=True,
-                                 text=True, timeout=600)
+            cli = subprocess.Popen([a.run, '-c', os.path.join(conf,
+                                                             'memif-b.conf'),
+                                    '--', 'cmtime', '-b', CLIENT_IP, '-s',
+                                    SERVER_IP, '-c', str(conns)],
+                                   env=side_env('b', tag, os.path.join(
+                                       a.out, '%s-b.pcapng' % tag)
+                                       if both else None),
+                                   stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+            peak = {'a': Peak(srv.pid), 'b': Peak(cli.pid)}
+            try:
+                out, err = cli.communicate(timeout=600)
+            except subprocess.TimeoutExpired:
+                cli.kill()
+                out, err = cli.communicate()
             alive = srv.poll() is None
+            for w in peak.values():
+                w.stop()
         finally:
             srv.terminate()
             try:
@@ -160,7 +171,7 @@ def cmtime_pair(a, tag, conns, capture, both=False):
                 srv.wait()
     for s in 'ab':
         shutil.rmtree('/var/run/dpdk/cmb-%s-%s' % (s, tag), ignore_errors=True)
-    co = cli.stdout + cli.stderr
+    co = out + err
     with open(os.path.join(a.out, tag + '.log'), 'w') as f:
         f.write(co)
     with open(os.path.join(a.out, tag + '.server.log')) as f:
@@ -170,13 +181,40 @@ def cmtime_pair(a, tag, conns, capture, both=False):
         probs.append('client rc %d, server %s' % (
             cli.returncode, 'running' if alive else 'gone'))
     r = {'steps_ms': {s: v[0] for s, v in cmtime_steps(co).items()},
-         'problems': probs}
+         'problems': probs,
+         'peak_rss_kib': {s: w.kib for s, w in peak.items()}}
     if pcap and not both:
         span, nreq, nrtu = server_span(pcap)
         r.update(server_span_ms=span * 1000 if span else None,
                  server_req=nreq, server_rtu=nrtu)
         os.unlink(pcap)
     return r
+
+
+class Peak:
+    """The peak resident set (VmHWM, KiB) of a running process, read every
+    50 ms until stop(): the last reading, as the process ends, is its
+    peak with every connection it held."""
+
+    def __init__(self, pid):
+        self.pid, self.kib, self.done = pid, None, threading.Event()
+        self.th = threading.Thread(target=self.run)
+        self.th.start()
+
+    def run(self):
+        while not self.done.is_set():
+            try:
+                with open('/proc/%d/status' % self.pid) as f:
+                    for line in f:
+                        if line.startswith('VmHWM:'):
+                            self.kib = int(line.split()[1])
+            except OSError:
+                return
+            self.done.wait(0.05)
+
+    def stop(self):
+        self.done.set()
+        self.th.join()
 
 
 def tcp_ceiling(conns):
@@ -290,7 +328,16 @@ def main():
                        'problems': h['problems'][:10],
                        'steps_ms': h['steps_ms'],
                        'conn_per_s': hold / c * 1000 if c and
-                       not h['problems'] else None}
+                       not h['problems'] else None,
+                       'peak_rss_kib': h['peak_rss_kib']}
+        # what a connection costs each side: the peak resident set with
+        # HOLD connections over that of the rounds' CONNS (median)
+        res['hold']['kib_per_conn'] = per = {}
+        for s in 'ab':
+            base = summary([x['peak_rss_kib'].get(s) for x in rs])
+            top = h['peak_rss_kib'].get(s)
+            per[s] = (top - base['median']) / (hold - conns) \
+                if base and top and hold > conns else None
     with open(os.path.join(a.out, 'cm.json'), 'w') as f:
         json.dump(res, f, indent=1)
     sm = res['summary']
@@ -320,6 +367,13 @@ def main():
             hold, 'all established' if res['hold']['ok'] else 'FAILED',
             ', %.0f conn/s' % res['hold']['conn_per_s']
             if res['hold']['conn_per_s'] else ''))
+        pk, per = res['hold']['peak_rss_kib'], res['hold']['kib_per_conn']
+        print('  peak resident set: server %s KiB, client %s KiB; a '
+              'connection adds %s KiB to the server, %s KiB to the client '
+              '(over %d at once)' % (
+                  pk.get('a'), pk.get('b'),
+                  '%.1f' % per['a'] if per['a'] is not None else '-',
+                  '%.1f' % per['b'] if per['b'] is not None else '-', conns))
     print('JSON: %s' % os.path.join(a.out, 'cm.json'))
     return 0
 

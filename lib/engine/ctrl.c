@@ -9,9 +9,9 @@
  * it at the start of its next iteration, waking the lcore if it sleeps,
  * and the caller waits on a futex the owner wakes (wake.c): neither side's
  * timed sleep is in the round trip. A message nobody waits for
- * (eng_ctrl_post(): a new QP for the owned list) is on the heap and freed
- * by the owner. The call runs inline when the
- * caller is the owner, or in native mode, where it takes the native lock
+ * (eng_ctrl_post(): a new QP for the owned list, a MAD to send) is on the
+ * heap and freed by the owner. The call runs inline when the caller is
+ * the owner, or in native mode, where it takes the native lock
  * that uroce_engine_poll() (and the keeper, keeper.c) holds for an
  * iteration.
  *

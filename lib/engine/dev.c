@@ -1023,12 +1023,26 @@ eng_tm_cq_of_init(const struct ibv_qp_init_attr *init)
 	return es != NULL && es->srq->type == IBV_SRQT_TM ? es->cq : NULL;
 }
 
+/* A new QP's first change, @first (NULL: none), made before any lcore or
+ * other thread can see the QP: on the creating thread, no control message.
+ * Only RESET -> INIT, which touches nothing but the QP (no path, no timer,
+ * nothing to send). */
+static int
+eng_qp_first(struct uroce_qp *qp, struct ibv_qp_attr *first, int mask)
+{
+	if (first == NULL)
+		return 0;
+	if (!(mask & IBV_QP_STATE) || first->qp_state != IBV_QPS_INIT)
+		return -EINVAL;
+	return uroce_qp_modify(qp, first, mask, rte_get_tsc_cycles());
+}
+
 /* Engine lock. */
 static int
 eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	   struct eng_cq *rcq, struct uroce_xrcd *xrcd,
 	   const struct ibv_qp_init_attr *init, void *user,
-	   struct eng_qp **out)
+	   struct ibv_qp_attr *first, int first_mask, struct eng_qp **out)
 {
 	struct eng_cq *tm_cq = eng_tm_cq_of_init(init);
 	struct eng_qp **slot;
@@ -1060,6 +1074,12 @@ eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	ret = uroce_qp_create(&dev->env, pd, scq != NULL ? &scq->cq : NULL,
 			      rcq != NULL ? &rcq->cq : NULL, init, qpn, &qp);
 	if (ret < 0) {
+		eng_qp_free(eq);
+		return ret;
+	}
+	ret = eng_qp_first(qp, first, first_mask);
+	if (ret < 0) {
+		uroce_qp_destroy(qp);
 		eng_qp_free(eq);
 		return ret;
 	}
@@ -1102,6 +1122,17 @@ uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
 		    const struct ibv_qp_init_attr *init, void *user,
 		    struct uroce_qp **out)
 {
+	return uroce_dev_qp_create_init(pd, send_cq, recv_cq, init, user,
+					NULL, 0, out);
+}
+
+int
+uroce_dev_qp_create_init(struct uroce_pd *pd, struct uroce_cq *send_cq,
+			 struct uroce_cq *recv_cq,
+			 const struct ibv_qp_init_attr *init, void *user,
+			 struct ibv_qp_attr *first, int first_mask,
+			 struct uroce_qp **out)
+{
 	struct eng_cq *scq, *rcq;
 	struct eng_qp *eq;
 	int ret;
@@ -1122,7 +1153,8 @@ uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
 	if (init->srq != NULL && eng_srq_of_init(init)->dev != pd->dev)
 		return -EINVAL;
 	pthread_mutex_lock(&eng_g->lock);
-	ret = eng_qp_new(pd->dev, pd, scq, rcq, NULL, init, user, &eq);
+	ret = eng_qp_new(pd->dev, pd, scq, rcq, NULL, init, user, first,
+			 first_mask, &eq);
 	pthread_mutex_unlock(&eng_g->lock);
 	if (ret == 0)
 		eng_qp_created(eq, out);
@@ -1141,7 +1173,8 @@ uroce_dev_xrc_qp_create(struct uroce_xrcd *xrcd,
 	    init->qp_type != IBV_QPT_XRC_RECV)
 		return -EINVAL;
 	pthread_mutex_lock(&eng_g->lock);
-	ret = eng_qp_new(xrcd->dev, NULL, NULL, NULL, xrcd, init, user, &eq);
+	ret = eng_qp_new(xrcd->dev, NULL, NULL, NULL, xrcd, init, user, NULL, 0,
+			 &eq);
 	pthread_mutex_unlock(&eng_g->lock);
 	if (ret == 0)
 		eng_qp_created(eq, out);

@@ -400,25 +400,45 @@ ctrl_gsi_tx(struct eng_lcore *lc, void *arg)
 
 	eng_send_frame(lc, t->dev, t->m);
 	lc->dst[t->dev->idx].gsi_tx++;
+	free(t);
 	return 0;
 }
 
+/*
+ * Not waited for: the frame is built here, and lcore 0 puts it on the port
+ * at its next iteration, in the order the sends were made (one ring). The
+ * caller (the CM agent's thread, an application in rdma_connect() or
+ * rdma_accept()) goes on instead of sleeping through a round trip to the
+ * lcore for each MAD.
+ */
 int
 uroce_gsi_send(struct uroce_gsi *g, const struct uroce_mad_tx *tx)
 {
-	struct gsi_tx_msg msg;
+	struct gsi_tx_msg *t;
 	struct uroce_l2l3 l;
+	struct rte_mbuf *m = NULL;
 	int ret;
 
 	if (g == NULL || tx == NULL)
 		return -EINVAL;
 	ret = gsi_path(g->dev, tx, &l);
 	if (ret == 0)
-		ret = gsi_frame(g->dev, &g->psn, &l, tx->mad, &msg.m);
+		ret = gsi_frame(g->dev, &g->psn, &l, tx->mad, &m);
 	if (ret < 0)
 		return ret;
-	msg.dev = g->dev;
-	return eng_ctrl_run(0, ctrl_gsi_tx, &msg);
+	t = malloc(sizeof(*t));
+	if (t == NULL) {
+		rte_pktmbuf_free(m);
+		return -ENOMEM;
+	}
+	t->dev = g->dev;
+	t->m = m;
+	ret = eng_ctrl_post(0, ctrl_gsi_tx, t);
+	if (ret < 0) {
+		free(t);
+		rte_pktmbuf_free(m);
+	}
+	return ret;
 }
 
 /* ------------------------------------------------------------------------

@@ -4,13 +4,21 @@
 
 /*
  * Event channels (rdma_create_event_channel(3), rdma_get_cm_event(3)).
- * A channel's fd is an eventfd in semaphore mode whose count is the number
- * of queued events: poll and epoll see it readable while an event waits,
- * and rdma_get_cm_event() reads one count from it, so it blocks, or fails
- * with EAGAIN when the application set O_NONBLOCK on the fd, exactly as
- * the read of the kernel's rdma_cm device does.
+ * A channel's fd is an eventfd whose count is 1 while an event waits and 0
+ * otherwise, changed only under the channel's lock as the queue goes from
+ * empty to not and back: poll and epoll see it readable exactly while an
+ * event waits, as they see the kernel's rdma_cm device. rdma_get_cm_event()
+ * takes an event under the lock, or, with none, fails with EAGAIN when the
+ * application set O_NONBLOCK on the fd and otherwise blocks in read() on a
+ * second eventfd of the channel, which each event queued while readers
+ * wait counts once: a signal ends that read with EINTR or restarts it
+ * (SA_RESTART) as it does the kernel device's read. No call reads the
+ * channel's fd outside the lock, and none changes its flags: an event
+ * taken back unread (its id destroyed, moved to another channel) never
+ * leaves a count nobody can take.
  */
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +34,11 @@ cma_channel_new(void)
 
 	if (c == NULL)
 		return NULL;
-	c->ch.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
-	if (c->ch.fd < 0) {
+	c->ch.fd = eventfd(0, EFD_CLOEXEC);
+	c->wake_fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (c->ch.fd < 0 || c->wake_fd < 0) {
+		if (c->ch.fd >= 0)
+			close(c->ch.fd);
 		free(c);
 		return NULL;
 	}
@@ -46,6 +57,7 @@ cma_channel_free(struct cma_channel *c)
 		free(e);
 	}
 	close(c->ch.fd);
+	close(c->wake_fd);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -67,27 +79,32 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		cma_channel_free(cma_channel_of(channel));
 }
 
+/* @e onto @c's queue, the fd made readable if it was empty; lock held. */
 static void
-channel_signal(struct cma_channel *c)
+channel_add(struct cma_channel *c, struct cma_event *e)
 {
 	uint64_t one = 1;
 
-	if (write(c->ch.fd, &one, sizeof(one)) != sizeof(one))
+	if (TAILQ_EMPTY(&c->queue) &&
+	    write(c->ch.fd, &one, sizeof(one)) != sizeof(one))
 		CMA_LOG(ERR, "event channel: eventfd write failed");
+	TAILQ_INSERT_TAIL(&c->queue, e, link);
+	if (c->waiters > 0 &&
+	    write(c->wake_fd, &one, sizeof(one)) != sizeof(one))
+		CMA_LOG(ERR, "event channel: wake write failed");
 }
 
-/* Take back one count of an event removed unread (never blocks: the count
- * is at least the queue's length). */
+/* @e off @c's queue, the fd's count cleared once it is empty (the count
+ * is 1 then: the read never blocks); lock held. */
 static void
-channel_unsignal(struct cma_channel *c)
+channel_remove(struct cma_channel *c, struct cma_event *e)
 {
 	uint64_t v;
-	int fl = fcntl(c->ch.fd, F_GETFL);
 
-	fcntl(c->ch.fd, F_SETFL, fl | O_NONBLOCK);
-	if (read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
+	TAILQ_REMOVE(&c->queue, e, link);
+	if (TAILQ_EMPTY(&c->queue) &&
+	    read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
 		CMA_LOG(ERR, "event channel: eventfd read failed");
-	fcntl(c->ch.fd, F_SETFL, fl);
 }
 
 struct cma_event *
@@ -135,8 +152,7 @@ cma_event_queue(struct cma_event *e)
 	pthread_mutex_lock(&owner->lock);
 	c = cma_channel_of(owner->id.channel);
 	pthread_mutex_lock(&c->lock);
-	TAILQ_INSERT_TAIL(&c->queue, e, link);
-	channel_signal(c);
+	channel_add(c, e);
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_unlock(&owner->lock);
 }
@@ -177,35 +193,58 @@ cma_post(struct cma_id *id, struct cma_id *listen,
 	return 0;
 }
 
+/* The first event of @c, off its queue (a request out of its listener's
+ * backlog: the channel's lock, which a destroy of the listener takes to
+ * drop its queued requests, is held); NULL when none waits, and then the
+ * caller counted among the readers to wake when @wait. */
+static struct cma_event *
+channel_take(struct cma_channel *c, bool wait)
+{
+	struct cma_event *e;
+
+	pthread_mutex_lock(&c->lock);
+	e = TAILQ_FIRST(&c->queue);
+	if (e != NULL) {
+		channel_remove(c, e);
+		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+		    e->listen != NULL)
+			cma_backlog_give(e->listen);
+	} else if (wait) {
+		c->waiters++;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return e;
+}
+
 int
 rdma_get_cm_event(struct rdma_event_channel *channel,
 		  struct rdma_cm_event **event)
 {
 	struct cma_channel *c;
 	struct cma_event *e;
+	ssize_t n;
 	uint64_t v;
+	int fl;
 
 	if (channel == NULL || event == NULL)
 		return cma_err(-EINVAL);
 	c = cma_channel_of(channel);
-	for (;;) {
-		if (read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
-			return -1;	/* errno: EAGAIN, EINTR */
-		pthread_mutex_lock(&c->lock);
-		e = TAILQ_FIRST(&c->queue);
-		if (e != NULL) {
-			TAILQ_REMOVE(&c->queue, e, link);
-			/* read: out of its listener's backlog (under the
-			 * channel's lock, which a destroy of the listener
-			 * takes to drop its queued requests) */
-			if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
-			    e->listen != NULL)
-				cma_backlog_give(e->listen);
+	fl = fcntl(c->ch.fd, F_GETFL);
+	if (fl < 0)
+		return -1;
+	/* another reader may take the event this one was woken for: wait
+	 * again then */
+	while ((e = channel_take(c, !(fl & O_NONBLOCK))) == NULL) {
+		if (fl & O_NONBLOCK) {
+			errno = EAGAIN;
+			return -1;
 		}
+		n = read(c->wake_fd, &v, sizeof(v));
+		pthread_mutex_lock(&c->lock);
+		c->waiters--;
 		pthread_mutex_unlock(&c->lock);
-		if (e != NULL)
-			break;
-		/* a count whose event a destroy took back: read again */
+		if (n != sizeof(v))
+			return -1;	/* errno: EINTR */
 	}
 	*event = &e->ev;
 	return 0;
@@ -234,11 +273,9 @@ cma_channel_move(struct cma_id *id, struct cma_channel *to)
 		next = TAILQ_NEXT(e, link);
 		if (e->id != id && e->listen != id)
 			continue;
-		TAILQ_REMOVE(&from->queue, e, link);
-		channel_unsignal(from);
+		channel_remove(from, e);
 		pthread_mutex_lock(&to->lock);
-		TAILQ_INSERT_TAIL(&to->queue, e, link);
-		channel_signal(to);
+		channel_add(to, e);
 		pthread_mutex_unlock(&to->lock);
 	}
 	pthread_mutex_unlock(&from->lock);
@@ -261,8 +298,7 @@ cma_channel_drop(struct cma_id *id)
 		next = TAILQ_NEXT(e, link);
 		if (e->id != id && e->listen != id)
 			continue;
-		TAILQ_REMOVE(&c->queue, e, link);
-		channel_unsignal(c);
+		channel_remove(c, e);
 		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
 		    e->listen != NULL && e->listen != id)
 			cma_backlog_give(e->listen);

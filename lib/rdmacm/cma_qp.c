@@ -19,7 +19,9 @@
  * States that follow each other (INIT, RTR, RTS) go to libibverbs in one
  * call, the table's modify_qp_seq (uroce_verbs_cm.h): one round trip to
  * the QP's owner lcore instead of one a state, which is most of what a
- * connection's setup costs each side.
+ * connection's setup costs each side. A connected QP's first INIT is made
+ * with its creation (create_qp_init), before its owner lcore sees it: no
+ * round trip at all.
  */
 
 #include <arpa/inet.h>
@@ -165,7 +167,9 @@ static pthread_once_t qp_glue_once = PTHREAD_ONCE_INIT;
 static void
 qp_glue_init(void)
 {
-	qp_glue = uroce_verbs_cm_glue_find(UROCE_VERBS_CM_GLUE_V2);
+	qp_glue = uroce_verbs_cm_glue_find(UROCE_VERBS_CM_GLUE_V3);
+	if (qp_glue == NULL)
+		qp_glue = uroce_verbs_cm_glue_find(UROCE_VERBS_CM_GLUE_V2);
 }
 
 /*
@@ -228,6 +232,26 @@ cma_id_qpn(struct cma_id *id, const struct rdma_conn_param *p)
 	if (id->id.qp != NULL)
 		return id->id.qp->qp_num;
 	return p != NULL ? p->qp_num : 0;
+}
+
+/*
+ * A connected id's QP made in INIT already when libibverbs can (the
+ * table's create_qp_init: the change is made before the QP's owner lcore
+ * sees it, no round trip); *@inited says whether it was.
+ */
+static struct ibv_qp *
+qp_create(struct cma_id *id, struct ibv_qp_init_attr_ex *attr, bool *inited)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT };
+	int mask;
+
+	*inited = false;
+	pthread_once(&qp_glue_once, qp_glue_init);
+	if (qp_glue == NULL || qp_glue->version < UROCE_VERBS_CM_GLUE_V3 ||
+	    qp_is_ud(id) || cma_init_qp_attr(id, &a, &mask) < 0)
+		return ibv_create_qp_ex(id->id.verbs, attr);
+	*inited = true;
+	return qp_glue->create_qp_init(id->id.verbs, attr, &a, mask);
 }
 
 /* The new QP's first states: connected INIT; UD INIT, RTR, RTS. */
@@ -298,6 +322,7 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 {
 	struct cma_id *c = cma_id_of(id);
 	struct ibv_qp *qp;
+	bool inited;
 	int ret;
 
 	if (id == NULL || attr == NULL || id->verbs == NULL || c->dev == NULL)
@@ -327,7 +352,7 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 		if (attr->recv_cq == NULL)
 			attr->recv_cq = id->recv_cq ? id->recv_cq : id->send_cq;
 	}
-	qp = ibv_create_qp_ex(id->verbs, attr);
+	qp = qp_create(c, attr, &inited);
 	if (qp == NULL) {
 		ret = -(errno ? errno : ENOMEM);
 		destroy_own_cqs(c);
@@ -339,7 +364,7 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 	 * id's PD */
 	if (id->pd == NULL)
 		id->pd = attr->pd;
-	ret = qp_first_states(c);
+	ret = inited ? 0 : qp_first_states(c);
 	if (ret < 0) {
 		ibv_destroy_qp(qp);
 		id->qp = NULL;

@@ -193,8 +193,19 @@ cm_modify_qp_seq(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	return uroce_verbs_modify_qp_seq(qp, attr, mask, n, done);
 }
 
+static struct ibv_qp *
+cm_create_qp_init(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+		  struct ibv_qp_attr *first, int first_mask)
+{
+	if (ctx == NULL || first == NULL)
+		return uroce_verbs_null(EINVAL);
+	if (cm_vctx(ctx) == NULL)
+		return uroce_verbs_null(ENODEV);
+	return uroce_verbs_create_qp_init(ctx, attr, first, first_mask);
+}
+
 static const struct uroce_verbs_cm_glue cm_glue = {
-	.version = UROCE_VERBS_CM_GLUE_V2,
+	.version = UROCE_VERBS_CM_GLUE_V3,
 	.dev = cm_dev,
 	.gsi_open = cm_gsi_open,
 	.gsi_close = cm_gsi_close,
@@ -202,11 +213,12 @@ static const struct uroce_verbs_cm_glue cm_glue = {
 	.gsi_recv = cm_gsi_recv,
 	.gsi_send = cm_gsi_send,
 	.modify_qp_seq = cm_modify_qp_seq,
+	.create_qp_init = cm_create_qp_init,
 };
 
 const struct uroce_verbs_cm_glue *
 uroce_verbs_cm_glue(int version)
 {
-	return version == UROCE_VERBS_CM_GLUE_V1 ||
-	       version == UROCE_VERBS_CM_GLUE_V2 ? &cm_glue : NULL;
+	return version >= UROCE_VERBS_CM_GLUE_V1 &&
+	       version <= UROCE_VERBS_CM_GLUE_V3 ? &cm_glue : NULL;
 }

@@ -252,6 +252,10 @@ int uroce_verbs_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr);
 struct ibv_qp *uroce_verbs_create_qp_ex(struct ibv_context *context,
 					struct ibv_qp_init_attr_ex *attr);
+struct ibv_qp *uroce_verbs_create_qp_init(struct ibv_context *context,
+					  struct ibv_qp_init_attr_ex *attr,
+					  struct ibv_qp_attr *first,
+					  int first_mask);
 
 /** Fill a new handle's struct ibv_qp (number, context, state RESET). */
 void uroce_verbs_qp_fill(struct uroce_vqp *q, struct ibv_context *context,

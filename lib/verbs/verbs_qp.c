@@ -76,7 +76,7 @@ qp_create_xrc_recv(struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 
 static int
 qp_create_engine(struct ibv_pd *pd, struct ibv_qp_init_attr *init,
-		 struct uroce_vqp *q)
+		 struct ibv_qp_attr *first, int first_mask, struct uroce_vqp *q)
 {
 	/* XRC_SEND has no receive side (ibv_create_qp_ex(3)). */
 	bool rq = init->qp_type != IBV_QPT_XRC_SEND;
@@ -93,17 +93,18 @@ qp_create_engine(struct ibv_pd *pd, struct ibv_qp_init_attr *init,
 	if (init->srq != NULL)
 		ei.srq = (struct ibv_srq *)(void *)
 			((struct uroce_vsrq *)init->srq)->usrq;
-	return -uroce_dev_qp_create(((struct uroce_vpd *)pd)->upd,
-				    ((struct uroce_vcq *)init->send_cq)->ucq,
-				    rq ? ((struct uroce_vcq *)init->recv_cq)->ucq : NULL,
-				    &ei, q, &q->uqp);
+	return -uroce_dev_qp_create_init(((struct uroce_vpd *)pd)->upd,
+					 ((struct uroce_vcq *)init->send_cq)->ucq,
+					 rq ? ((struct uroce_vcq *)init->recv_cq)->ucq :
+					 NULL, &ei, q, first, first_mask, &q->uqp);
 }
 
 /* Create the engine QP behind a new uroce_vqp (xrcd for XRC_RECV, pd for
- * the others). @return 0 or an errno. */
+ * the others), in INIT at once with @first (NULL: RESET; not XRC_RECV).
+ * @return 0 or an errno. */
 static int
 qp_new(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
-       struct uroce_vqp **out)
+       struct ibv_qp_attr *first, int first_mask, struct uroce_vqp **out)
 {
 	struct uroce_vqp *q;
 	struct ibv_qp *qp;
@@ -114,8 +115,10 @@ qp_new(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 	q = calloc(1, sizeof(*q));
 	if (q == NULL)
 		return ENOMEM;
-	ret = init->qp_type == IBV_QPT_XRC_RECV ?
-		qp_create_xrc_recv(xrcd, init, q) : qp_create_engine(pd, init, q);
+	if (init->qp_type == IBV_QPT_XRC_RECV)
+		ret = first != NULL ? EINVAL : qp_create_xrc_recv(xrcd, init, q);
+	else
+		ret = qp_create_engine(pd, init, first, first_mask, q);
 	if (ret != 0) {
 		free(q);
 		return ret;
@@ -126,6 +129,8 @@ qp_new(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 	qp->send_cq = q->uqp->send_cq != NULL ? init->send_cq : NULL;
 	qp->recv_cq = q->uqp->recv_cq != NULL ? init->recv_cq : NULL;
 	qp->srq = init->srq;
+	if (first != NULL)
+		qp->state = first->qp_state;
 	if (init->qp_type == IBV_QPT_XRC_RECV) {
 		q->xrc_base = q;
 		q->xrc_handles = 1;
@@ -154,7 +159,7 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
 	/* XRC_RECV needs a domain: only ibv_create_qp_ex() gives one. */
 	if (pd == NULL)
 		return uroce_verbs_null(EINVAL);
-	ret = qp_new(pd, NULL, qp_init_attr, &q);
+	ret = qp_new(pd, NULL, qp_init_attr, NULL, 0, &q);
 
 	if (ret != 0)
 		return uroce_verbs_null(ret);
@@ -179,6 +184,16 @@ qp_ex_owner_ok(struct ibv_context *context,
 struct ibv_qp *
 uroce_verbs_create_qp_ex(struct ibv_context *context,
 			 struct ibv_qp_init_attr_ex *attr)
+{
+	return uroce_verbs_create_qp_init(context, attr, NULL, 0);
+}
+
+/* uroce_verbs_cm.h's create_qp_init: ibv_create_qp_ex(), then @first
+ * (to INIT) made before the QP's owner lcore sees it. */
+struct ibv_qp *
+uroce_verbs_create_qp_init(struct ibv_context *context,
+			   struct ibv_qp_init_attr_ex *attr,
+			   struct ibv_qp_attr *first, int first_mask)
 {
 	struct ibv_qp_init_attr init;
 	struct uroce_vqp *q;
@@ -207,7 +222,7 @@ uroce_verbs_create_qp_ex(struct ibv_context *context,
 	init.sq_sig_all = attr->sq_sig_all;
 	ret = qp_new(attr->qp_type == IBV_QPT_XRC_RECV ? NULL : attr->pd,
 		     attr->qp_type == IBV_QPT_XRC_RECV ? attr->xrcd : NULL,
-		     &init, &q);
+		     &init, first, first_mask, &q);
 	if (ret == 0 && ops != 0) {
 		ret = uroce_verbs_qpx_init(q, ops);
 		if (ret != 0) {

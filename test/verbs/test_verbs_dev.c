@@ -979,6 +979,73 @@ queried_state(struct ibv_qp *qp)
 }
 
 /*
+ * The table's create_qp_init (rdma_create_qp's QP, INIT made with it): a
+ * first change that is not to INIT, or one the QP refuses, makes no QP;
+ * one to INIT gives a QP in INIT for qp->state and for its owner, with the
+ * access asked for, that takes a receive at once.
+ */
+static void
+test_create_init(struct ibv_context *ctx)
+{
+	const struct uroce_verbs_cm_glue *g =
+		uroce_verbs_cm_glue(UROCE_VERBS_CM_GLUE_V3);
+	struct ibv_recv_wr rwr = { .wr_id = 1 }, *bad_r;
+	struct ibv_qp_init_attr_ex ex;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a, q;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int m;
+
+	if (!UT_CHECK(g != NULL && g->create_qp_init != NULL))
+		return;
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!UT_CHECK(pd != NULL && cq != NULL))
+		goto out;
+	memset(&ex, 0, sizeof(ex));
+	ex.send_cq = ex.recv_cq = cq;
+	ex.qp_type = IBV_QPT_RC;
+	ex.cap.max_send_wr = ex.cap.max_recv_wr = 4;
+	ex.cap.max_send_sge = ex.cap.max_recv_sge = 1;
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	m = seq_attr(ctx, IBV_QPS_INIT, 0, &a);
+	errno = 0;
+	UT_CHECK(g->create_qp_init(ctx, &ex, NULL, m) == NULL);
+	UT_CHECK_EQ(errno, EINVAL);
+	a.qp_state = IBV_QPS_RTR;
+	errno = 0;
+	UT_CHECK(g->create_qp_init(ctx, &ex, &a, m) == NULL);
+	UT_CHECK_EQ(errno, EINVAL);
+	m = seq_attr(ctx, IBV_QPS_INIT, 0, &a);
+	a.port_num = 2;		/* one port a device */
+	errno = 0;
+	UT_CHECK(g->create_qp_init(ctx, &ex, &a, m) == NULL);
+	UT_CHECK_EQ(errno, EINVAL);
+	m = seq_attr(ctx, IBV_QPS_INIT, 0, &a);
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	qp = g->create_qp_init(ctx, &ex, &a, m);
+	if (!UT_CHECK(qp != NULL))
+		goto out;
+	UT_CHECK_EQ(qp->state, IBV_QPS_INIT);
+	if (UT_CHECK_EQ(ibv_query_qp(qp, &q, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS,
+				     &init), 0)) {
+		UT_CHECK_EQ(q.qp_state, IBV_QPS_INIT);
+		UT_CHECK_EQ(q.qp_access_flags, a.qp_access_flags);
+	}
+	UT_CHECK(ex.cap.max_recv_wr >= 4);	/* the caps made, written back */
+	UT_CHECK_EQ(ibv_post_recv(qp, &rwr, &bad_r), 0);
+	UT_CHECK_EQ(ibv_destroy_qp(qp), 0);
+out:
+	if (cq != NULL)
+		ibv_destroy_cq(cq);
+	if (pd != NULL)
+		ibv_dealloc_pd(pd);
+}
+
+/*
  * The table's modify_qp_seq (uroce_verbs_cm.h), what rdma_cm's connect and
  * accept use: a bad argument or a first change the QP refuses changes
  * nothing; a refused later change leaves the ones before it made (qp->state
@@ -1002,7 +1069,8 @@ test_modify_seq(struct ibv_context *ctx)
 	if (!UT_CHECK(g != NULL && g->modify_qp_seq != NULL))
 		return;
 	UT_CHECK(uroce_verbs_cm_glue(UROCE_VERBS_CM_GLUE_V1) == g);
-	UT_CHECK(uroce_verbs_cm_glue(UROCE_VERBS_CM_GLUE_V2 + 1) == NULL);
+	UT_CHECK(uroce_verbs_cm_glue(UROCE_VERBS_CM_GLUE_V3) == g);
+	UT_CHECK(uroce_verbs_cm_glue(UROCE_VERBS_CM_GLUE_V3 + 1) == NULL);
 	if (pair_open(ctx, &p) != 0)
 		return;
 	m[0] = seq_attr(ctx, IBV_QPS_INIT, 0, &a[0]);
@@ -1357,6 +1425,7 @@ main(void)
 			test_req_err(ctx);
 			test_comm_est(ctx);
 			test_modify_seq(ctx);
+			test_create_init(ctx);
 			test_reg_mapped(ctx);
 			test_cmd_fd(list[0], ctx);
 			test_ah_from_wc(ctx);

@@ -396,6 +396,17 @@ int uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
 			const struct ibv_qp_init_attr *init, void *user,
 			struct uroce_qp **out);
 /**
+ * uroce_dev_qp_create(), the QP then changed by first/first_mask (NULL:
+ * not) as uroce_dev_qp_modify() would, before any lcore can see it: no
+ * round trip to the owner lcore. Only a change to INIT (-EINVAL otherwise,
+ * and uroce_dev_qp_modify()'s errors); on an error no QP is made.
+ */
+int uroce_dev_qp_create_init(struct uroce_pd *pd, struct uroce_cq *send_cq,
+			     struct uroce_cq *recv_cq,
+			     const struct ibv_qp_init_attr *init, void *user,
+			     struct ibv_qp_attr *first, int first_mask,
+			     struct uroce_qp **out);
+/**
  * XRC (IBTA XRC annex A14). An XRC_SEND QP is created by
  * uroce_dev_qp_create() with a send CQ only (recv_cq is not looked at);
  * an XRC_RECV QP here, in its domain, with no PD, CQ or work queue: its

@@ -45,8 +45,9 @@
  * Threads. One consumer per device: uroce_gsi_open() fails with -EBUSY
  * while the device's GSI is open. The handle's functions may be called
  * from any thread that is not an engine lcore (nor an engine callback):
- * receive is lock-free; send waits for the neighbour and for the engine
- * lcore that transmits it. uroce_gsi_close() must not run at the same
+ * receive is lock-free; send waits for the neighbour, not for the engine
+ * lcore that transmits it (a control message nobody waits for: sends leave
+ * in the order they were made). uroce_gsi_close() must not run at the same
  * time as another call on the handle; uroce_engine_fini() closes a handle
  * left open (it is invalid from then on).
  */
@@ -141,7 +142,8 @@ int uroce_gsi_recv(struct uroce_gsi *g, struct uroce_mad_rx *out,
  * device's GID at once; else ARP / neighbour discovery or the kernel's
  * table), waiting up to 2 s while the engine progresses, as
  * uroce_dev_ah_create() does.
- * @return 0 once the frame is handed to the port (UD: no completion);
+ * @return 0 once the frame is queued for engine lcore 0, which puts it
+ *   on the port at its next iteration (UD: no completion);
  *   -EINVAL (NULL, sgid_index out of the GID table, GID families differ);
  *   -EHOSTUNREACH (the neighbour did not answer); -ENOMEM (no mbuf);
  *   -ENOSPC (the port's neighbour table is full).

@@ -111,7 +111,8 @@ void cm_conn_own(struct cm_conn *c, cm_event_fn fn, void *owner);
  * state says; a DREQ's Remote QPN when left 0). @to is needed for the first message of an
  * active side (REQ, SIDR_REQ): where it goes (and so every later message);
  * NULL otherwise. The agent sends it (with resends as the state machine
- * asks) and returns once it is on the port.
+ * asks) and returns once it is queued for the port (engine lcore 0 puts
+ * it there, in order, without the caller waiting).
  * -EINVAL: the state machine does not allow @in now, or @msg is not the
  * message @in sends; -ENOTCONN: the connection is gone (the peer's REJ or
  * DREQ came first, it timed out); a send error of the GSI.

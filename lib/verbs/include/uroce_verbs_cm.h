@@ -36,10 +36,12 @@ extern "C" {
 
 #define UROCE_VERBS_CM_GLUE_SYM		"uroce_verbs_cm_glue"
 #define UROCE_VERBS_CM_GLUE_NODE	"UROCE_PRIVATE_1"
-/** The table's versions: V2 adds modify_qp_seq (a V1 caller gets the same
- *  table and does not read past gsi_send). */
+/** The table's versions: V2 adds modify_qp_seq, V3 create_qp_init (an
+ *  older caller gets the same table and does not read past its last
+ *  member). */
 #define UROCE_VERBS_CM_GLUE_V1		1
 #define UROCE_VERBS_CM_GLUE_V2		2
+#define UROCE_VERBS_CM_GLUE_V3		3
 
 /** A MAD's size (IBTA ch. 13.4). */
 #define UROCE_VERBS_MAD_SIZE		256
@@ -95,7 +97,8 @@ struct uroce_verbs_cm_glue {
 	int (*gsi_recv)(struct uroce_verbs_gsi *g, struct uroce_verbs_mad_rx *out,
 			unsigned int n);
 	/** Send one MAD, the next hop resolved first (up to 2 s): 0 once it
-	 *  is on the port; -EINVAL, -EHOSTUNREACH, -ENOMEM, -ENOSPC. */
+	 *  is queued for the port (engine lcore 0 sends it without the
+	 *  caller waiting; in order); -EINVAL, -EHOSTUNREACH, -ENOMEM, -ENOSPC. */
 	int (*gsi_send)(struct uroce_verbs_gsi *g,
 			const struct uroce_verbs_mad_tx *tx);
 	/** V2: ibv_modify_qp(@qp, &@attr[i], @mask[i]) for i < @n, in order,
@@ -108,6 +111,16 @@ struct uroce_verbs_cm_glue {
 	int (*modify_qp_seq)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			     const int *mask, unsigned int n,
 			     unsigned int *done);
+	/** V3: ibv_create_qp_ex(@ctx, @attr), the new QP then moved to INIT
+	 *  by ibv_modify_qp(qp, @first, @first_mask) before the engine sees
+	 *  it: no round trip to its owner lcore (rdma_create_qp's INIT).
+	 *  The QP in INIT (qp->state too), or NULL with errno: as either
+	 *  call's, EINVAL when @first is not a change to INIT, ENODEV when
+	 *  @ctx is not a uroce context; no QP is left then. */
+	struct ibv_qp *(*create_qp_init)(struct ibv_context *ctx,
+					 struct ibv_qp_init_attr_ex *attr,
+					 struct ibv_qp_attr *first,
+					 int first_mask);
 };
 
 /**
