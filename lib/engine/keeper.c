@@ -17,7 +17,8 @@
  *    keeper is cold, it looks once every [eal] keeper_us and does nothing
  *    else;
  *  - once they stopped for that long, it iterates for as long as an
- *    iteration finds work; after one that found none it sleeps, from
+ *    iteration finds work, and ENG_KEEPER_SPIN_NS longer while no
+ *    application call runs one; after that it sleeps, from
  *    ENG_KEEPER_SLEEP_MIN_NS doubling to ENG_KEEPER_SLEEP_MAX_NS, never
  *    past the next armed timer (a QP's ACK timeout, a paced QP's batch),
  *    and iterates after each sleep. It stays on this back-off while the
