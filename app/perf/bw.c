@@ -562,7 +562,8 @@ perf_bw_server(struct perf *p, const struct perf_phase *ph,
 			perf_progress(p);
 			ret = p->self_srv->errors ? -EIO : 0;
 		} else {
-			uroce_poll();	/* --verbs: returns at once */
+			if (!p->o->verbs)	/* --verbs: poll_cq runs it */
+				uroce_poll();
 			ret = perf_bw_server_step(p, r);
 		}
 		if ((++loops & 1023) == 0 && perf_ctl_ready(p->fd))

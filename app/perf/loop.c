@@ -26,7 +26,12 @@
 void
 perf_progress(struct perf *p)
 {
-	uroce_poll();
+	/* --verbs: ibv_poll_cq(), which every loop calls, runs the stack
+	 * (inline progress) or the engine lcore does: a verbs program makes
+	 * no other call, and a second iteration per loop would cost the
+	 * inline mode what the program does not pay. */
+	if (!p->o->verbs)
+		uroce_poll();
 	if (p->self_srv != NULL &&
 	    perf_bw_server_step(p, p->self_srv) < 0)
 		p->self_srv->errors++;

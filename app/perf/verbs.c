@@ -7,8 +7,9 @@
  * object files libibverbs.so.1 is built from are linked into uroce-perf:
  * one engine in the process, and the raw ceiling can still borrow the
  * port), and the stack is progressed by the engine lcore that
- * ibv_open_device() starts, not by this thread (its uroce_poll() calls
- * return at once). The raw phases run on that engine lcore
+ * ibv_open_device() starts or, with [eal] lcores = 0, by the
+ * ibv_poll_cq() calls of this thread and the keeper: this backend makes
+ * no uroce_poll() call, as a verbs program makes none. The raw phases run on that engine lcore
  * (uroce_engine_run_on()), which does nothing else meanwhile: the ceiling
  * is measured on the core and port queue that carry the transport.
  */
