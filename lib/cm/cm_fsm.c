@@ -94,6 +94,7 @@ static const struct fsm_rule fsm[UROCE_CM_STATE_COUNT][UROCE_CM_IN_COUNT] = {
 		IN(SEND_REJ) = RULE(IDLE, F_SEND, NONE),
 		IN(RECV_REQ) = IGNORE,		/* the user has not answered yet */
 		IN(RECV_REJ) = RULE(IDLE, F_REJ, REJECTED),
+		IN(FORGET) = RULE(IDLE, F_STOP, NONE),
 	},
 	ST(MRA_REQ_SENT) = {
 		IN(SEND_REP) = RULE(REP_SENT, F_SEND | F_WAIT, NONE),
@@ -622,6 +623,7 @@ static const char *const input_names[UROCE_CM_IN_COUNT] = {
 	IN(RECV_SIDR_REQ) = "SIDR_REQ received",
 	IN(RECV_SIDR_REP) = "SIDR_REP received",
 	IN(TIMEOUT) = "timeout",
+	IN(FORGET) = "forget",
 };
 
 static const char *const event_names[UROCE_CM_EV_COUNT] = {

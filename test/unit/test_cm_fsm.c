@@ -190,6 +190,28 @@ test_handshake_and_dups(void)
 	expect(&p, S(ESTABLISHED), 0, 0, E(NONE), "dup RTU");
 }
 
+/* A request the user has no room for (its listener's backlog full) is
+ * forgotten with nothing sent; the peer's resend of the same REQ is then
+ * a new request. Only a received request can be forgotten. */
+static void
+test_forget(void)
+{
+	struct uroce_cm_conn a, p;
+	struct uroce_cm_msg req = mk(A(REQ), ID_A, 0);
+
+	uroce_cm_conn_init(&a, ID_A, &timing);
+	uroce_cm_conn_init(&p, ID_P, &timing);
+	STEP(&a, SEND_REQ, &req, 0);
+	STEP(&p, RECV_REQ, &req, 5);
+	STEP(&p, FORGET, NULL, 6);
+	expect(&p, S(IDLE), STOP, 0, E(NONE), "request forgotten");
+	UT_CHECK_EQ(p.deadline_ns, 0);
+	STEP(&p, RECV_REQ, &req, 7);
+	expect(&p, S(REQ_RCVD), EVENT, 0, E(REQ_RCVD), "the resend, a new request");
+	UT_CHECK_EQ(uroce_cm_step(&a, UROCE_CM_IN_FORGET, NULL, 8, &fx), -EINVAL);
+	UT_CHECK_EQ(a.state, S(REQ_SENT));
+}
+
 static void
 test_dup_req_in_rep_sent(void)
 {
@@ -543,7 +565,7 @@ static const uint32_t allowed[UROCE_CM_STATE_COUNT] = {
 	[S(MRA_REQ_RCVD)] = I(RECV_REP) | I(RECV_MRA) | I(RECV_REJ) | I(SEND_REJ) |
 			    I(TIMEOUT),
 	[S(REQ_RCVD)] = I(SEND_REP) | I(SEND_MRA) | I(SEND_REJ) | I(RECV_REQ) |
-			I(RECV_REJ),
+			I(RECV_REJ) | I(FORGET),
 	[S(MRA_REQ_SENT)] = I(SEND_REP) | I(SEND_REJ) | I(RECV_REQ) | I(RECV_REJ),
 	[S(REP_SENT)] = I(RECV_RTU) | I(COMM_EST) | I(RECV_REQ) | I(RECV_MRA) |
 			I(RECV_REJ) | I(RECV_DREQ) | I(SEND_REJ) | I(TIMEOUT),
@@ -700,6 +722,7 @@ main(void)
 {
 	test_handshake_and_dups();
 	test_dup_req_in_rep_sent();
+	test_forget();
 	test_reject();
 	test_no_listener_and_stale();
 	test_lost_req();

@@ -408,6 +408,10 @@ enum uroce_cm_input {
 	UROCE_CM_IN_RECV_SIDR_REP,
 	/* the deadline of the last effects has passed (@msg NULL) */
 	UROCE_CM_IN_TIMEOUT,
+	/* the user has no room for a received request (@msg NULL): it is
+	 * forgotten with nothing sent, as Linux's cm_destroy_id() does after
+	 * a handler's -ENOMEM, so that the peer's resend is a new request */
+	UROCE_CM_IN_FORGET,
 	UROCE_CM_IN_COUNT
 };
 

@@ -454,6 +454,7 @@ cm_conn_release(struct cm_conn *c)
 void
 cm_conn_forget(struct cm_conn *c)
 {
+	struct cm_batch b = { 0 };
 	struct cm_agent *a;
 
 	if (c == NULL)
@@ -469,12 +470,13 @@ cm_conn_forget(struct cm_conn *c)
 	c->owner = NULL;
 	c->released = true;
 	cm_listener_detach(c);
-	/* Back to IDLE with no message: it leaves the peer's tables, so the
-	 * REQ's resend (same comm ID) is a new request. */
-	c->fsm.state = UROCE_CM_IDLE;
-	c->fsm.deadline_ns = 0;
-	cm_heap_set(&a->heap, c, 0);
-	cm_conn_update(c);
+	/* Back to IDLE with no message (b stays empty): it leaves the
+	 * peer's tables, so the REQ's resend (same comm ID) is a new
+	 * request. */
+	if (cm_step(a, c, UROCE_CM_IN_FORGET, NULL, NULL, &b) != 0)
+		AG_LOG(ERR, "%s: comm ID 0x%08x: %s refused to forget\n",
+		       a->dev.name, c->fsm.local_comm_id,
+		       uroce_cm_state_str(c->fsm.state));
 	a->st.drop_backlog++;
 	AG_LOG(DEBUG, "%s: comm ID 0x%08x: request forgotten (backlog full)\n",
 	       a->dev.name, c->fsm.local_comm_id);
