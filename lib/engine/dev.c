@@ -711,9 +711,10 @@ ipc_lock_capable(void)
 		CAP_TO_MASK(CAP_IPC_LOCK)) != 0;
 }
 
-/* Charge n pages; -ENOMEM past the limit. Under eng_g->lock. */
+/* Whether n more pages fit: -ENOMEM past the limit. Under eng_g->lock,
+ * which the caller holds until it adds them to eng_pinned_pages. */
 static int
-pin_charge(uint64_t n)
+pin_check(uint64_t n)
 {
 	struct rlimit rl;
 
@@ -726,7 +727,6 @@ pin_charge(uint64_t n)
 			n, (uint64_t)rl.rlim_cur);
 		return -ENOMEM;
 	}
-	eng_pinned_pages += n;
 	return 0;
 }
 
@@ -740,14 +740,14 @@ uroce_dev_mr_reg(struct uroce_pd *pd, void *addr, size_t len, uint64_t iova,
 	if (pd == NULL || out == NULL)
 		return -EINVAL;
 	pthread_mutex_lock(&eng_g->lock);
-	ret = pin_charge(n);
+	ret = pin_check(n);
 	if (ret == 0)
 		ret = uroce_mr_reg(pd->dev->env.mrs, pd, addr, len, iova,
 				   access, out);
-	if (ret == 0)
+	if (ret == 0) {
 		pd->refs++;
-	else if (ret != -ENOMEM)
-		eng_pinned_pages -= n;
+		eng_pinned_pages += n;
+	}
 	pthread_mutex_unlock(&eng_g->lock);
 	return ret;
 }
@@ -798,12 +798,12 @@ uroce_dev_mr_rereg(struct uroce_mr *mr, struct uroce_pd *npd, void *addr,
 	moved = addr != mr->addr || len != mr->length;
 	n = moved ? pin_pages(addr, len) : 0;
 	pthread_mutex_lock(&eng_g->lock);
-	ret = pin_charge(n);
+	ret = pin_check(n);
 	if (ret == 0)
 		ret = uroce_mr_rereg_begin(pd->dev->env.mrs, mr, addr, len,
 					   iova, access);
-	if (ret != 0 && ret != -ENOMEM)
-		eng_pinned_pages -= n;
+	if (ret == 0)
+		eng_pinned_pages += n;
 	pthread_mutex_unlock(&eng_g->lock);
 	if (ret != 0)
 		return ret;
