@@ -158,7 +158,7 @@ net_exc_poll(struct uroce_port *p)
 	uint16_t n, sent, eq;
 
 	if (p->steer_flow) {	/* the default rule's queue */
-		n = rte_eth_rx_burst(p->port_id, p->exc_q, m, NET_BURST);
+		n = net_burst(p, p->exc_q, m, NET_BURST, false);
 		if (n > 0)
 			to_kernel(p, 0, m, n);
 	}
@@ -166,14 +166,7 @@ net_exc_poll(struct uroce_port *p)
 		n = rte_eth_rx_burst(x->port_id, eq, m, NET_BURST);
 		if (n == 0)
 			continue;
-		if (p->memif_guard) {	/* memif_guard.c */
-			struct net_memif_slot *g = net_memif_enter();
-
-			sent = rte_eth_tx_burst(p->port_id, 0, m, n);
-			net_memif_leave(g);
-		} else {
-			sent = rte_eth_tx_burst(p->port_id, 0, m, n);
-		}
+		sent = net_burst(p, 0, m, n, true);
 		net_ctr_add(&nq->st.exc_out, sent);
 		if (sent < n) {
 			net_ctr_add(&nq->st.exc_drop, n - sent);

@@ -288,6 +288,24 @@ net_memif_leave(struct net_memif_slot *s)
 		__atomic_store_n(&s->seq, s->seq + 1, __ATOMIC_RELEASE);
 }
 
+/* rte_eth_{rx,tx}_burst() on p, inside the unmap guard on a memif port. */
+static inline uint16_t
+net_burst(const struct uroce_port *p, uint16_t q, struct rte_mbuf **m,
+	  uint16_t n, bool tx)
+{
+	struct net_memif_slot *g;
+	uint16_t done;
+
+	if (likely(!p->memif_guard))
+		return tx ? rte_eth_tx_burst(p->port_id, q, m, n) :
+			    rte_eth_rx_burst(p->port_id, q, m, n);
+	g = net_memif_enter();
+	done = tx ? rte_eth_tx_burst(p->port_id, q, m, n) :
+		    rte_eth_rx_burst(p->port_id, q, m, n);
+	net_memif_leave(g);
+	return done;
+}
+
 /* neigh.c */
 int net_neigh_init(struct uroce_port *p, const struct uroce_config *cfg);
 /* Change a slot's state (and MAC when mac != NULL), under t->lock. */

@@ -980,31 +980,7 @@ port_live(const struct uroce_port *p)
 static inline uint16_t
 eth_tx(struct uroce_port *p, uint16_t q, struct rte_mbuf **m, uint16_t n)
 {
-	struct net_memif_slot *g;
-	uint16_t sent;
-
-	if (unlikely(!port_live(p)))
-		return 0;
-	if (likely(!p->memif_guard))
-		return rte_eth_tx_burst(p->port_id, q, m, n);
-	g = net_memif_enter();
-	sent = rte_eth_tx_burst(p->port_id, q, m, n);
-	net_memif_leave(g);
-	return sent;
-}
-
-static inline uint16_t
-eth_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **m, uint16_t n)
-{
-	struct net_memif_slot *g;
-	uint16_t nb;
-
-	if (likely(!p->memif_guard))
-		return rte_eth_rx_burst(p->port_id, q, m, n);
-	g = net_memif_enter();
-	nb = rte_eth_rx_burst(p->port_id, q, m, n);
-	net_memif_leave(g);
-	return nb;
+	return likely(port_live(p)) ? net_burst(p, q, m, n, true) : 0;
 }
 
 uint16_t
@@ -1020,7 +996,8 @@ uroce_port_rx(struct uroce_port *p, uint16_t q, struct rte_mbuf **pkts,
 		return 0;
 	if (p->exc != NULL && q == 0)
 		net_exc_poll(p);
-	nb = eth_rx(p, q, pkts, RTE_MIN(n, (uint16_t)NET_FAULT_BURST_MAX));
+	nb = net_burst(p, q, pkts, RTE_MIN(n, (uint16_t)NET_FAULT_BURST_MAX),
+		       false);
 	for (i = 0; i < nb; i++) {
 		struct rte_mbuf *m = linearize(p, pkts[i], nq);
 
