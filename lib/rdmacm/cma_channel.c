@@ -9,17 +9,16 @@
  * empty to not and back: poll and epoll see it readable exactly while an
  * event waits, as they see the kernel's rdma_cm device. rdma_get_cm_event()
  * takes an event under the lock, or, with none, fails with EAGAIN when the
- * application set O_NONBLOCK on the fd and otherwise blocks in read() on a
- * second eventfd of the channel, which each event queued while readers
- * wait counts once: a signal ends that read with EINTR or restarts it
- * (SA_RESTART) as it does the kernel device's read. No call reads the
- * channel's fd outside the lock, and none changes its flags: an event
- * taken back unread (its id destroyed, moved to another channel) never
- * leaves a count nobody can take.
+ * application set O_NONBLOCK on the fd and otherwise waits in poll() for
+ * the fd to become readable. No call reads the fd outside the lock, and
+ * none changes its flags: an event taken back unread (its id destroyed,
+ * moved to another channel) never leaves a count nobody can take, nor a
+ * reader woken for nothing.
  */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -35,10 +34,7 @@ cma_channel_new(void)
 	if (c == NULL)
 		return NULL;
 	c->ch.fd = eventfd(0, EFD_CLOEXEC);
-	c->wake_fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
-	if (c->ch.fd < 0 || c->wake_fd < 0) {
-		if (c->ch.fd >= 0)
-			close(c->ch.fd);
+	if (c->ch.fd < 0) {
 		free(c);
 		return NULL;
 	}
@@ -57,7 +53,6 @@ cma_channel_free(struct cma_channel *c)
 		free(e);
 	}
 	close(c->ch.fd);
-	close(c->wake_fd);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -89,9 +84,6 @@ channel_add(struct cma_channel *c, struct cma_event *e)
 	    write(c->ch.fd, &one, sizeof(one)) != sizeof(one))
 		CMA_LOG(ERR, "event channel: eventfd write failed");
 	TAILQ_INSERT_TAIL(&c->queue, e, link);
-	if (c->waiters > 0 &&
-	    write(c->wake_fd, &one, sizeof(one)) != sizeof(one))
-		CMA_LOG(ERR, "event channel: wake write failed");
 }
 
 /* @e off @c's queue, the fd's count cleared once it is empty (the count
@@ -195,10 +187,9 @@ cma_post(struct cma_id *id, struct cma_id *listen,
 
 /* The first event of @c, off its queue (a request out of its listener's
  * backlog: the channel's lock, which a destroy of the listener takes to
- * drop its queued requests, is held); NULL when none waits, and then the
- * caller counted among the readers to wake when @wait. */
+ * drop its queued requests, is held); NULL when none waits. */
 static struct cma_event *
-channel_take(struct cma_channel *c, bool wait)
+channel_take(struct cma_channel *c)
 {
 	struct cma_event *e;
 
@@ -209,8 +200,6 @@ channel_take(struct cma_channel *c, bool wait)
 		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
 		    e->listen != NULL)
 			cma_backlog_give(e->listen);
-	} else if (wait) {
-		c->waiters++;
 	}
 	pthread_mutex_unlock(&c->lock);
 	return e;
@@ -222,28 +211,25 @@ rdma_get_cm_event(struct rdma_event_channel *channel,
 {
 	struct cma_channel *c;
 	struct cma_event *e;
-	ssize_t n;
-	uint64_t v;
+	struct pollfd p;
 	int fl;
 
 	if (channel == NULL || event == NULL)
 		return cma_err(-EINVAL);
 	c = cma_channel_of(channel);
-	fl = fcntl(c->ch.fd, F_GETFL);
-	if (fl < 0)
-		return -1;
-	/* another reader may take the event this one was woken for: wait
+	p.fd = c->ch.fd;
+	p.events = POLLIN;
+	/* another reader may take the event the fd was readable for: wait
 	 * again then */
-	while ((e = channel_take(c, !(fl & O_NONBLOCK))) == NULL) {
+	while ((e = channel_take(c)) == NULL) {
+		fl = fcntl(c->ch.fd, F_GETFL);
+		if (fl < 0)
+			return -1;
 		if (fl & O_NONBLOCK) {
 			errno = EAGAIN;
 			return -1;
 		}
-		n = read(c->wake_fd, &v, sizeof(v));
-		pthread_mutex_lock(&c->lock);
-		c->waiters--;
-		pthread_mutex_unlock(&c->lock);
-		if (n != sizeof(v))
+		if (poll(&p, 1, -1) < 0)
 			return -1;	/* errno: EINTR */
 	}
 	*event = &e->ev;

@@ -109,8 +109,6 @@ struct cma_event {
 
 struct cma_channel {
 	struct rdma_event_channel ch;	/* fd: an eventfd, 1 while one waits */
-	int wake_fd;			/* eventfd: blocked readers' wake-ups */
-	unsigned int waiters;		/* readers blocked on wake_fd */
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, cma_event) queue;	/* not yet read */
 };

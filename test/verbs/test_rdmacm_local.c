@@ -25,14 +25,11 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -113,81 +110,6 @@ test_channel(void)
 			"RDMA_CM_EVENT_TIMEWAIT_EXIT") == 0);
 	UT_CHECK(strcmp(rdma_event_str((enum rdma_cm_event_type)99),
 			"UNKNOWN EVENT") == 0);
-}
-
-static void
-on_usr1(int sig)
-{
-	(void)sig;
-}
-
-struct reader {
-	struct rdma_event_channel *ch;
-	struct rdma_cm_event *ev;
-	int ret, err;
-};
-
-static void *
-reader_main(void *arg)
-{
-	struct reader *r = arg;
-
-	r->ret = rdma_get_cm_event(r->ch, &r->ev);
-	r->err = errno;
-	return NULL;
-}
-
-/*
- * A blocking rdma_get_cm_event() and signals, as the kernel device's
- * read(): a handler installed with SA_RESTART does not end the wait; the
- * event that comes next does. Then an id destroyed with its event unread
- * takes it back: the fd is not readable any more.
- */
-static void
-test_channel_wait(void)
-{
-	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct sockaddr_in dst = sin_of(addr_of(2), 20012);
-	struct sockaddr_in src = sin_of(addr_of(1), 0);
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
-	struct sigaction sa, old;
-	struct reader r = { .ch = ch, .ret = 9 };
-	struct rdma_cm_id *id;
-	struct pollfd p;
-	pthread_t th;
-
-	if (!UT_CHECK(ch != NULL) ||
-	    !UT_CHECK_EQ(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0))
-		return;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	UT_CHECK_EQ(sigaction(SIGUSR1, &sa, &old), 0);
-	if (UT_CHECK_EQ(pthread_create(&th, NULL, reader_main, &r), 0)) {
-		/* most likely blocked by now; either way the result is the
-		 * same */
-		nanosleep(&ts, NULL);
-		UT_CHECK_EQ(pthread_kill(th, SIGUSR1), 0);
-		nanosleep(&ts, NULL);
-		UT_CHECK_EQ(rdma_resolve_addr(id, (struct sockaddr *)&src,
-					      (struct sockaddr *)&dst, 2000), 0);
-		pthread_join(th, NULL);
-		UT_CHECK_EQ(r.ret, 0);
-		if (r.ret == 0) {
-			UT_CHECK_EQ(r.ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
-			UT_CHECK_EQ(rdma_ack_cm_event(r.ev), 0);
-		}
-	}
-	sigaction(SIGUSR1, &old, NULL);
-	/* ROUTE_RESOLVED queued, unread, then its id destroyed */
-	p.fd = ch->fd;
-	p.events = POLLIN;
-	UT_CHECK_EQ(rdma_resolve_route(id, 1000), 0);
-	UT_CHECK_EQ(poll(&p, 1, 5000), 1);
-	UT_CHECK_EQ(rdma_destroy_id(id), 0);
-	UT_CHECK_EQ(poll(&p, 1, 0), 0);
-	rdma_destroy_event_channel(ch);
 }
 
 static void
@@ -879,7 +801,6 @@ main(void)
 	}
 	setenv("UROCE_PORT0_CM_ACK_TIMEOUT", PORT0_ACK_TIMEOUT_S, 1);
 	test_channel();
-	test_channel_wait();
 	test_getaddrinfo();
 	test_bind();
 	test_resolve();
