@@ -4,21 +4,14 @@
 
 /*
  * Event channels (rdma_create_event_channel(3), rdma_get_cm_event(3)).
- * A channel's fd is an eventfd whose count is 1 while an event waits and 0
- * otherwise, changed only under the channel's lock as the queue goes from
- * empty to not and back: poll and epoll see it readable exactly while an
- * event waits, as they see the kernel's rdma_cm device. rdma_get_cm_event()
- * takes an event under the lock, or, with none, fails with EAGAIN when the
- * application set O_NONBLOCK on the fd and otherwise waits in poll() for
- * the fd to become readable. No call reads the fd outside the lock, and
- * none changes its flags: an event taken back unread (its id destroyed,
- * moved to another channel) never leaves a count nobody can take, nor a
- * reader woken for nothing.
+ * A channel's fd is an eventfd in semaphore mode whose count is the number
+ * of queued events: poll and epoll see it readable while an event waits,
+ * and rdma_get_cm_event() reads one count from it, so it blocks, or fails
+ * with EAGAIN when the application set O_NONBLOCK on the fd, exactly as
+ * the read of the kernel's rdma_cm device does.
  */
 
-#include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -33,7 +26,7 @@ cma_channel_new(void)
 
 	if (c == NULL)
 		return NULL;
-	c->ch.fd = eventfd(0, EFD_CLOEXEC);
+	c->ch.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
 	if (c->ch.fd < 0) {
 		free(c);
 		return NULL;
@@ -74,29 +67,27 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		cma_channel_free(cma_channel_of(channel));
 }
 
-/* @e onto @c's queue, the fd made readable if it was empty; lock held. */
 static void
-channel_add(struct cma_channel *c, struct cma_event *e)
+channel_signal(struct cma_channel *c)
 {
 	uint64_t one = 1;
 
-	if (TAILQ_EMPTY(&c->queue) &&
-	    write(c->ch.fd, &one, sizeof(one)) != sizeof(one))
+	if (write(c->ch.fd, &one, sizeof(one)) != sizeof(one))
 		CMA_LOG(ERR, "event channel: eventfd write failed");
-	TAILQ_INSERT_TAIL(&c->queue, e, link);
 }
 
-/* @e off @c's queue, the fd's count cleared once it is empty (the count
- * is 1 then: the read never blocks); lock held. */
+/* Take back one count of an event removed unread (never blocks: the count
+ * is at least the queue's length). */
 static void
-channel_remove(struct cma_channel *c, struct cma_event *e)
+channel_unsignal(struct cma_channel *c)
 {
 	uint64_t v;
+	int fl = fcntl(c->ch.fd, F_GETFL);
 
-	TAILQ_REMOVE(&c->queue, e, link);
-	if (TAILQ_EMPTY(&c->queue) &&
-	    read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
+	fcntl(c->ch.fd, F_SETFL, fl | O_NONBLOCK);
+	if (read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
 		CMA_LOG(ERR, "event channel: eventfd read failed");
+	fcntl(c->ch.fd, F_SETFL, fl);
 }
 
 struct cma_event *
@@ -144,7 +135,8 @@ cma_event_queue(struct cma_event *e)
 	pthread_mutex_lock(&owner->lock);
 	c = cma_channel_of(owner->id.channel);
 	pthread_mutex_lock(&c->lock);
-	channel_add(c, e);
+	TAILQ_INSERT_TAIL(&c->queue, e, link);
+	channel_signal(c);
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_unlock(&owner->lock);
 }
@@ -185,52 +177,35 @@ cma_post(struct cma_id *id, struct cma_id *listen,
 	return 0;
 }
 
-/* The first event of @c, off its queue (a request out of its listener's
- * backlog: the channel's lock, which a destroy of the listener takes to
- * drop its queued requests, is held); NULL when none waits. */
-static struct cma_event *
-channel_take(struct cma_channel *c)
-{
-	struct cma_event *e;
-
-	pthread_mutex_lock(&c->lock);
-	e = TAILQ_FIRST(&c->queue);
-	if (e != NULL) {
-		channel_remove(c, e);
-		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
-		    e->listen != NULL)
-			cma_backlog_give(e->listen);
-	}
-	pthread_mutex_unlock(&c->lock);
-	return e;
-}
-
 int
 rdma_get_cm_event(struct rdma_event_channel *channel,
 		  struct rdma_cm_event **event)
 {
 	struct cma_channel *c;
 	struct cma_event *e;
-	struct pollfd p;
-	int fl;
+	uint64_t v;
 
 	if (channel == NULL || event == NULL)
 		return cma_err(-EINVAL);
 	c = cma_channel_of(channel);
-	p.fd = c->ch.fd;
-	p.events = POLLIN;
-	/* another reader may take the event the fd was readable for: wait
-	 * again then */
-	while ((e = channel_take(c)) == NULL) {
-		fl = fcntl(c->ch.fd, F_GETFL);
-		if (fl < 0)
-			return -1;
-		if (fl & O_NONBLOCK) {
-			errno = EAGAIN;
-			return -1;
+	for (;;) {
+		if (read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
+			return -1;	/* errno: EAGAIN, EINTR */
+		pthread_mutex_lock(&c->lock);
+		e = TAILQ_FIRST(&c->queue);
+		if (e != NULL) {
+			TAILQ_REMOVE(&c->queue, e, link);
+			/* read: out of its listener's backlog (under the
+			 * channel's lock, which a destroy of the listener
+			 * takes to drop its queued requests) */
+			if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+			    e->listen != NULL)
+				cma_backlog_give(e->listen);
 		}
-		if (poll(&p, 1, -1) < 0)
-			return -1;	/* errno: EINTR */
+		pthread_mutex_unlock(&c->lock);
+		if (e != NULL)
+			break;
+		/* a count whose event a destroy took back: read again */
 	}
 	*event = &e->ev;
 	return 0;
@@ -259,9 +234,11 @@ cma_channel_move(struct cma_id *id, struct cma_channel *to)
 		next = TAILQ_NEXT(e, link);
 		if (e->id != id && e->listen != id)
 			continue;
-		channel_remove(from, e);
+		TAILQ_REMOVE(&from->queue, e, link);
+		channel_unsignal(from);
 		pthread_mutex_lock(&to->lock);
-		channel_add(to, e);
+		TAILQ_INSERT_TAIL(&to->queue, e, link);
+		channel_signal(to);
 		pthread_mutex_unlock(&to->lock);
 	}
 	pthread_mutex_unlock(&from->lock);
@@ -284,7 +261,8 @@ cma_channel_drop(struct cma_id *id)
 		next = TAILQ_NEXT(e, link);
 		if (e->id != id && e->listen != id)
 			continue;
-		channel_remove(c, e);
+		TAILQ_REMOVE(&c->queue, e, link);
+		channel_unsignal(c);
 		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
 		    e->listen != NULL && e->listen != id)
 			cma_backlog_give(e->listen);

@@ -108,7 +108,7 @@ struct cma_event {
 };
 
 struct cma_channel {
-	struct rdma_event_channel ch;	/* fd: an eventfd, 1 while one waits */
+	struct rdma_event_channel ch;	/* fd: an eventfd, one count an event */
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, cma_event) queue;	/* not yet read */
 };
