@@ -4,20 +4,60 @@
 
 /*
  * Event channels (rdma_create_event_channel(3), rdma_get_cm_event(3)).
- * A channel's fd is an eventfd in semaphore mode whose count is the number
- * of queued events: poll and epoll see it readable while an event waits,
- * and rdma_get_cm_event() reads one count from it, so it blocks, or fails
- * with EAGAIN when the application set O_NONBLOCK on the fd, exactly as
- * the read of the kernel's rdma_cm device does.
+ * A channel's fd is the read end of a pipe holding one byte per queued
+ * event: poll and epoll see it readable while an event waits, and
+ * rdma_get_cm_event() reads one byte from it, so it blocks, or fails with
+ * EAGAIN when the application set O_NONBLOCK on the fd, exactly as the
+ * read of the kernel's rdma_cm device does.
+ *
+ * The library writes and takes bytes back through an open file
+ * description of its own (the pipe reopened through /proc, O_RDWR and
+ * O_NONBLOCK), so that it never blocks and never touches the flags of the
+ * application's fd. Under the channel's lock, with R readers that took a
+ * byte and wait for the lock:
+ *
+ *     bytes in the pipe + R == queued events - owed + stale
+ *
+ * owed counts events queued while the pipe was full, paid back as readers
+ * make room; stale counts bytes readers took for events removed unread (a
+ * destroyed or migrated id), which the next readers to take the lock skip.
  */
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "rdmacm_priv.h"
+
+/* The pipe, and the library's own non-blocking description of it (the
+ * write end stands in, with no way to take a byte back, where /proc is
+ * not mounted). */
+static int
+channel_open(struct cma_channel *c)
+{
+	char path[32];
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
+	c->own_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (c->own_fd >= 0) {
+		close(p[1]);
+		c->take_back = true;
+	} else if (fcntl(p[1], F_SETFL, O_NONBLOCK) == 0) {
+		c->own_fd = p[1];
+	} else {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	c->ch.fd = p[0];
+	return 0;
+}
 
 struct cma_channel *
 cma_channel_new(void)
@@ -26,8 +66,7 @@ cma_channel_new(void)
 
 	if (c == NULL)
 		return NULL;
-	c->ch.fd = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
-	if (c->ch.fd < 0) {
+	if (channel_open(c) < 0) {
 		free(c);
 		return NULL;
 	}
@@ -46,6 +85,7 @@ cma_channel_free(struct cma_channel *c)
 		free(e);
 	}
 	close(c->ch.fd);
+	close(c->own_fd);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -67,27 +107,39 @@ rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		cma_channel_free(cma_channel_of(channel));
 }
 
+/* One byte for an event just queued; none while the pipe is full (the
+ * event is owed one). Under the channel's lock. */
 static void
 channel_signal(struct cma_channel *c)
 {
-	uint64_t one = 1;
+	uint8_t b = 1;
 
-	if (write(c->ch.fd, &one, sizeof(one)) != sizeof(one))
-		CMA_LOG(ERR, "event channel: eventfd write failed");
+	if (c->owed > 0 || write(c->own_fd, &b, 1) != 1)
+		c->owed++;
 }
 
-/* Take back one count of an event removed unread (never blocks: the count
- * is at least the queue's length). */
+/* A reader took a byte: pay an owed event into the room it made. Under
+ * the channel's lock. */
+static void
+channel_repay(struct cma_channel *c)
+{
+	uint8_t b = 1;
+
+	if (c->owed > 0 && write(c->own_fd, &b, 1) == 1)
+		c->owed--;
+}
+
+/* Take back the byte of an event removed unread: an owed one has none; a
+ * reader may hold it already (it then skips). Under the channel's lock. */
 static void
 channel_unsignal(struct cma_channel *c)
 {
-	uint64_t v;
-	int fl = fcntl(c->ch.fd, F_GETFL);
+	uint8_t b;
 
-	fcntl(c->ch.fd, F_SETFL, fl | O_NONBLOCK);
-	if (read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
-		CMA_LOG(ERR, "event channel: eventfd read failed");
-	fcntl(c->ch.fd, F_SETFL, fl);
+	if (c->owed > 0)
+		c->owed--;
+	else if (!c->take_back || read(c->own_fd, &b, 1) != 1)
+		c->stale++;
 }
 
 struct cma_event *
@@ -182,17 +234,21 @@ rdma_get_cm_event(struct rdma_event_channel *channel,
 		  struct rdma_cm_event **event)
 {
 	struct cma_channel *c;
-	struct cma_event *e;
-	uint64_t v;
+	struct cma_event *e = NULL;
+	uint8_t b;
 
 	if (channel == NULL || event == NULL)
 		return cma_err(-EINVAL);
 	c = cma_channel_of(channel);
 	for (;;) {
-		if (read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
+		if (read(c->ch.fd, &b, 1) != 1)
 			return -1;	/* errno: EAGAIN, EINTR */
 		pthread_mutex_lock(&c->lock);
-		e = TAILQ_FIRST(&c->queue);
+		channel_repay(c);
+		if (c->stale > 0)
+			c->stale--;	/* the byte of an event taken back */
+		else
+			e = TAILQ_FIRST(&c->queue);
 		if (e != NULL) {
 			TAILQ_REMOVE(&c->queue, e, link);
 			/* read: out of its listener's backlog (under the
@@ -205,7 +261,6 @@ rdma_get_cm_event(struct rdma_event_channel *channel,
 		pthread_mutex_unlock(&c->lock);
 		if (e != NULL)
 			break;
-		/* a count whose event a destroy took back: read again */
 	}
 	*event = &e->ev;
 	return 0;

@@ -108,9 +108,13 @@ struct cma_event {
 };
 
 struct cma_channel {
-	struct rdma_event_channel ch;	/* fd: an eventfd, one count an event */
+	struct rdma_event_channel ch;	/* fd: a pipe, one byte an event */
+	int own_fd;			/* the library's, non-blocking */
+	bool take_back;			/* own_fd reads the pipe */
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, cma_event) queue;	/* not yet read */
+	unsigned int owed;		/* queued with no byte: pipe full */
+	unsigned int stale;		/* bytes of events removed unread */
 };
 
 static inline struct cma_channel *

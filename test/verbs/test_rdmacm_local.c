@@ -10,7 +10,9 @@
  * ports, address resolution (ADDR_RESOLVED over the ring's ARP, ENODEV off
  * every subnet, ADDR_ERROR -ETIMEDOUT for a neighbour that never answers),
  * the route, synchronous ids, the QP's first states and rdma_init_qp_attr,
- * the private data limits, and the calls that are not supported yet.
+ * the private data limits, and the calls that are not supported yet; an id
+ * destroyed or migrated with an unread event takes its readiness with it
+ * and never changes the flags of the application's fd.
  * Then connections between the two devices through the CM agents: private
  * data of REQ and REP delivered, both QPs in RTS facing each other,
  * DISCONNECTED on both sides; REJECTED with reason 8 for a port nobody
@@ -25,6 +27,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,6 +113,136 @@ test_channel(void)
 			"RDMA_CM_EVENT_TIMEWAIT_EXIT") == 0);
 	UT_CHECK(strcmp(rdma_event_str((enum rdma_cm_event_type)99),
 			"UNKNOWN EVENT") == 0);
+}
+
+/* Watches a channel fd's flags until told to stop. */
+struct flag_watch {
+	int fd;
+	bool stop;
+	bool saw_nonblock;
+};
+
+static void *
+flag_watch_run(void *arg)
+{
+	struct flag_watch *w = arg;
+
+	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE))
+		if (fcntl(w->fd, F_GETFL) & O_NONBLOCK)
+			w->saw_nonblock = true;
+	return NULL;
+}
+
+/* A blocking rdma_get_cm_event() on another thread. */
+struct blocked_read {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	int ret;
+	int err;
+};
+
+static void *
+blocked_read_run(void *arg)
+{
+	struct blocked_read *r = arg;
+
+	r->ret = rdma_get_cm_event(r->ch, &r->ev);
+	r->err = errno;
+	return NULL;
+}
+
+/* An id of @ch resolving an address (ADDR_RESOLVED to come). */
+static struct rdma_cm_id *
+id_resolving(struct rdma_event_channel *ch)
+{
+	struct sockaddr_in dst = sin_of(addr_of(2), 20040);
+	struct rdma_cm_id *id;
+
+	if (!UT_CHECK_EQ(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP), 0))
+		return NULL;
+	UT_CHECK_EQ(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000),
+		    0);
+	return id;
+}
+
+/* An id of @ch with one unread ADDR_RESOLVED event (the fd readable). */
+static struct rdma_cm_id *
+id_with_event(struct rdma_event_channel *ch)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_id *id = id_resolving(ch);
+
+	if (id != NULL)
+		UT_CHECK_EQ(poll(&p, 1, GUARD_MS), 1);
+	return id;
+}
+
+/*
+ * Events removed unread (rdma_destroy_id, rdma_migrate_id) take their
+ * readiness with them: the fd is no longer readable, a blocking reader
+ * sleeps on to the next event, and the application's fd flags never
+ * change meanwhile (a reader entering then would fail with EAGAIN).
+ */
+static void
+test_channel_unread(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch2 = rdma_create_event_channel();
+	struct pollfd p;
+	struct flag_watch w = { 0 };
+	struct blocked_read r = { 0 };
+	struct rdma_cm_id *id, *id2;
+	pthread_t t;
+	int i;
+
+	id2 = NULL;
+	if (!UT_CHECK(ch != NULL && ch2 != NULL))
+		return;
+	p.fd = ch->fd;
+	p.events = POLLIN;
+	w.fd = ch->fd;
+	UT_CHECK_EQ(pthread_create(&t, NULL, flag_watch_run, &w), 0);
+	for (i = 0; i < 50; i++) {
+		id = id_with_event(ch);
+		if (id == NULL)
+			break;
+		UT_CHECK_EQ(rdma_destroy_id(id), 0);
+		if (!UT_CHECK_EQ(poll(&p, 1, 0), 0))
+			break;
+	}
+	__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	UT_CHECK(!w.saw_nonblock);
+	/* migrated with its event: ch2 readable, ch not */
+	id = id_with_event(ch);
+	if (id != NULL) {
+		UT_CHECK_EQ(rdma_migrate_id(id, ch2), 0);
+		UT_CHECK_EQ(poll(&p, 1, 0), 0);
+		p.fd = ch2->fd;
+		UT_CHECK_EQ(poll(&p, 1, 0), 1);
+		p.fd = ch->fd;
+	}
+	if (id != NULL) {
+		UT_CHECK_EQ(rdma_destroy_id(id), 0);
+		p.fd = ch2->fd;
+		UT_CHECK_EQ(poll(&p, 1, 0), 0);
+	}
+	/* a blocking reader of the emptied channel gets the next event */
+	r.ch = ch2;
+	UT_CHECK_EQ(pthread_create(&t, NULL, blocked_read_run, &r), 0);
+	id2 = id_resolving(ch2);
+	pthread_join(t, NULL);
+	if (UT_CHECK_EQ(r.ret, 0)) {
+		UT_CHECK(r.ev->id == id2);
+		UT_CHECK_EQ(r.ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+		rdma_ack_cm_event(r.ev);
+	} else {
+		UT_NOTE("blocking read: %s", strerror(r.err));
+	}
+	if (id2 != NULL)
+		rdma_destroy_id(id2);
+	rdma_destroy_event_channel(ch2);
+	rdma_destroy_event_channel(ch);
 }
 
 static void
@@ -801,6 +934,7 @@ main(void)
 	}
 	setenv("UROCE_PORT0_CM_ACK_TIMEOUT", PORT0_ACK_TIMEOUT_S, 1);
 	test_channel();
+	test_channel_unread();
 	test_getaddrinfo();
 	test_bind();
 	test_resolve();
