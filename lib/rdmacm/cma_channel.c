@@ -229,6 +229,22 @@ cma_post(struct cma_id *id, struct cma_id *listen,
 	return 0;
 }
 
+/*
+ * A reader blocked on a channel another thread destroys: the pipe's last
+ * writer is gone, and its read ends with nothing. The read of the kernel's
+ * device goes on waiting for an event that never comes (the file lives on
+ * while the read runs), and programs count on it: cmtime's event thread is
+ * still blocked in it when main() destroys the channel and returns. So
+ * does this one, without touching the freed channel; signal handlers still
+ * run.
+ */
+static void __attribute__((noreturn))
+channel_gone(void)
+{
+	for (;;)
+		pause();
+}
+
 int
 rdma_get_cm_event(struct rdma_event_channel *channel,
 		  struct rdma_cm_event **event)
@@ -241,7 +257,11 @@ rdma_get_cm_event(struct rdma_event_channel *channel,
 		return cma_err(-EINVAL);
 	c = cma_channel_of(channel);
 	for (;;) {
-		if (read(c->ch.fd, &b, 1) != 1)
+		ssize_t n = read(c->ch.fd, &b, 1);
+
+		if (n == 0)
+			channel_gone();
+		if (n != 1)
 			return -1;	/* errno: EAGAIN, EINTR */
 		pthread_mutex_lock(&c->lock);
 		channel_repay(c);

@@ -13,7 +13,7 @@ does (unix seqpacket, JSON):
     two answers, and /uroce/ports agrees (the port received at least
     what the QP did);
   - dpdk-telemetry.py -f <prefix> itself (dpdk-dev), when installed,
-    answers /uroce/qps with the same QPN.
+    answers /uroce/qps with the same QPN (asked while the server waits).
 Exit 77 (skip) without ibv_rc_pingpong.
 """
 
@@ -91,6 +91,21 @@ def telemetry_while_running(a, pair, srv, c):
             qp['qpn'] == qpn, 'QP 0x%x before the client: %s %s' %
             (qpn, qp['type'], qp['state']))
 
+    # dpdk-telemetry.py itself, while the server waits (it is alive for
+    # sure, and nothing else changes its QP list)
+    tool = shutil.which('dpdk-telemetry.py')
+    if tool:
+        out = subprocess.run([tool, '-f', pair.prefix['a']],
+                             input='/uroce/qps\n', capture_output=True,
+                             text=True, timeout=30).stdout
+        lines = [json.loads(ln) for ln in out.splitlines()
+                 if ln.startswith('{')]
+        c.check(any(ln.get('/uroce/qps', {}).get('uroce0') == [qpn]
+                    for ln in lines), 'dpdk-telemetry.py -f %s: %s' %
+                (pair.prefix['a'], out.strip()))
+    else:
+        print('SKIP dpdk-telemetry.py not installed (dpdk-dev)')
+
     cli, cout = pair.start('b', 'ibv_rc_pingpong', [
         '-g', '0', '-d', 'uroce0', '-s', '4096', '-n', str(a.iters),
         '-p', str(PORT), '127.0.0.1'])
@@ -114,18 +129,6 @@ def telemetry_while_running(a, pair, srv, c):
                     port['qps'] == 1,
                     '/uroce/ports: rx_pkts %d, qp_rx_pkts %d' %
                     (port['rx_pkts'], port['qp_rx_pkts']))
-        tool = shutil.which('dpdk-telemetry.py')
-        if tool and cli.poll() is None:
-            out = subprocess.run([tool, '-f', pair.prefix['a']],
-                                 input='/uroce/qps\n', capture_output=True,
-                                 text=True, timeout=30).stdout
-            lines = [json.loads(ln) for ln in out.splitlines()
-                     if ln.startswith('{')]
-            c.check(any(ln.get('/uroce/qps', {}).get('uroce0') == [qpn]
-                        for ln in lines), 'dpdk-telemetry.py -f %s: %s' %
-                    (pair.prefix['a'], out.strip()))
-        elif not tool:
-            print('SKIP dpdk-telemetry.py not installed (dpdk-dev)')
     finally:
         t.close()
         crc = run_pair.finish(cli, deadline)
