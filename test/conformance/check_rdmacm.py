@@ -108,6 +108,14 @@ CASES = collections.OrderedDict([
 # when it is still running, silent, once the client is done; then it is
 # stopped.
 SERVES_FOREVER = ('cmtime',)
+# perftest with -R connects twice: a connection for its exchanges, then the
+# test's, whose REQ its client sends as soon as its side of the exchange is
+# done. When the server listens later than that, the REQ is REJECTED
+# (reason 8, invalid service ID, as the kernel's cm answers), and the
+# client's own retry reuses the ids it has just destroyed: it fails, while
+# its server waits on the exchange connection for a client that is gone.
+# A retry of these starts the server again too.
+RESTART_BOTH = ('ib_send_bw', 'ib_write_lat', 'ib_read_bw')
 GROUPS = {
     'rping': ['rping', 'rping-v'],
     'ucmatose': ['ucmatose-10', 'ucmatose-100'],
@@ -225,6 +233,21 @@ class Run:
         for pfx in self.prefix.values():
             shutil.rmtree(os.path.join('/var/run/dpdk', pfx),
                           ignore_errors=True)
+
+
+def restart_server(a, run, srv, tool, sargs, idx, attempt, tmp):
+    """A new Run (new tag, captures, prefixes) with a new server, after the
+    old server is killed and its files removed."""
+    srv.kill()
+    srv.wait()
+    run.cleanup()
+    for f in run.pcap.values():
+        if os.path.exists(f):
+            os.unlink(f)
+    run = Run(a, '%d-%d-%d' % (os.getpid(), idx, attempt + 1), tmp,
+              wait_link=run.wait_link)
+    srv, sout = run.start('a', tool, sargs)
+    return srv, sout, run
 
 
 def finish(p, deadline):
@@ -437,6 +460,9 @@ def run_case(a, idx, name, tmp):
             if crc == 0 or srv.poll() is not None or \
                     not re.search(RETRY, co) or attempt + 1 == ATTEMPTS:
                 break
+            if tool in RESTART_BOTH:
+                srv, sout, run = restart_server(a, run, srv, tool, sargs,
+                                                idx, attempt, tmp)
         if tool in SERVES_FOREVER:
             src = stop(srv)
         else:
