@@ -516,6 +516,28 @@ rss_close(struct rss *r)
 	free(r->buf);
 }
 
+/* An RSS QP has no queue to post to, in any state; it goes through the
+ * states of a raw QP all the same (and back to RESET). */
+static void
+rss_no_post(struct rss *r)
+{
+	static const enum ibv_qp_state up[] = {
+		IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS, IBV_QPS_RESET,
+	};
+	struct ibv_send_wr sw = { .opcode = IBV_WR_SEND }, *sbad;
+	struct ibv_recv_wr rw = { .num_sge = 0 }, *rbad;
+	struct ibv_qp_attr qa = { .port_num = 1 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(up) / sizeof(up[0]); i++) {
+		qa.qp_state = up[i];
+		UT_CHECK_EQ(ibv_modify_qp(r->qp, &qa, IBV_QP_STATE |
+			    (up[i] == IBV_QPS_INIT ? IBV_QP_PORT : 0)), 0);
+		UT_CHECK_EQ(ibv_post_send(r->qp, &sw, &sbad), EINVAL);
+		UT_CHECK_EQ(ibv_post_recv(r->qp, &rw, &rbad), EINVAL);
+	}
+}
+
 static void
 test_rss(struct side *a, struct side *b)
 {
@@ -538,6 +560,7 @@ test_rss(struct side *a, struct side *b)
 		rss_close(&r);
 		return;
 	}
+	rss_no_post(&r);
 	ut_flow_init(&f, IBV_FLOW_ATTR_NORMAL, 0);
 	ut_flow_l4(&f, false, 0, RSS_PORT);
 	flow = ibv_create_flow(r.qp, &f.attr);
