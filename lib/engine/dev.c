@@ -251,6 +251,7 @@ eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 	TAILQ_INIT(&dev->qps);
 	TAILQ_INIT(&dev->srqs);
 	TAILQ_INIT(&dev->flows);
+	TAILQ_INIT(&dev->ind_tbls);
 	ret = uroce_port_open(eng_g->cfg, idx, eng_g->nb_ctx, &dev->port,
 			      err, err_len);
 	if (ret == 0)
@@ -272,8 +273,10 @@ eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 static void
 eng_qp_free(struct eng_qp *eq)
 {
-	if (eq != NULL)
+	if (eq != NULL) {
 		eng_tmo_put(eng_g, eq->tmo);
+		free(eq->rss);
+	}
 	free(eq);
 }
 
@@ -295,6 +298,7 @@ eng_dev_close(struct uroce_dev *dev)
 		uroce_qp_destroy(eq->qp);
 		eng_qp_free(eq);
 	}
+	eng_wq_dev_close(dev);
 	eng_srq_dev_close(dev);
 	while ((ah = TAILQ_FIRST(&dev->ahs)) != NULL) {
 		TAILQ_REMOVE(&dev->ahs, ah, link);
@@ -1038,7 +1042,7 @@ eng_qp_first(struct uroce_qp *qp, struct ibv_qp_attr *first, int mask)
 }
 
 /* Engine lock. */
-static int
+int
 eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	   struct eng_cq *rcq, struct uroce_xrcd *xrcd,
 	   const struct ibv_qp_init_attr *init, void *user,
@@ -1071,8 +1075,13 @@ eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 		eng_qp_free(eq);
 		return -ENOMEM;
 	}
-	ret = uroce_qp_create(&dev->env, pd, scq != NULL ? &scq->cq : NULL,
-			      rcq != NULL ? &rcq->cq : NULL, init, qpn, &qp);
+	if (init->qp_type == IBV_QPT_RAW_PACKET && scq == NULL && rcq == NULL)
+		ret = uroce_qp_create_rss(&dev->env, pd, qpn, &qp);
+	else
+		ret = uroce_qp_create(&dev->env, pd,
+				      scq != NULL ? &scq->cq : NULL,
+				      rcq != NULL ? &rcq->cq : NULL, init, qpn,
+				      &qp);
 	if (ret < 0) {
 		eng_qp_free(eq);
 		return ret;
@@ -1192,7 +1201,7 @@ uroce_dev_qp_destroy(struct uroce_qp *qp)
 	eq = qp->engine;
 	dev = eq->dev;
 	pthread_mutex_lock(&eng_g->lock);
-	if (eq->n_flow > 0) {
+	if (eq->n_flow > 0 || eq->n_ind > 0) {
 		pthread_mutex_unlock(&eng_g->lock);
 		return -EBUSY;
 	}
@@ -1203,6 +1212,7 @@ uroce_dev_qp_destroy(struct uroce_qp *qp)
 	eng_qp_ref(eq, -1, -1);
 	dev->n_qp--;
 	TAILQ_REMOVE(&dev->qps, eq, dev_link);
+	eng_rss_release(eq);
 	eng_qp_free(eq);
 	pthread_mutex_unlock(&eng_g->lock);
 	return 0;

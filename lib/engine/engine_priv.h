@@ -193,6 +193,11 @@ struct eng_qp {
 	struct eng_cq *scq, *rcq;	/* NULL where the type has none */
 	struct eng_srq *srq;		/* receives come from it, or NULL */
 	struct uroce_xrcd *xrcd;	/* XRC_RECV */
+	/* Receive WQs and RSS (dev_wq.c), engine lock. */
+	bool is_wq;			/* a WQ: a receive-only raw QP */
+	uint8_t wq_state;		/* enum ibv_wq_state */
+	uint32_t n_ind;			/* indirection table entries naming it */
+	struct eng_rss *rss;		/* an RSS QP's hash and table, or NULL */
 	TAILQ_ENTRY(eng_qp) owned_link;		/* owner */
 	TAILQ_ENTRY(eng_qp) dev_link;		/* engine lock */
 };
@@ -221,6 +226,9 @@ struct uroce_dev {
 	uint32_t n_flow;
 	uint64_t flow_seq;
 	struct eng_flow_tbl *flow_tbl;	/* what every lcore reads now */
+	/* RSS indirection tables (dev_wq.c), engine lock. */
+	TAILQ_HEAD(, uroce_ind_tbl) ind_tbls;
+	uint32_t n_ind_tbl;
 	/* QP1's consumer (gsi.c): RELEASE-published by uroce_gsi_open(),
 	 * read by the receiving lcores, unpublished then eng_sync() by
 	 * uroce_gsi_close(). */
@@ -386,6 +394,20 @@ int eng_dev_open(unsigned int idx, struct uroce_dev **out, char *err,
 void eng_dev_close(struct uroce_dev *dev);
 struct eng_qp *eng_qpn_lookup(uint32_t qpn);
 struct uroce_dev *eng_dev_by_mac(const uint8_t *mac);
+
+/* The QP made by every create (engine lock; dev.c). A RAW_PACKET QP with
+ * no CQ is an RSS QP (dev_wq.c). */
+int eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
+	       struct eng_cq *rcq, struct uroce_xrcd *xrcd,
+	       const struct ibv_qp_init_attr *init, void *user,
+	       struct ibv_qp_attr *first, int first_mask, struct eng_qp **out);
+
+/* dev_wq.c */
+struct eng_rss;
+/* The WQ number for a frame with fields k steered to RSS QP eq (rx path). */
+uint32_t eng_rss_pick(const struct eng_qp *eq, const struct uroce_flow_key *k);
+void eng_rss_release(struct eng_qp *eq);
+void eng_wq_dev_close(struct uroce_dev *dev);
 
 /* dev_srq.c */
 void eng_srq_dev_close(struct uroce_dev *dev);

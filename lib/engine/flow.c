@@ -17,7 +17,9 @@
  * (RTE_MBUF_F_RX_FDIR_ID with the QPN in hash.fdir.hi, DPDK's "matched a
  * flow rule" mark); the owner looks the QPN up again, since the QP may be
  * gone by then. A QP with rules cannot be destroyed (-EBUSY, as the
- * kernel's uverbs refuses while flows hold the QP).
+ * kernel's uverbs refuses while flows hold the QP). A rule of an RSS QP
+ * steers each frame to one of its WQs, picked here, on the receiving
+ * lcore (dev_wq.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -228,15 +230,20 @@ flow_qp_rx(struct eng_lcore *lc, struct uroce_dev *dev, uint32_t qpn,
 	uroce_qp_raw_rx(eq->qp, m, eng_now(lc));
 }
 
-/* Deliver here or hand to the owner. Takes m. */
+/* Deliver here or hand to the owner; an RSS QP's frame goes to the WQ its
+ * hash picks (dev_wq.c). Takes m. */
 static void
 flow_steer(struct eng_lcore *lc, struct uroce_dev *dev, uint32_t qpn,
-	   struct rte_mbuf *m)
+	   const struct uroce_flow_key *k, struct rte_mbuf *m)
 {
 	struct eng_qp *eq = eng_qpn_lookup(qpn);
 	struct uroce_dev_stats *ds = &lc->dst[dev->idx];
 	unsigned int owner;
 
+	if (eq != NULL && eq->rss != NULL) {
+		qpn = eng_rss_pick(eq, k);
+		eq = eng_qpn_lookup(qpn);
+	}
 	if (eq == NULL || eq->qp == NULL) {
 		rte_pktmbuf_free(m);
 		return;
@@ -273,7 +280,7 @@ eng_flow_rx(void *arg, uint16_t q, struct rte_mbuf *m)
 			   rte_pktmbuf_data_len(m), &k);
 	for (i = 0; i < t->n; i++) {
 		if (uroce_flow_rule_match(&t->ent[i].rule, &k)) {
-			flow_steer(lc, dev, t->ent[i].qpn, m);
+			flow_steer(lc, dev, t->ent[i].qpn, &k, m);
 			return true;
 		}
 	}

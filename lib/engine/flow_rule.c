@@ -41,12 +41,13 @@ static const struct spec_desc spec_descs[] = {
 	     ibv_flow_ipv4_filter, ip, ip_mask),
 	SPEC(IBV_FLOW_SPEC_IPV4_EXT, UROCE_FLOW_IPV4, ibv_flow_spec_ipv4_ext,
 	     ibv_flow_ipv4_ext_filter, ip, ip_mask),
+	SPEC(IBV_FLOW_SPEC_IPV6, UROCE_FLOW_IPV6, ibv_flow_spec_ipv6,
+	     ibv_flow_ipv6_filter, ip6, ip6_mask),
 	SPEC(IBV_FLOW_SPEC_TCP, UROCE_FLOW_TCP, ibv_flow_spec_tcp_udp,
 	     ibv_flow_tcp_udp_filter, l4, l4_mask),
 	SPEC(IBV_FLOW_SPEC_UDP, UROCE_FLOW_UDP, ibv_flow_spec_tcp_udp,
 	     ibv_flow_tcp_udp_filter, l4, l4_mask),
 	/* Known to rdma-core 44, not built here: -EOPNOTSUPP. */
-	{ .type = IBV_FLOW_SPEC_IPV6 },
 	{ .type = IBV_FLOW_SPEC_ESP },
 	{ .type = IBV_FLOW_SPEC_VXLAN_TUNNEL },
 	{ .type = IBV_FLOW_SPEC_GRE },
@@ -70,6 +71,9 @@ _Static_assert(offsetof(struct ibv_flow_spec_ipv4_ext, mask) ==
 _Static_assert(offsetof(struct ibv_flow_ipv4_ext_filter, dst_ip) ==
 	       offsetof(struct ibv_flow_ipv4_filter, dst_ip),
 	       "ipv4 filter is ipv4_ext's prefix");
+_Static_assert(offsetof(struct ibv_flow_spec_ipv6, mask) ==
+	       offsetof(struct ibv_flow_spec_ipv6, val) +
+	       sizeof(struct ibv_flow_ipv6_filter), "ipv6 spec layout");
 _Static_assert(offsetof(struct ibv_flow_spec_tcp_udp, mask) ==
 	       offsetof(struct ibv_flow_spec_tcp_udp, val) +
 	       sizeof(struct ibv_flow_tcp_udp_filter), "tcp/udp spec layout");
@@ -102,6 +106,26 @@ spec_store(struct uroce_flow_rule *r, const struct spec_desc *d,
 	r->specs |= d->bit;
 }
 
+/* Specs of which a rule takes one at most: L3, L4. */
+static const uint32_t spec_excl[] = {
+	UROCE_FLOW_IPV4 | UROCE_FLOW_IPV6,
+	UROCE_FLOW_TCP | UROCE_FLOW_UDP,
+};
+
+/* Whether adding bit to have breaks a one-of rule. */
+static bool
+spec_conflicts(uint32_t have, uint32_t bit)
+{
+	size_t i;
+
+	if (have & bit)
+		return true;
+	for (i = 0; i < sizeof(spec_excl) / sizeof(spec_excl[0]); i++)
+		if ((spec_excl[i] & bit) && (spec_excl[i] & have))
+			return true;
+	return false;
+}
+
 /* One spec at off. @return its size, or <0. */
 static int
 spec_parse(const uint8_t *base, uint32_t off, struct uroce_flow_rule *r)
@@ -121,9 +145,7 @@ spec_parse(const uint8_t *base, uint32_t off, struct uroce_flow_rule *r)
 		return -EINVAL;
 	if (d->bit == 0)
 		return -EOPNOTSUPP;
-	if (len != d->size || (r->specs & d->bit) ||
-	    ((d->bit & (UROCE_FLOW_TCP | UROCE_FLOW_UDP)) &&
-	     (r->specs & (UROCE_FLOW_TCP | UROCE_FLOW_UDP))))
+	if (len != d->size || spec_conflicts(r->specs, d->bit))
 		return -EINVAL;
 	spec_store(r, d, base + off);
 	return len;
@@ -234,7 +256,17 @@ key_ip(const uint8_t *d, uint32_t len, uint32_t off, uint16_t et,
 		if (ihl >= 20 && (be16_at(d + off + 6) & 0x1fff) == 0)
 			key_l4(d, len, off + ihl, d[off + 9], k);
 	} else if (et == ET_IPV6 && off + 40 <= len && (d[off] >> 4) == 6) {
+		/* RFC 8200: version 4 bits, traffic class 8, flow label 20. */
+		uint32_t vtf = (uint32_t)be16_at(d + off) << 16 |
+			       be16_at(d + off + 2);
+
 		k->ip_ver = 6;
+		memcpy(k->ip6.src_ip, d + off + 8, 16);
+		memcpy(k->ip6.dst_ip, d + off + 24, 16);
+		k->ip6.flow_label = htonl(vtf & 0xfffff);
+		k->ip6.traffic_class = (uint8_t)(vtf >> 20);
+		k->ip6.next_hdr = d[off + 6];
+		k->ip6.hop_limit = d[off + 7];
 		key_l4(d, len, off + 40, d[off + 6], k);
 	}
 }
@@ -265,6 +297,9 @@ uroce_flow_key_get(const uint8_t *d, uint32_t len, struct uroce_flow_key *k)
 	memcpy(&k->e.ether_type, d + off, 2);
 	key_ip(d, len, off + 2, et, k);
 }
+
+#define IP6_FILTER_LEN \
+	(offsetof(struct ibv_flow_ipv6_filter, hop_limit) + 1)
 
 /* (a ^ b) & mask == 0 over n bytes; a is already masked. */
 static bool
@@ -309,6 +344,11 @@ uroce_flow_rule_match(const struct uroce_flow_rule *r,
 	if ((r->specs & UROCE_FLOW_IPV4) &&
 	    (k->ip_ver != 4 ||
 	     !masked_eq(&r->ip, &k->ip, &r->ip_mask, sizeof(r->ip))))
+		return false;
+	/* The filter's named fields: not its trailing padding byte. */
+	if ((r->specs & UROCE_FLOW_IPV6) &&
+	    (k->ip_ver != 6 ||
+	     !masked_eq(&r->ip6, &k->ip6, &r->ip6_mask, IP6_FILTER_LEN)))
 		return false;
 	if (r->specs & (UROCE_FLOW_TCP | UROCE_FLOW_UDP)) {
 		proto = (r->specs & UROCE_FLOW_TCP) ? IPPROTO_TCP : IPPROTO_UDP;

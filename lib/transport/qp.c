@@ -210,13 +210,17 @@ create_check(const struct uroce_qp_env *env, const struct ibv_qp_init_attr *init
 	return check_caps(env, &init->cap, srq != NULL || !t->own_rq);
 }
 
+static int qp_build(const struct uroce_qp_env *env, const void *pd,
+		    struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
+		    const struct ibv_qp_init_attr *init, uint32_t qpn,
+		    struct uroce_qp **out);
+
 int
 uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 		struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
 		const struct ibv_qp_init_attr *init, uint32_t qpn,
 		struct uroce_qp **out)
 {
-	struct uroce_qp *qp;
 	int ret;
 
 	if (env == NULL || init == NULL || out == NULL)
@@ -224,6 +228,30 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	ret = create_check(env, init, send_cq, recv_cq);
 	if (ret < 0)
 		return ret;
+	return qp_build(env, pd, send_cq, recv_cq, init, qpn, out);
+}
+
+int
+uroce_qp_create_rss(const struct uroce_qp_env *env, const void *pd,
+		    uint32_t qpn, struct uroce_qp **out)
+{
+	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RAW_PACKET };
+
+	if (env == NULL || out == NULL)
+		return -EINVAL;
+	return qp_build(env, pd, NULL, NULL, &init, qpn, out);
+}
+
+/* A checked QP: allocate and set it up in RESET. */
+static int
+qp_build(const struct uroce_qp_env *env, const void *pd,
+	 struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
+	 const struct ibv_qp_init_attr *init, uint32_t qpn,
+	 struct uroce_qp **out)
+{
+	struct uroce_qp *qp;
+	int ret;
+
 	/* Aligned as the type asks: the owner lines in 128-byte pairs. */
 	qp = alloc_aligned_to(sizeof(*qp), _Alignof(struct uroce_qp));
 	if (qp == NULL)
@@ -311,7 +339,8 @@ send_wr_check(const struct uroce_qp *qp, const struct ibv_send_wr *wr,
 	uint64_t sum = 0;
 	int i;
 
-	if (!post_send_state_ok(qp->post_state))
+	/* An RSS QP has no send side (uroce_qp_create_rss()). */
+	if (!post_send_state_ok(qp->post_state) || qp->send_cq == NULL)
 		return -EINVAL;
 	if ((unsigned int)wr->opcode >= 32 ||
 	    !(qp_types[qp->type].wr_ops & WR_BIT(wr->opcode)))

@@ -85,6 +85,11 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->create_srq_ex = uroce_verbs_create_srq_ex;
 	v->get_srq_num = uroce_verbs_get_srq_num;
 	v->post_srq_ops = uroce_verbs_post_srq_ops;
+	v->create_wq = uroce_verbs_create_wq;
+	v->modify_wq = uroce_verbs_modify_wq;
+	v->destroy_wq = uroce_verbs_destroy_wq;
+	v->create_rwq_ind_table = uroce_verbs_create_rwq_ind_table;
+	v->destroy_rwq_ind_table = uroce_verbs_destroy_rwq_ind_table;
 }
 
 struct ibv_context *
@@ -219,6 +224,21 @@ ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
 	return 0;
 }
 
+/* Receive WQs and RSS QPs (verbs_wq.c, lib/engine/dev_wq.c). */
+static void
+rss_caps(struct ibv_device_attr_ex *a)
+{
+	struct uroce_dev_wq_caps c;
+
+	uroce_dev_wq_caps(&c);
+	a->rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	a->rss_caps.max_rwq_indirection_tables = c.max_ind_tbl;
+	a->rss_caps.max_rwq_indirection_table_size = c.max_ind_tbl_size;
+	a->rss_caps.rx_hash_fields_mask = c.rx_hash_fields;
+	a->rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	a->max_wq_type_rq = c.max_wq;
+}
+
 int
 uroce_verbs_query_device_ex(struct ibv_context *context,
 			    const struct ibv_query_device_ex_input *input,
@@ -245,6 +265,7 @@ uroce_verbs_query_device_ex(struct ibv_context *context,
 			1u << IBV_QPT_UC | 1u << IBV_QPT_UD |
 			1u << IBV_QPT_RAW_PACKET;
 	uroce_verbs_tm_caps(&a.tm_caps);
+	rss_caps(&a);
 	a.phys_port_cnt_ex = 1;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	if (attr_size > sizeof(a))

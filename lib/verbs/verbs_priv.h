@@ -298,6 +298,18 @@ struct ibv_flow *uroce_verbs_create_flow(struct ibv_qp *qp,
 					 struct ibv_flow_attr *attr);
 int uroce_verbs_destroy_flow(struct ibv_flow *flow);
 
+/* ---- verbs_wq.c ---- */
+struct ibv_wq *uroce_verbs_create_wq(struct ibv_context *context,
+				     struct ibv_wq_init_attr *attr);
+int uroce_verbs_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+int uroce_verbs_destroy_wq(struct ibv_wq *wq);
+struct ibv_rwq_ind_table *
+uroce_verbs_create_rwq_ind_table(struct ibv_context *context,
+				 struct ibv_rwq_ind_table_init_attr *attr);
+int uroce_verbs_destroy_rwq_ind_table(struct ibv_rwq_ind_table *t);
+struct uroce_ind_tbl;
+struct uroce_ind_tbl *uroce_verbs_ind_tbl_engine(struct ibv_rwq_ind_table *t);
+
 /** Set up the ibv_wr_* API of a QP created with send_ops_flags. */
 int uroce_verbs_qpx_init(struct uroce_vqp *q, uint64_t send_ops_flags);
 void uroce_verbs_qpx_fini(struct uroce_vqp *q);

@@ -22,7 +22,11 @@
 /* The init attributes of ibv_create_qp_ex() we take. */
 #define QP_INIT_MASK_SUPPORTED						\
 	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |			\
-	 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_CREATE_FLAGS)
+	 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_CREATE_FLAGS |	\
+	 QP_INIT_MASK_RSS)
+/* An RSS QP names both (ibv_create_qp_ex(3)). */
+#define QP_INIT_MASK_RSS \
+	(IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH)
 
 static struct uroce_vqp *
 vqp_of(struct ibv_qp *qp)
@@ -180,6 +184,39 @@ qp_ex_owner_ok(struct ibv_context *context,
 	       attr->pd->context == context;
 }
 
+/*
+ * An RSS QP (IBV_QP_INIT_ATTR_IND_TABLE and _RX_HASH, RAW_PACKET): receives
+ * only, through its table's WQs; no CQ, SRQ or send ops of its own
+ * (-EINVAL), its caps are not read and come back 0. lib/engine/dev_wq.c.
+ */
+static struct ibv_qp *
+qp_create_rss(struct ibv_qp_init_attr_ex *attr)
+{
+	struct uroce_vqp *q;
+	int ret;
+
+	if ((attr->comp_mask & QP_INIT_MASK_RSS) != QP_INIT_MASK_RSS ||
+	    attr->qp_type != IBV_QPT_RAW_PACKET || attr->rwq_ind_tbl == NULL ||
+	    attr->rwq_ind_tbl->context != attr->pd->context ||
+	    attr->send_cq != NULL || attr->recv_cq != NULL ||
+	    attr->srq != NULL ||
+	    (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		return uroce_verbs_null(EINVAL);
+	q = calloc(1, sizeof(*q));
+	if (q == NULL)
+		return uroce_verbs_null(ENOMEM);
+	ret = uroce_dev_rss_qp_create(((struct uroce_vpd *)attr->pd)->upd,
+				      uroce_verbs_ind_tbl_engine(attr->rwq_ind_tbl),
+				      &attr->rx_hash_conf, q, &q->uqp);
+	if (ret < 0) {
+		free(q);
+		return uroce_verbs_null(-ret);
+	}
+	uroce_verbs_qp_fill(q, attr->pd->context, attr->pd, attr->qp_context);
+	memset(&attr->cap, 0, sizeof(attr->cap));
+	return &q->qp;
+}
+
 /* verbs_context.create_qp_ex: the ibv_wr_* API with send_ops_flags. */
 struct ibv_qp *
 uroce_verbs_create_qp_ex(struct ibv_context *context,
@@ -206,6 +243,9 @@ uroce_verbs_create_qp_init(struct ibv_context *context,
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     attr->create_flags != 0))
 		return uroce_verbs_null(EOPNOTSUPP);
+	if (attr->comp_mask & QP_INIT_MASK_RSS)
+		return first != NULL ? uroce_verbs_null(EINVAL) :
+		       qp_create_rss(attr);
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		ops = attr->send_ops_flags;
 		if (ops == 0 || (ops & ~(uint64_t)UROCE_VERBS_QPX_OPS))

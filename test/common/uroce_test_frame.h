@@ -157,6 +157,25 @@ ut_flow_ipv4(struct ut_flow *f, uint32_t sip, uint32_t dip)
 	ut_flow_add(f, &s, sizeof(s));
 }
 
+/* IPV6: the frames' addresses (ut_frame_build(): 12 zero bytes, then the
+ * 32 bits given; 0: any), next_hdr (0: any). */
+static inline void
+ut_flow_ipv6(struct ut_flow *f, uint32_t sip, uint32_t dip, uint8_t next_hdr)
+{
+	struct ibv_flow_spec_ipv6 s;
+
+	memset(&s, 0, sizeof(s));
+	s.type = IBV_FLOW_SPEC_IPV6;
+	s.size = sizeof(s);
+	ut_put32(s.val.src_ip + 12, sip);
+	memset(s.mask.src_ip, sip ? 0xff : 0, 16);
+	ut_put32(s.val.dst_ip + 12, dip);
+	memset(s.mask.dst_ip, dip ? 0xff : 0, 16);
+	s.val.next_hdr = next_hdr;
+	s.mask.next_hdr = next_hdr ? 0xff : 0;
+	ut_flow_add(f, &s, sizeof(s));
+}
+
 /* TCP or UDP ports (0: any). */
 static inline void
 ut_flow_l4(struct ut_flow *f, bool tcp, uint16_t sport, uint16_t dport)

@@ -4,7 +4,7 @@
  * Flow rules (lib/engine/flow_rule.c, ibv_create_flow(3)): every malformed
  * or unsupported attr is refused with its errno and leaves the output
  * untouched; frames built by hand (uroce_test_frame.h) match exactly the
- * rules they should: MAC, ether_type, VLAN, IPv4 addresses, TCP/UDP ports,
+ * rules they should: MAC, ether_type, VLAN, IPv4 and IPv6 headers, TCP/UDP ports,
  * partial masks, fragments, IPv6, runts, and the DEFAULT kinds; the order.
  */
 #include <errno.h>
@@ -135,7 +135,7 @@ check_parse_errors(void)
 	ut_flow_init(&f, IBV_FLOW_ATTR_NORMAL, 0);
 	ut_flow_add(&f, &eth, sizeof(eth));
 	UT_CHECK_EQ(parse(&f, &r), -EINVAL);
-	eth.type = IBV_FLOW_SPEC_IPV6;		/* known, not built */
+	eth.type = IBV_FLOW_SPEC_ESP;		/* known, not built */
 	ut_flow_init(&f, IBV_FLOW_ATTR_NORMAL, 0);
 	ut_flow_add(&f, &eth, sizeof(eth));
 	UT_CHECK_EQ(parse(&f, &r), -EOPNOTSUPP);
@@ -265,6 +265,60 @@ check_match(void)
 		UT_CHECK(!takes(&f, &fr));
 		ut_flow_ipv4(&f, 0, 0x0a000002);	/* IPV4 and IPV4_EXT */
 		UT_CHECK_EQ(parse(&f, &r), -EINVAL);
+	}
+
+	/* IPv6 addresses, next header, traffic class, flow label */
+	{
+		struct ibv_flow_spec_ipv6 x;
+		struct uroce_flow_rule r;
+		uint8_t buf[256];
+		struct uroce_flow_key k;
+		uint32_t len;
+
+		fr.ip = 6;
+		fr.proto = 6;
+		ut_flow_init(&f, IBV_FLOW_ATTR_NORMAL, 0);
+		ut_flow_eth(&f, NULL, 0x86dd, -1);
+		ut_flow_ipv6(&f, 0x0a000001, 0x0a000002, 6);
+		ut_flow_l4(&f, true, 1234, 5000);
+		UT_CHECK(takes(&f, &fr));
+		fr.dip = 0x0a000003;
+		UT_CHECK(!takes(&f, &fr));		/* another address */
+		fr.dip = 0x0a000002;
+		fr.proto = 17;
+		UT_CHECK(!takes(&f, &fr));		/* next header */
+		fr.proto = 6;
+		fr.ip = 4;
+		UT_CHECK(!takes(&f, &fr));		/* IPv4 is not IPv6 */
+		ut_flow_init(&f, IBV_FLOW_ATTR_NORMAL, 0);
+		ut_flow_ipv4(&f, 0, 0x0a000002);
+		ut_flow_ipv6(&f, 0, 0x0a000002, 0);
+		UT_CHECK_EQ(parse(&f, &r), -EINVAL);	/* IPv4 and IPv6 */
+		/* The header's other fields: traffic class 0x12, flow label
+		 * 0x34567 (network order in the filter). */
+		fr.ip = 6;
+		len = ut_frame_build(&fr, buf, 1);
+		ut_put32(buf + 14, 0x61234567);
+		uroce_flow_key_get(buf, len, &k);
+		memset(&x, 0, sizeof(x));
+		x.type = IBV_FLOW_SPEC_IPV6;
+		x.size = sizeof(x);
+		x.val.traffic_class = 0x12;
+		x.mask.traffic_class = 0xff;
+		x.val.flow_label = htobe32(0x34567);
+		x.mask.flow_label = htobe32(0xfffff);
+		x.val.hop_limit = 64;
+		x.mask.hop_limit = 0xff;
+		ut_flow_init(&f, IBV_FLOW_ATTR_NORMAL, 0);
+		ut_flow_add(&f, &x, sizeof(x));
+		UT_CHECK_EQ(parse(&f, &r), 0);
+		UT_CHECK(uroce_flow_rule_match(&r, &k));
+		r.ip6.flow_label = htobe32(0x34566);
+		UT_CHECK(!uroce_flow_rule_match(&r, &k));
+		r.ip6.flow_label = htobe32(0x34567);
+		r.ip6.traffic_class = 0x13;
+		UT_CHECK(!uroce_flow_rule_match(&r, &k));
+		fr = udp4(mac_b, 0x0a000002, 5000);
 	}
 
 	/* UDP/TCP ports and protocol */

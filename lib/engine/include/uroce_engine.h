@@ -437,7 +437,8 @@ int uroce_dev_qp_rate_limit(struct uroce_qp *qp,
 int uroce_dev_qp_query(struct uroce_qp *qp, struct ibv_qp_attr *attr,
 		       struct ibv_qp_init_attr *init);
 /** ibv_destroy_qp(): frames for it are dropped from now on; outstanding
- *  WQEs go without completions. -EBUSY while flow rules steer to it. */
+ *  WQEs go without completions. -EBUSY while flow rules steer to it, or
+ *  (a WQ) an indirection table names it. */
 int uroce_dev_qp_destroy(struct uroce_qp *qp);
 /** A QP's counters, read on the owner. */
 int uroce_dev_qp_stats(struct uroce_qp *qp, struct uroce_qp_stats *st);
@@ -454,6 +455,47 @@ int uroce_dev_flow_create(struct uroce_qp *qp, const struct ibv_flow_attr *attr,
 			  struct uroce_flow **out);
 /** ibv_destroy_flow(): no frame is steered by it once this returns. */
 int uroce_dev_flow_destroy(struct uroce_flow *flow);
+
+/**
+ * Receive work queues and RSS (ibv_create_wq(3), ibv_create_rwq_ind_table(3),
+ * RSS QPs of ibv_create_qp_ex(3)); the model is in lib/engine/dev_wq.c.
+ */
+struct uroce_dev_wq_caps {
+	uint32_t max_wq;		/**< shared with max_qp */
+	uint32_t max_ind_tbl;		/**< per device */
+	uint32_t max_ind_tbl_size;	/**< entries */
+	uint64_t rx_hash_fields;	/**< IBV_RX_HASH_* */
+};
+void uroce_dev_wq_caps(struct uroce_dev_wq_caps *caps);
+/** A WQ of type RQ in RESET: a receive queue of max_wr (rounded up to a
+ *  power of two) WQEs of max_sge SGEs completing on cq; *out is its QP
+ *  (receives are posted with uroce_qp_post_recv(), its number is
+ *  (*out)->qpn). -EINVAL: 0 or over the QP limits, a CQ of another device;
+ *  -ENOMEM beyond max_qp QPs and WQs. */
+int uroce_dev_wq_create(struct uroce_pd *pd, struct uroce_cq *cq,
+			uint32_t max_wr, uint32_t max_sge, void *user,
+			struct uroce_qp **out);
+/** ibv_modify_wq() of the state: to RDY from RESET, to ERR from RDY, to
+ *  RESET from RDY or ERR, RESET and RDY to themselves; -EINVAL for any other,
+ *  or when has_cur and cur is not the WQ's state; nothing changes then. */
+int uroce_dev_wq_modify(struct uroce_qp *wq, enum ibv_wq_state cur,
+			bool has_cur, enum ibv_wq_state to);
+/** ibv_destroy_wq(): -EBUSY while an indirection table names it. */
+int uroce_dev_wq_destroy(struct uroce_qp *wq);
+/** An indirection table of 2^log_size WQs of dev (-EINVAL: log_size above
+ *  that of max_ind_tbl_size, a NULL entry, not a WQ of dev; -ENOMEM). */
+struct uroce_ind_tbl;
+int uroce_dev_ind_tbl_create(struct uroce_dev *dev, uint32_t log_size,
+			     struct uroce_qp *const *wqs,
+			     struct uroce_ind_tbl **out);
+/** -EBUSY while an RSS QP uses it. */
+int uroce_dev_ind_tbl_destroy(struct uroce_ind_tbl *t);
+/** An RSS QP (RAW_PACKET, no queue of its own) spreading what flow rules
+ *  steer to it over t's WQs by the Toeplitz hash h (uroce_rss.h: its
+ *  -EINVAL and -EOPNOTSUPP); a table of another device -EINVAL. */
+int uroce_dev_rss_qp_create(struct uroce_pd *pd, struct uroce_ind_tbl *t,
+			    const struct ibv_rx_hash_conf *h, void *user,
+			    struct uroce_qp **out);
 
 #ifdef __cplusplus
 }

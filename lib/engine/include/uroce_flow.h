@@ -24,8 +24,12 @@
  *    UDP (src_port, dst_port; the frame must carry that protocol over IPv4
  *    or IPv6, and for IPv4 be the first fragment). Fields in network
  *    order; IPV4_EXT (IPV4 plus proto, tos, ttl and the 3 flag bits; one
- *    of IPV4 and IPV4_EXT per rule); a bit counts where the mask has it set (any mask, not only all
- *    or nothing); no spec at all matches every frame.
+ *    of IPV4 and IPV4_EXT per rule); IPV6 (src_ip, dst_ip, flow_label
+ *    in network order, next_hdr, traffic_class, hop_limit; the frame must
+ *    be IPv6, its next_hdr the fixed header's: extension headers are not
+ *    walked; one of IPV4 and IPV6 per rule); a bit counts where the mask
+ *    has it set (any mask, not only all or nothing); no spec at all
+ *    matches every frame.
  *  - IBV_FLOW_ATTR_MC_DEFAULT (multicast frames no NORMAL rule took) and
  *    IBV_FLOW_ATTR_ALL_DEFAULT (any frame no other rule took), no specs.
  *  - Order: NORMAL rules by priority (lower value first, any 16-bit value
@@ -34,10 +38,11 @@
  * Errors (nothing is created): -EINVAL for a malformed attr (comp_mask set,
  * port not 1, a spec whose size is not its type's (or shorter than a spec
  * header, as where num_of_specs runs past the specs), a spec type given
- * twice, TCP and UDP together, specs on a DEFAULT rule, unknown type or
- * flags); -EOPNOTSUPP for what is valid but not built: IBV_FLOW_ATTR_SNIFFER,
- * the flags DONT_TRAP and EGRESS, IBV_FLOW_SPEC_INNER and the spec types
- * IPV6, ESP, VXLAN, GRE, MPLS and the action specs.
+ * twice, TCP and UDP together, IPv4 and IPv6 together, specs on a DEFAULT
+ * rule, unknown type or flags); -EOPNOTSUPP for what is valid but not
+ * built: IBV_FLOW_ATTR_SNIFFER, the flags DONT_TRAP and EGRESS,
+ * IBV_FLOW_SPEC_INNER and the spec types ESP, VXLAN, GRE, MPLS and the
+ * action specs.
  */
 
 #include <stdbool.h>
@@ -54,6 +59,7 @@ extern "C" {
 #define UROCE_FLOW_IPV4		0x2u
 #define UROCE_FLOW_TCP		0x4u
 #define UROCE_FLOW_UDP		0x8u
+#define UROCE_FLOW_IPV6		0x10u
 
 /** A parsed rule; values are stored already masked. */
 struct uroce_flow_rule {
@@ -62,6 +68,7 @@ struct uroce_flow_rule {
 	uint32_t specs;			/**< UROCE_FLOW_* given */
 	struct ibv_flow_eth_filter eth, eth_mask;
 	struct ibv_flow_ipv4_ext_filter ip, ip_mask; /**< IPV4 or IPV4_EXT */
+	struct ibv_flow_ipv6_filter ip6, ip6_mask;
 	struct ibv_flow_tcp_udp_filter l4, l4_mask;
 };
 
@@ -74,6 +81,7 @@ struct uroce_flow_key {
 	uint8_t l4_proto;		/**< IP protocol / next header */
 	struct ibv_flow_eth_filter e;	/**< vlan_tag: the outer TCI */
 	struct ibv_flow_ipv4_ext_filter ip;	/**< flags: the 3 flag bits */
+	struct ibv_flow_ipv6_filter ip6;	/**< flow_label: 20 bits, BE */
 	struct ibv_flow_tcp_udp_filter l4;
 };
 

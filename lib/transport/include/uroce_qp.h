@@ -446,6 +446,16 @@ int uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 		    struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
 		    const struct ibv_qp_init_attr *init, uint32_t qpn,
 		    struct uroce_qp **out);
+/**
+ * Create the QP of an RSS QP (ibv_create_qp_ex(3), IBV_QP_INIT_ATTR_RX_HASH):
+ * RAW_PACKET in RESET with no CQ and no work queue of its own; frames that
+ * flow rules steer to it go to the receive WQs its indirection table names
+ * (the engine's RSS, lib/engine/dev_wq.c). Posting a send or a receive on
+ * it is -EINVAL.
+ * @return 0 and *out, or a negative errno.
+ */
+int uroce_qp_create_rss(const struct uroce_qp_env *env, const void *pd,
+			uint32_t qpn, struct uroce_qp **out);
 
 /** Free a QP (owner). Outstanding WQEs are dropped without completions,
  *  as ibv_destroy_qp(3) allows. NULL is a no-op. */
