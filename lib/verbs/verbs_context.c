@@ -85,6 +85,7 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->create_srq_ex = uroce_verbs_create_srq_ex;
 	v->get_srq_num = uroce_verbs_get_srq_num;
 	v->post_srq_ops = uroce_verbs_post_srq_ops;
+	v->advise_mr = uroce_verbs_advise_mr;
 }
 
 struct ibv_context *
@@ -245,6 +246,7 @@ uroce_verbs_query_device_ex(struct ibv_context *context,
 			1u << IBV_QPT_UC | 1u << IBV_QPT_UD |
 			1u << IBV_QPT_RAW_PACKET;
 	uroce_verbs_tm_caps(&a.tm_caps);
+	uroce_verbs_odp_caps(&a);
 	a.phys_port_cnt_ex = 1;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	if (attr_size > sizeof(a))
