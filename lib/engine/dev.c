@@ -25,6 +25,7 @@
 #include <rte_random.h>
 
 #include "engine_priv.h"
+#include "uroce_memguard.h"
 
 /* Device limits. */
 #define ENG_MAX_SGE		32
@@ -406,6 +407,7 @@ uroce_dev_stats_get(const struct uroce_dev *dev, struct uroce_dev_stats *st)
 		for (v = 0; v < UROCE_WIRE_VERDICT_COUNT; v++)
 			st->wire.verdict[v] += s->wire.verdict[v];
 	}
+	st->mem_faults = uroce_memguard_faults();
 }
 
 void
