@@ -52,8 +52,10 @@ guard_takes(const struct guard *g, const siginfo_t *si)
 {
 	uintptr_t a = (uintptr_t)si->si_addr;
 
+#ifdef __x86_64__
 	if (si->si_code == SI_KERNEL)
 		return (uint64_t)g->lo + (g->len - 1) > USER_VA_TOP;
+#endif
 	return si->si_code > 0 && a >= g->lo && a - g->lo < g->len;
 }
 

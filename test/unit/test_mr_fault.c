@@ -13,10 +13,12 @@
  *  - a SEND gathered from it (copied, and zero-copy) and a READ response
  *    scattered into it: IBV_WC_LOC_PROT_ERR at the requester;
  *  - an on-demand region registered over a hole that is mapped afterwards
- *    takes a WRITE intact.
+ *    takes a WRITE intact; the implicit region's WRITE to the first page
+ *    or to an address that is not canonical is a remote access error.
  * And the handler leaves other faults to the handler installed before it.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -246,6 +248,33 @@ test_odp_late_map(void)
 	env_free(e);
 }
 
+/* The implicit region names every address: one in the first page (never
+ * mapped) and one that is not canonical (a general protection fault, no
+ * fault address) are remote access errors like any hole. */
+static void
+test_implicit_wild(void)
+{
+	static const uint64_t wild[] = { 16, UINT64_C(0x8000000000000000) };
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(wild); i++) {
+		struct env *e = env_new(50 + i, 1, ALL);
+		struct uroce_mr *imp = NULL;
+		struct ibv_wc wc;
+
+		UT_CHECK_EQ(uroce_mr_reg(e->l.node[1].mrs, &e->l.node[1].pd,
+					 NULL, SIZE_MAX, 0,
+					 ALL | IBV_ACCESS_ON_DEMAND, &imp), 0);
+		if (imp != NULL) {
+			wc = run_op(e, IBV_WR_RDMA_WRITE, (uintptr_t)e->ok[0],
+				    e->ok_mr[0]->lkey, 8, wild[i], imp->rkey);
+			UT_CHECK_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+		}
+		UT_NOTE("implicit region, WRITE to 0x%" PRIx64, wild[i]);
+		env_free(e);
+	}
+}
+
 /* A fault outside any guarded access reaches the handler installed
  * before (here the test's own, which jumps back). */
 static sigjmp_buf prev_jb;
@@ -296,6 +325,7 @@ main(int argc, char **argv)
 	test_recv_scatter();
 	test_requester();
 	test_odp_late_map();
+	test_implicit_wild();
 	test_chain();
 	return ut_summary();
 }
