@@ -394,6 +394,9 @@ uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
 	ret = check_reg(addr, len, iova, access);
 	if (ret != 0)
 		return ret;
+	/* A handler the application installed since is chained, ours put
+	 * back (uroce_memguard.h). */
+	uroce_memguard_init();
 	rte_spinlock_lock(&tbl->lock);
 	idx = free_pop(tbl);
 	if (idx == 0) {
