@@ -10,7 +10,8 @@
  * channels, two RC QPs of the device exchanging a message, a WRITE to a QP
  * without remote write (IBV_EVENT_QP_ACCESS_ERR naming the responder's QP),
  * a READ beyond max_dest_rd_atomic (IBV_EVENT_QP_REQ_ERR; ibv_destroy_qp()
- * waits for its acknowledgement), SENDs to a QP left in RTR (one
+ * waits for its acknowledgement), a WRITE into a region unmapped after its
+ * registration (IBV_WC_REM_ACCESS_ERR, the process alive), SENDs to a QP left in RTR (one
  * IBV_EVENT_COMM_EST), ibv_reg_mr() of memory not mapped or read-only,
  * on-demand regions and ibv_advise_mr(), the
  * context's cmd_fd, the private modify_qp_seq of uroce's librdmacm
@@ -526,6 +527,75 @@ test_qp_access(struct ibv_context *ctx)
 	UT_NOTE("WRITE to a QP without remote write: status %d", wc.status);
 	take_event(ctx, IBV_EVENT_QP_ACCESS_ERR, qb);
 	no_event(ctx);
+	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
+	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(ms), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(md), 0);
+	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
+/* A WRITE into a region the application unmapped after registering it,
+ * executed on the engine's thread: IBV_WC_REM_ACCESS_ERR, the responder's
+ * QP_ACCESS_ERR, the process alive (unit/mr_fault counts the fault). */
+static void
+test_unmapped_write(struct ibv_context *ctx)
+{
+	static char src[256];
+	long pg = sysconf(_SC_PAGESIZE);
+	struct ibv_qp_init_attr init;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *ms, *md;
+	struct ibv_sge ss;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	char *dst;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	dst = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!UT_CHECK(pd != NULL && cq != NULL && dst != MAP_FAILED))
+		return;
+	ms = ibv_reg_mr(pd, src, sizeof(src), 0);
+	md = ibv_reg_mr(pd, dst, 2 * pg, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	UT_CHECK_EQ(munmap(dst, 2 * pg), 0);
+	memset(&init, 0, sizeof(init));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 4;
+	init.cap.max_recv_wr = 4;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	qa = ibv_create_qp(pd, &init);
+	qb = ibv_create_qp(pd, &init);
+	if (!UT_CHECK(ms != NULL && md != NULL && qa != NULL && qb != NULL))
+		return;
+	ut_verbs_rc_connect_ex(qa, ctx, qb->qp_num, 7, 12, 1,
+			       IBV_ACCESS_REMOTE_WRITE);
+	ut_verbs_rc_connect_ex(qb, ctx, qa->qp_num, 7, 12, 1,
+			       IBV_ACCESS_REMOTE_WRITE);
+	ss = (struct ibv_sge){ (uintptr_t)src, sizeof(src), ms->lkey };
+	memset(&swr, 0, sizeof(swr));
+	swr.wr_id = 4;
+	swr.sg_list = &ss;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = (uintptr_t)dst + (uintptr_t)pg;
+	swr.wr.rdma.rkey = md->rkey;
+	UT_CHECK_EQ(ibv_post_send(qa, &swr, &bad_s), 0);
+	if (UT_CHECK_EQ(poll_one(cq, &wc), 1)) {
+		UT_CHECK_EQ(wc.wr_id, 4);
+		UT_CHECK_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+	}
+	take_event(ctx, IBV_EVENT_QP_ACCESS_ERR, qb);
+	no_event(ctx);
+	UT_NOTE("WRITE into a region unmapped after registration");
 	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
 	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
 	UT_CHECK_EQ(ibv_dereg_mr(ms), 0);
@@ -1493,6 +1563,7 @@ main(void)
 			test_objects(ctx, da.max_cqe);
 			test_unpolled(ctx);
 			test_qp_access(ctx);
+			test_unmapped_write(ctx);
 			test_resize_cq(ctx, da.max_cqe);
 			test_rereg_mr(ctx);
 			test_req_err(ctx);
