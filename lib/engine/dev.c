@@ -25,6 +25,7 @@
 #include <rte_random.h>
 
 #include "engine_priv.h"
+#include "uroce_memguard.h"
 
 /* Device limits. */
 #define ENG_MAX_SGE		32
@@ -410,6 +411,7 @@ uroce_dev_stats_get(const struct uroce_dev *dev, struct uroce_dev_stats *st)
 		for (v = 0; v < UROCE_WIRE_VERDICT_COUNT; v++)
 			st->wire.verdict[v] += s->wire.verdict[v];
 	}
+	st->mem_faults = uroce_memguard_faults();
 }
 
 void
@@ -690,13 +692,16 @@ uroce_dev_cq_lcore(const struct uroce_cq *cq)
  */
 static uint64_t eng_pinned_pages;
 
+/* An on-demand region pins nothing and is not charged (the kernel's ODP
+ * umem is not either). */
 static uint64_t
-pin_pages(const void *addr, size_t len)
+pin_pages(const void *addr, size_t len, unsigned int access)
 {
 	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)addr;
 
 	/* Lengths that wrap are the registration's to refuse (EINVAL). */
-	if (len == 0 || len - 1 > UINTPTR_MAX - a)
+	if (len == 0 || len - 1 > UINTPTR_MAX - a ||
+	    (access & IBV_ACCESS_ON_DEMAND))
 		return 0;
 	return ((a + len - 1) / pg) - (a / pg) + 1;
 }
@@ -738,7 +743,7 @@ int
 uroce_dev_mr_reg(struct uroce_pd *pd, void *addr, size_t len, uint64_t iova,
 		 unsigned int access, struct uroce_mr **out)
 {
-	uint64_t n = pin_pages(addr, len);
+	uint64_t n = pin_pages(addr, len, access);
 	int ret;
 
 	if (pd == NULL || out == NULL)
@@ -767,7 +772,7 @@ uroce_dev_mr_dereg(struct uroce_mr *mr)
 		return -EINVAL;
 	pd = (struct uroce_pd *)(uintptr_t)mr->pd;
 	pthread_mutex_lock(&eng_g->lock);
-	n = pin_pages(mr->addr, mr->length);
+	n = pin_pages(mr->addr, mr->length, mr->access);
 	ret = uroce_mr_dereg(pd->dev->env.mrs, mr);
 	if (ret == 0) {
 		pd->refs--;
@@ -799,8 +804,9 @@ uroce_dev_mr_rereg(struct uroce_mr *mr, struct uroce_pd *npd, void *addr,
 	/* A new range is charged while the old one still is, as a rereg
 	 * that builds a new umem before it drops the old one; a change of
 	 * access or PD alone pins nothing new. */
-	moved = addr != mr->addr || len != mr->length;
-	n = moved ? pin_pages(addr, len) : 0;
+	moved = addr != mr->addr || len != mr->length ||
+		((access ^ mr->access) & IBV_ACCESS_ON_DEMAND);
+	n = moved ? pin_pages(addr, len, access) : 0;
 	pthread_mutex_lock(&eng_g->lock);
 	ret = pin_check(n);
 	if (ret == 0)
@@ -815,7 +821,8 @@ uroce_dev_mr_rereg(struct uroce_mr *mr, struct uroce_pd *npd, void *addr,
 	eng_sync();
 	pthread_mutex_lock(&eng_g->lock);
 	if (moved)
-		eng_pinned_pages -= pin_pages(mr->addr, mr->length);
+		eng_pinned_pages -= pin_pages(mr->addr, mr->length,
+					      mr->access);
 	uroce_mr_rereg_end(pd->dev->env.mrs, mr, npd, addr, len, iova,
 			   access);
 	pd->refs--;

@@ -372,7 +372,11 @@ eng_start(struct eng *e, const struct uroce_config *cfg, unsigned int flags,
  * then goes to one of the program's own threads, which chose their masks
  * (a program that blocks a signal in its threads and reads it from a
  * signalfd would otherwise see it delivered to ours and the process end
- * with the default action). The caller's mask is back on return. */
+ * with the default action). The caller's mask is back on return.
+ * SIGSEGV and SIGBUS stay open: a fault is the faulting thread's own, and
+ * a blocked one kills the process before any handler runs, where an
+ * access to registered memory that is gone must fail alone
+ * (uroce_memguard.h). */
 static int
 eng_start_masked(struct eng *e, const struct uroce_config *cfg,
 		 unsigned int flags, char *err, size_t err_len)
@@ -381,6 +385,8 @@ eng_start_masked(struct eng *e, const struct uroce_config *cfg,
 	int ret;
 
 	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = eng_start(e, cfg, flags, err, err_len);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -72,6 +72,7 @@ static const struct tel_field dev_fields[] = {
 	GSI_FIELD(gsi_drop_len), GSI_FIELD(gsi_drop_mad),
 	GSI_FIELD(gsi_drop_noagent), GSI_FIELD(gsi_drop_full),
 	GSI_FIELD(gsi_noagent_replied),
+	GSI_FIELD(mem_faults),
 };
 
 static uint64_t

@@ -34,6 +34,7 @@
 #include <rte_log.h>
 #include <rte_spinlock.h>
 
+#include "uroce_memguard.h"
 #include "uroce_mr.h"
 #include "transport_priv.h"
 
@@ -124,6 +125,11 @@ uroce_mr_table_create(uint32_t max_mr, uint64_t seed,
 
 	if (max_mr == 0 || max_mr > UROCE_MR_MAX)
 		return -EINVAL;
+	/* Accesses to the regions' memory are fault-safe from now on. */
+	if (uroce_memguard_init() != 0)
+		rte_log(RTE_LOG_WARNING, uroce_transport_logtype, "mr: no "
+			"SIGSEGV/SIGBUS handler: memory unmapped after its "
+			"registration is fatal\n");
 	tbl = calloc(1, sizeof(*tbl));
 	if (tbl == NULL)
 		return -ENOMEM;
@@ -223,6 +229,20 @@ check_reg_range(const void *addr, size_t len, uint64_t iova)
 				  " at different page offsets", addr, iova);
 	if (addr == NULL)
 		return reg_reject(-EFAULT, "addr NULL");
+	return 0;
+}
+
+/* An implicit on-demand region (uroce_mr.h), or its near misses: mlx5
+ * refuses a whole-space registration at another iova with EINVAL. */
+static int
+check_reg_implicit(const void *addr, size_t len, uint64_t iova,
+		   unsigned int access)
+{
+	if (addr != NULL || len != SIZE_MAX || !(access & IBV_ACCESS_ON_DEMAND))
+		return 1;
+	if (iova != 0)
+		return reg_reject(-EINVAL, "implicit on-demand region at iova "
+				  "0x%" PRIx64, iova);
 	return 0;
 }
 
@@ -334,13 +354,18 @@ check_reg(void *addr, size_t len, uint64_t iova, unsigned int access)
 
 	ret = check_reg_access(access);
 	if (ret == 0)
+		ret = check_reg_implicit(addr, len, iova, access);
+	if (ret == 1)
 		ret = check_reg_range(addr, len, iova);
 	if (ret != 0)
 		return ret;
 	if (access & UROCE_MR_ACCESS_UNSUPPORTED)
 		return reg_reject(-EOPNOTSUPP, "access 0x%x not supported "
-				  "(zero-based, on-demand)",
+				  "(zero-based)",
 				  access & UROCE_MR_ACCESS_UNSUPPORTED);
+	/* On demand: pages come when accessed, none needs to be there. */
+	if (access & IBV_ACCESS_ON_DEMAND)
+		return 0;
 	return check_reg_mapped(addr, len, access);
 }
 
@@ -369,6 +394,9 @@ uroce_mr_reg(struct uroce_mr_table *tbl, const void *pd, void *addr,
 	ret = check_reg(addr, len, iova, access);
 	if (ret != 0)
 		return ret;
+	/* A handler the application installed since is chained, ours put
+	 * back (uroce_memguard.h). */
+	uroce_memguard_init();
 	rte_spinlock_lock(&tbl->lock);
 	idx = free_pop(tbl);
 	if (idx == 0) {
@@ -597,6 +625,22 @@ uroce_mr_check_remote_qp(const struct uroce_mr_table *tbl, const void *pd,
 		ret = -UROCE_MR_EALIGN;
 	}
 	return ret;
+}
+
+int
+uroce_mr_check_advise(const struct uroce_mr_table *tbl, const void *pd,
+		      uint32_t lkey, uint64_t va, uint64_t len, bool write,
+		      void **host)
+{
+	struct mr_view v;
+
+	*host = NULL;
+	if (mr_lookup(tbl, lkey, &v) != 0 || v.kind != SLOT_MR ||
+	    !(v.access & IBV_ACCESS_ON_DEMAND))
+		return -ENOENT;
+	if (v.pd != pd || (write && !(v.access & IBV_ACCESS_LOCAL_WRITE)))
+		return -EPERM;
+	return mr_bounds(&v, va, len, host) == 0 ? 0 : -EFAULT;
 }
 
 enum ibv_wc_status

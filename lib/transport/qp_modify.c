@@ -531,9 +531,12 @@ rule_cur_state(const struct modify_ctx *c)
 static int
 rule_access_flags(const struct modify_ctx *c)
 {
+	/* IBV_ACCESS_ON_DEMAND is a region's flag; programs pass the MR's
+	 * flags here (rdma-core's ODP tests do), and the Linux core and
+	 * mlx5 ignore it in a QP's: so does uroce. */
 	const unsigned int ok = IBV_ACCESS_LOCAL_WRITE |
 		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-		IBV_ACCESS_REMOTE_ATOMIC;
+		IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ON_DEMAND;
 
 	if (c->attr->qp_access_flags & ~ok)
 		return reject(c, "qp_access_flags 0x%x beyond local write and "

@@ -12,6 +12,7 @@
 #include <rte_mbuf.h>
 
 #include "qp_priv.h"
+#include "uroce_memguard.h"
 
 /* What processing one request packet came to. */
 enum rx_res {
@@ -311,8 +312,14 @@ send_res(struct uroce_qp *qp, uint64_t now, struct uroce_txb *txb)
 		uroce_req_retry_wait(qp, now);
 		return false;
 	}
-	if (plen > 0)
-		memcpy(payload, host, plen);
+	/* Memory unmapped since the registration (or an on-demand page not
+	 * mapped now) faults: a remote access error, as a bad key. */
+	if (plen > 0 && uroce_memguard_copy(payload, host, plen, host) < 0) {
+		rte_pktmbuf_free(m);
+		res_pop(r);
+		rc_error(qp, UROCE_NAK_REM_ACCESS, e->psn);
+		return true;
+	}
 	uroce_frame_finish(qp, m, &qp->path, &bth, &ext, plen, txb);
 	e->va += plen;
 	e->left -= plen;
@@ -589,11 +596,13 @@ rx_write(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	if (plen > 0) {
 		ret = uroce_mr_check_remote_qp(qp->env->mrs, qp->pd, qp, r->w_rkey, r->w_va,
 					    plen, IBV_ACCESS_REMOTE_WRITE, &host);
-		if (ret < 0) {
+		if (ret == 0)
+			ret = uroce_memguard_copy(host, uroce_pkt_payload(pkt),
+						  plen, host);
+		if (ret < 0) {	/* -EFAULT: unmapped since registered */
 			*code = key_nak(ret);
 			return RX_NAK;
 		}
-		memcpy(host, uroce_pkt_payload(pkt), plen);
 	}
 	r->w_va += plen;
 	r->w_left -= plen;
@@ -650,20 +659,17 @@ rx_read(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	return RX_OK;
 }
 
-static uint64_t
+/* Real CPU atomics on host memory (IBTA ch. 9.4): atomic against QPs of
+ * other lcores and against the host's own CPU. -EFAULT when the memory is
+ * gone since the registration. */
+static int
 atomic_exec(const struct uroce_pkt *pkt, const struct uroce_ext_fields *ext,
-	    uint64_t *host)
+	    uint64_t *host, uint64_t *orig)
 {
-	uint64_t expected = ext->atmeth.cmp;
-
-	/* Real CPU atomics on host memory (IBTA ch. 9.4): atomic against
-	 * QPs of other lcores and against the host's own CPU. */
-	if (pkt->op->kind == UROCE_OP_CMP_SWAP) {
-		__atomic_compare_exchange_n(host, &expected, ext->atmeth.swap_add,
-					    false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-		return expected;
-	}
-	return __atomic_fetch_add(host, ext->atmeth.swap_add, __ATOMIC_SEQ_CST);
+	if (pkt->op->kind == UROCE_OP_CMP_SWAP)
+		return uroce_memguard_cas(host, ext->atmeth.cmp,
+					  ext->atmeth.swap_add, orig);
+	return uroce_memguard_fadd(host, ext->atmeth.swap_add, orig);
 }
 
 static enum rx_res
@@ -673,6 +679,7 @@ rx_atomic(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	struct uroce_responder *r = qp->resp;
 	struct uroce_resp_res *e;
 	struct uroce_replay *rp;
+	uint64_t orig;
 	void *host;
 	int ret;
 
@@ -682,6 +689,8 @@ rx_atomic(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	ret = uroce_mr_check_remote_qp(qp->env->mrs, qp->pd, qp, ext->atmeth.rkey,
 				    ext->atmeth.va, 8, IBV_ACCESS_REMOTE_ATOMIC,
 				    &host);
+	if (ret == 0)
+		ret = atomic_exec(pkt, ext, host, &orig);
 	if (ret < 0) {
 		*code = key_nak(ret);
 		return RX_NAK;
@@ -689,7 +698,7 @@ rx_atomic(struct uroce_qp *qp, const struct uroce_pkt *pkt,
 	e = res_push(qp);
 	e->atomic = true;
 	e->first_psn = e->last_psn = e->psn = pkt->bth.psn;
-	e->orig = atomic_exec(pkt, ext, host);
+	e->orig = orig;
 	/* Remember the answer: a duplicate must not execute again. */
 	rp = &r->replay[r->replay_next];
 	r->replay_next = (r->replay_next + 1) % RTE_MAX(res_limit(qp), 1u);

@@ -12,6 +12,7 @@
 #include <rte_mbuf.h>
 
 #include "qp_priv.h"
+#include "uroce_memguard.h"
 
 /* ---------------------------------------------------------------------------
  * Gather (send WQEs) and scatter (receive WQEs, READ responses).
@@ -42,12 +43,13 @@ sge_copy(const struct uroce_qp *qp, const void *pd, const struct ibv_sge *sge,
 		n = RTE_MIN(sge[i].length - off, len);
 		ret = uroce_mr_check_local(qp->env->mrs, pd, sge[i].lkey,
 					   sge[i].addr + off, n, need, &host);
+		/* Memory unmapped since the registration faults: a
+		 * protection error as a bad key (uroce_memguard.h). */
+		if (ret == 0)
+			ret = to_sge ? uroce_memguard_copy(host, b, n, host) :
+				       uroce_memguard_copy(b, host, n, host);
 		if (ret < 0)
 			return ret;
-		if (to_sge)
-			memcpy(host, b, n);
-		else
-			memcpy(b, host, n);
 		b += n;
 		len -= n;
 		off = 0;

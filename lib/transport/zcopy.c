@@ -59,6 +59,7 @@
 
 #include "qp_priv.h"
 #include "zcopy_priv.h"
+#include "uroce_memguard.h"
 
 /* The count is 16 bits: beyond this many segments in flight, copy. */
 #define ZC_INFLIGHT_MAX	(UINT16_MAX - 1)
@@ -160,11 +161,14 @@ zc_payload(struct uroce_qp *qp, const struct uroce_send_wqe *w, uint32_t off,
 		n = RTE_MIN(sge[i].length - off, len);
 		ret = uroce_mr_check_local(qp->env->mrs, qp->pd, sge[i].lkey,
 					   sge[i].addr + off, n, 0, &host);
+		/* The CRC reads the piece first: memory unmapped since the
+		 * registration fails here, before a frame points at it. */
+		if (ret == 0)
+			ret = uroce_memguard_crc(crc, host, n);
 		if (ret == 0)
 			ret = zc_attach(qp, h, tail, host, n);
 		if (ret < 0)
 			return ret;
-		*crc = uroce_crc32_update(*crc, host, n);
 		len -= n;
 		off = 0;
 	}

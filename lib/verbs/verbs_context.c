@@ -90,6 +90,7 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->destroy_wq = uroce_verbs_destroy_wq;
 	v->create_rwq_ind_table = uroce_verbs_create_rwq_ind_table;
 	v->destroy_rwq_ind_table = uroce_verbs_destroy_rwq_ind_table;
+	v->advise_mr = uroce_verbs_advise_mr;
 }
 
 struct ibv_context *
@@ -266,6 +267,7 @@ uroce_verbs_query_device_ex(struct ibv_context *context,
 			1u << IBV_QPT_RAW_PACKET;
 	uroce_verbs_tm_caps(&a.tm_caps);
 	rss_caps(&a);
+	uroce_verbs_odp_caps(&a);
 	a.phys_port_cnt_ex = 1;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	if (attr_size > sizeof(a))

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 
 #include "uroce_engine.h"
+#include "uroce_memguard.h"
+#include "uroce_mr.h"
 #include "verbs_priv.h"
 
 /* <infiniband/verbs.h> turns these names into inline wrappers. */
@@ -125,5 +127,72 @@ ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr,
 	ibmr->pd = npd;
 	ibmr->addr = naddr;
 	ibmr->length = nlen;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * On-demand paging (uroce_mr.h): registration takes IBV_ACCESS_ON_DEMAND
+ * and the implicit whole-space region; these are its caps and its advice.
+ */
+
+/* Every operation of every transport works on on-demand memory: the data
+ * path's accesses are the same for pinned and on-demand regions. */
+void
+uroce_verbs_odp_caps(struct ibv_device_attr_ex *a)
+{
+	const uint32_t recv = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+		IBV_ODP_SUPPORT_SRQ_RECV;
+	const uint32_t rdma = recv | IBV_ODP_SUPPORT_WRITE |
+		IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC;
+
+	a->odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	a->odp_caps.per_transport_caps.rc_odp_caps = rdma;
+	a->odp_caps.per_transport_caps.uc_odp_caps = recv |
+		IBV_ODP_SUPPORT_WRITE;
+	a->odp_caps.per_transport_caps.ud_odp_caps = recv;
+	a->xrc_odp_caps = rdma;
+}
+
+/*
+ * ibv_advise_mr(3): prefetch faults the SGEs' pages in now, on the calling
+ * thread (readable, or writable for _PREFETCH_WRITE); _PREFETCH_NO_FAULT
+ * has nothing to do, the engine sees what the CPU sees. Done at once
+ * whether IBV_ADVISE_MR_FLAG_FLUSH asks for it or not. Every SGE is checked
+ * before any page is touched; errors as the man page and mlx5 give them.
+ */
+int
+uroce_verbs_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		      uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	const struct uroce_qp_env *env;
+	bool write = advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+	uint32_t i;
+	void *host;
+	int ret;
+
+	if (advice != IBV_ADVISE_MR_ADVICE_PREFETCH && !write &&
+	    advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return EOPNOTSUPP;
+	if ((flags & ~(uint32_t)IBV_ADVISE_MR_FLAG_FLUSH) || sg_list == NULL ||
+	    num_sge == 0)
+		return EINVAL;
+	env = uroce_dev_env(uroce_vctx_of(pd->context)->dev);
+	for (i = 0; i < num_sge; i++) {
+		ret = uroce_mr_check_advise(env->mrs,
+					    ((struct uroce_vpd *)pd)->upd,
+					    sg_list[i].lkey, sg_list[i].addr,
+					    sg_list[i].length, write, &host);
+		if (ret < 0)
+			return -ret;
+	}
+	for (i = 0; advice != IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT &&
+		    i < num_sge; i++) {
+		uroce_mr_check_advise(env->mrs, ((struct uroce_vpd *)pd)->upd,
+				      sg_list[i].lkey, sg_list[i].addr,
+				      sg_list[i].length, write, &host);
+		ret = uroce_memguard_populate(host, sg_list[i].length, write);
+		if (ret < 0)
+			return -ret;
+	}
 	return 0;
 }

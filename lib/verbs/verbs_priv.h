@@ -293,6 +293,12 @@ int uroce_verbs_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *wr,
 			     struct ibv_ops_wr **bad_wr);
 void uroce_verbs_tm_caps(struct ibv_tm_caps *caps);
 
+/* ---- verbs_mr.c ---- */
+void uroce_verbs_odp_caps(struct ibv_device_attr_ex *a);
+int uroce_verbs_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			  uint32_t flags, struct ibv_sge *sg_list,
+			  uint32_t num_sge);
+
 /* ---- verbs_flow.c ---- */
 struct ibv_flow *uroce_verbs_create_flow(struct ibv_qp *qp,
 					 struct ibv_flow_attr *attr);

@@ -47,7 +47,6 @@ SKIPS = [
     # (/sys/class/infiniband/DEV/device/net): a userspace device has none.
     (r"Device \S+ doesn't have net interface", 'no kernel netdev'),
     # Not offered yet (docs/verbs.md: "Not yet").
-    (r"ODP is not supported", 'not yet: ODP'),
     (r"Parent Domain is not supported", 'not yet: parent domains'),
     (r"Importing a device is not supported", 'not yet: ibv_import_device'),
     # Completion timestamps (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP*) and the

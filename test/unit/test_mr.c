@@ -4,8 +4,8 @@
  * The memory region table (lib/transport/mr.c): ibv_reg_mr(3) validation,
  * keys (stale, forged), PD isolation, bounds at the edges and against
  * overflow, atomic alignment, iova translation, a full table, memory that
- * is not mapped or not writable, and checks racing with reg/dereg on
- * another thread.
+ * is not mapped or not writable, on-demand and implicit regions, and
+ * checks racing with reg/dereg on another thread.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -111,10 +111,12 @@ test_reg_access(void)
 	expect_reg_fail(tbl, buf, 64, va, IBV_ACCESS_ON_DEMAND |
 			IBV_ACCESS_REMOTE_WRITE, -EINVAL);
 	/* defined but not done here */
-	expect_reg_fail(tbl, buf, 64, va, IBV_ACCESS_ON_DEMAND, -EOPNOTSUPP);
 	expect_reg_fail(tbl, buf, 64, 0, IBV_ACCESS_ZERO_BASED, -EOPNOTSUPP);
 	expect_reg_fail(tbl, buf, 64, va, IBV_ACCESS_ON_DEMAND |
-			IBV_ACCESS_HUGETLB, -EOPNOTSUPP);
+			IBV_ACCESS_ZERO_BASED, -EOPNOTSUPP);
+	expect_reg_ok(tbl, buf, 64, va, IBV_ACCESS_ON_DEMAND);
+	expect_reg_ok(tbl, buf, 64, va, IBV_ACCESS_ON_DEMAND |
+		      IBV_ACCESS_HUGETLB);
 
 	expect_reg_ok(tbl, buf, 64, va, 0);
 	expect_reg_ok(tbl, buf, 64, va, IBV_ACCESS_REMOTE_READ);
@@ -710,6 +712,77 @@ test_reg_mapped(void)
 	uroce_mr_table_free(tbl);
 }
 
+/* On demand: memory need not be mapped at registration; the implicit
+ * region is the whole address space, each address itself; the prefetch
+ * checks of ibv_advise_mr(3). */
+static void
+test_reg_odp(void)
+{
+	const unsigned int odp = RW | IBV_ACCESS_ON_DEMAND;
+	struct uroce_mr_table *tbl = new_table(4);
+	struct uroce_mr *mr = NULL, *pin = NULL;
+	uint8_t *m, *buf = page_buf(1);
+	void *host;
+
+	m = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!UT_CHECK(m != MAP_FAILED) || tbl == NULL || buf == NULL)
+		return;
+	UT_CHECK_EQ(munmap(m, 2 * PAGE), 0);
+	expect_reg_fail(tbl, m, 2 * PAGE, (uintptr_t)m, RW, -EFAULT);
+	expect_reg_ok(tbl, m, 2 * PAGE, (uintptr_t)m, odp);
+	/* implicit: NULL, SIZE_MAX, iova 0; at another iova EINVAL; NULL
+	 * with another length or without ON_DEMAND stays EFAULT */
+	UT_CHECK_EQ(uroce_mr_reg(tbl, PD_A, NULL, SIZE_MAX, 0, odp, &mr), 0);
+	if (UT_CHECK(mr != NULL)) {
+		UT_CHECK_EQ(uroce_mr_check_remote(tbl, PD_A, mr->rkey,
+						  (uintptr_t)buf, 8,
+						  IBV_ACCESS_REMOTE_WRITE,
+						  &host), 0);
+		UT_CHECK(host == buf);
+		UT_CHECK_EQ(uroce_mr_check_local(tbl, PD_A, mr->lkey,
+						 (uintptr_t)m, PAGE,
+						 IBV_ACCESS_LOCAL_WRITE, &host),
+			    0);
+		UT_CHECK(host == m);
+	}
+	expect_reg_fail(tbl, NULL, SIZE_MAX, PAGE, odp, -EINVAL);
+	expect_reg_fail(tbl, NULL, PAGE, 0, odp, -EFAULT);
+	expect_reg_fail(tbl, NULL, SIZE_MAX, 0, RW, -EFAULT);
+	/* advise: ODP regions only (-ENOENT), PD and write right (-EPERM),
+	 * bounds (-EFAULT) */
+	UT_CHECK_EQ(uroce_mr_reg(tbl, PD_A, buf, PAGE, (uintptr_t)buf,
+				 IBV_ACCESS_REMOTE_READ, &pin), 0);
+	if (UT_CHECK(mr != NULL && pin != NULL)) {
+		UT_CHECK_EQ(uroce_mr_check_advise(tbl, PD_A, mr->lkey,
+						  (uintptr_t)buf, PAGE, true,
+						  &host), 0);
+		UT_CHECK(host == buf);
+		UT_CHECK_EQ(uroce_mr_check_advise(tbl, PD_A, pin->lkey,
+						  (uintptr_t)buf, 8, false,
+						  &host), -ENOENT);
+		UT_CHECK_EQ(uroce_mr_check_advise(tbl, PD_A, mr->lkey + 1, 0,
+						  8, false, &host), -ENOENT);
+		UT_CHECK_EQ(uroce_mr_check_advise(tbl, PD_B, mr->lkey,
+						  (uintptr_t)buf, 8, false,
+						  &host), -EPERM);
+		UT_CHECK_EQ(uroce_mr_check_advise(tbl, PD_A, mr->lkey,
+						  SIZE_MAX - 4, 8, false,
+						  &host), -EFAULT);
+		UT_CHECK_EQ(uroce_mr_dereg(tbl, pin), 0);
+		UT_CHECK_EQ(uroce_mr_reg(tbl, PD_A, buf, PAGE, (uintptr_t)buf,
+					 IBV_ACCESS_ON_DEMAND, &pin), 0);
+		UT_CHECK_EQ(uroce_mr_check_advise(tbl, PD_A, pin->lkey,
+						  (uintptr_t)buf, 8, true,
+						  &host), -EPERM);
+		UT_CHECK_EQ(uroce_mr_dereg(tbl, pin), 0);
+		UT_CHECK_EQ(uroce_mr_dereg(tbl, mr), 0);
+	}
+	UT_CHECK_EQ(uroce_mr_table_count(tbl), 0);
+	uroce_mr_table_free(tbl);
+	free(buf);
+}
+
 /* Re-registration in place: the same keys, the new fields; refused
  * changes leave the region as it was; the keys fail between the steps. */
 static void
@@ -778,6 +851,7 @@ main(void)
 	test_zero_length();
 	test_table_full();
 	test_reg_mapped();
+	test_reg_odp();
 	test_wc_status();
 	test_check_vs_reg_race();
 	test_rereg();

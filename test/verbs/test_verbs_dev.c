@@ -10,8 +10,10 @@
  * channels, two RC QPs of the device exchanging a message, a WRITE to a QP
  * without remote write (IBV_EVENT_QP_ACCESS_ERR naming the responder's QP),
  * a READ beyond max_dest_rd_atomic (IBV_EVENT_QP_REQ_ERR; ibv_destroy_qp()
- * waits for its acknowledgement), SENDs to a QP left in RTR (one
- * IBV_EVENT_COMM_EST), ibv_reg_mr() of memory not mapped or read-only, the
+ * waits for its acknowledgement), a WRITE into a region unmapped after its
+ * registration (IBV_WC_REM_ACCESS_ERR, the process alive), SENDs to a QP left in RTR (one
+ * IBV_EVENT_COMM_EST), ibv_reg_mr() of memory not mapped or read-only,
+ * on-demand regions and ibv_advise_mr(), the
  * context's cmd_fd, the private modify_qp_seq of uroce's librdmacm
  * (several changes in one call: each made, its errors as ibv_modify_qp's),
  * the address vector that answers a UD receive (ibv_init_ah_from_wc), and
@@ -525,6 +527,75 @@ test_qp_access(struct ibv_context *ctx)
 	UT_NOTE("WRITE to a QP without remote write: status %d", wc.status);
 	take_event(ctx, IBV_EVENT_QP_ACCESS_ERR, qb);
 	no_event(ctx);
+	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
+	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(ms), 0);
+	UT_CHECK_EQ(ibv_dereg_mr(md), 0);
+	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
+/* A WRITE into a region the application unmapped after registering it,
+ * executed on the engine's thread: IBV_WC_REM_ACCESS_ERR, the responder's
+ * QP_ACCESS_ERR, the process alive (unit/mr_fault counts the fault). */
+static void
+test_unmapped_write(struct ibv_context *ctx)
+{
+	static char src[256];
+	long pg = sysconf(_SC_PAGESIZE);
+	struct ibv_qp_init_attr init;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *ms, *md;
+	struct ibv_sge ss;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	struct ibv_wc wc;
+	char *dst;
+
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	dst = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!UT_CHECK(pd != NULL && cq != NULL && dst != MAP_FAILED))
+		return;
+	ms = ibv_reg_mr(pd, src, sizeof(src), 0);
+	md = ibv_reg_mr(pd, dst, 2 * pg, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	UT_CHECK_EQ(munmap(dst, 2 * pg), 0);
+	memset(&init, 0, sizeof(init));
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 4;
+	init.cap.max_recv_wr = 4;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	qa = ibv_create_qp(pd, &init);
+	qb = ibv_create_qp(pd, &init);
+	if (!UT_CHECK(ms != NULL && md != NULL && qa != NULL && qb != NULL))
+		return;
+	ut_verbs_rc_connect_ex(qa, ctx, qb->qp_num, 7, 12, 1,
+			       IBV_ACCESS_REMOTE_WRITE);
+	ut_verbs_rc_connect_ex(qb, ctx, qa->qp_num, 7, 12, 1,
+			       IBV_ACCESS_REMOTE_WRITE);
+	ss = (struct ibv_sge){ (uintptr_t)src, sizeof(src), ms->lkey };
+	memset(&swr, 0, sizeof(swr));
+	swr.wr_id = 4;
+	swr.sg_list = &ss;
+	swr.num_sge = 1;
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	swr.send_flags = IBV_SEND_SIGNALED;
+	swr.wr.rdma.remote_addr = (uintptr_t)dst + (uintptr_t)pg;
+	swr.wr.rdma.rkey = md->rkey;
+	UT_CHECK_EQ(ibv_post_send(qa, &swr, &bad_s), 0);
+	if (UT_CHECK_EQ(poll_one(cq, &wc), 1)) {
+		UT_CHECK_EQ(wc.wr_id, 4);
+		UT_CHECK_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+	}
+	take_event(ctx, IBV_EVENT_QP_ACCESS_ERR, qb);
+	no_event(ctx);
+	UT_NOTE("WRITE into a region unmapped after registration");
 	UT_CHECK_EQ(ibv_destroy_qp(qa), 0);
 	UT_CHECK_EQ(ibv_destroy_qp(qb), 0);
 	UT_CHECK_EQ(ibv_dereg_mr(ms), 0);
@@ -1175,6 +1246,72 @@ test_reg_mapped(struct ibv_context *ctx)
 	UT_NOTE("reg_mr of unmapped and read-only memory");
 }
 
+/* On-demand paging: the caps, a region over memory not mapped yet,
+ * ibv_advise_mr()'s prefetch and its errors (ibv_advise_mr(3)). */
+static void
+test_odp(struct ibv_context *ctx)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_device_attr_ex dx;
+	struct ibv_mr *odp, *pin, *imp;
+	struct ibv_sge sge;
+	char *m;
+
+	UT_CHECK_EQ(ibv_query_device_ex(ctx, NULL, &dx), 0);
+	UT_CHECK_EQ(dx.odp_caps.general_caps,
+		    IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT);
+	UT_CHECK(dx.odp_caps.per_transport_caps.rc_odp_caps &
+		 IBV_ODP_SUPPORT_ATOMIC);
+	m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!UT_CHECK(pd != NULL && m != MAP_FAILED))
+		return;
+	UT_CHECK_EQ(munmap(m + pg, pg), 0);	/* page 1: a hole */
+	odp = ibv_reg_mr(pd, m, 2 * pg, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_ON_DEMAND);
+	pin = ibv_reg_mr(pd, m, pg, IBV_ACCESS_LOCAL_WRITE);
+	imp = ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_ON_DEMAND);
+	if (UT_CHECK(odp != NULL && pin != NULL && imp != NULL)) {
+		sge = (struct ibv_sge){ (uintptr_t)m, (uint32_t)pg, odp->lkey };
+		UT_CHECK_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+					  IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1), 0);
+		UT_CHECK_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 2,
+					  &sge, 1), EINVAL);
+		UT_CHECK_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0,
+					  &sge, 0), EINVAL);
+		UT_CHECK_EQ(ibv_advise_mr(pd, 7, 0, &sge, 1), EOPNOTSUPP);
+		/* the implicit region's keys prefetch too, but not writably */
+		sge.lkey = imp->lkey;
+		UT_CHECK_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0,
+					  &sge, 1), 0);
+		UT_CHECK_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+					  0, &sge, 1), EPERM);
+		sge.lkey = pin->lkey;		/* not on demand */
+		UT_CHECK_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0,
+					  &sge, 1), ENOENT);
+		/* the hole, and past the region */
+		sge = (struct ibv_sge){ (uintptr_t)m + pg, 8, odp->lkey };
+		UT_CHECK_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0,
+					  &sge, 1), EFAULT);
+		UT_CHECK_EQ(ibv_advise_mr(pd,
+					  IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT,
+					  0, &sge, 1), 0);
+		sge.addr += pg;
+		UT_CHECK_EQ(ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0,
+					  &sge, 1), EFAULT);
+	}
+	if (odp != NULL)
+		UT_CHECK_EQ(ibv_dereg_mr(odp), 0);
+	if (pin != NULL)
+		UT_CHECK_EQ(ibv_dereg_mr(pin), 0);
+	if (imp != NULL)
+		UT_CHECK_EQ(ibv_dereg_mr(imp), 0);
+	munmap(m, pg);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	UT_NOTE("on-demand regions and ibv_advise_mr");
+}
+
 /* ibv_context.cmd_fd is a descriptor of the context's own: dup() works
  * (rdma-core's shared-PD tests start so), importing it is EOPNOTSUPP, and
  * ibv_close_device() closes it. */
@@ -1264,6 +1401,12 @@ test_memlock(struct ibv_context *ctx)
 	/* Access alone pins nothing new, even at the limit. */
 	UT_CHECK_EQ(ibv_rereg_mr(m[2], IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL,
 				 0, IBV_ACCESS_LOCAL_WRITE), 0);
+	/* On demand pins nothing: not charged, even at the limit. */
+	extra = ibv_reg_mr(pd, buf + pg * 24, (size_t)pg * 8,
+			   IBV_ACCESS_ON_DEMAND);
+	UT_CHECK(extra != NULL);
+	if (extra != NULL)
+		UT_CHECK_EQ(ibv_dereg_mr(extra), 0);
 	/* Dereg gives its pages back. */
 	UT_CHECK_EQ(ibv_dereg_mr(m[1]), 0);
 	extra = ibv_reg_mr(pd, buf + pg * 24, (size_t)pg * 2, 0);
@@ -1420,6 +1563,7 @@ main(void)
 			test_objects(ctx, da.max_cqe);
 			test_unpolled(ctx);
 			test_qp_access(ctx);
+			test_unmapped_write(ctx);
 			test_resize_cq(ctx, da.max_cqe);
 			test_rereg_mr(ctx);
 			test_req_err(ctx);
@@ -1427,6 +1571,7 @@ main(void)
 			test_modify_seq(ctx);
 			test_create_init(ctx);
 			test_reg_mapped(ctx);
+			test_odp(ctx);
 			test_cmd_fd(list[0], ctx);
 			test_ah_from_wc(ctx);
 			UT_CHECK_EQ(ibv_close_device(ctx), 0);

@@ -210,6 +210,9 @@ struct uroce_dev_stats {
 	uint64_t gsi_drop_mad, gsi_drop_noagent, gsi_drop_full;
 	/** CM requests answered by a device with no consumer (uroce_gsi.h) */
 	uint64_t gsi_noagent_replied;
+	/** Accesses to registered memory that faulted, each a protection
+	 *  error on its QP (uroce_memguard.h); process-wide */
+	uint64_t mem_faults;
 	struct uroce_wire_stats wire;	/**< parse verdicts (OK counts good frames) */
 };
 

@@ -63,11 +63,31 @@ extern "C" {
 #define UROCE_MR_ACCESS_SUPPORTED					\
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |		\
-	 IBV_ACCESS_HUGETLB | IBV_ACCESS_MW_BIND)
+	 IBV_ACCESS_HUGETLB | IBV_ACCESS_MW_BIND | IBV_ACCESS_ON_DEMAND)
 
 /** Flags ibv_reg_mr(3) defines that uroce does not do: -EOPNOTSUPP. */
-#define UROCE_MR_ACCESS_UNSUPPORTED					\
-	(IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND)
+#define UROCE_MR_ACCESS_UNSUPPORTED	IBV_ACCESS_ZERO_BASED
+
+/**
+ * On-demand paging (IBV_ACCESS_ON_DEMAND). The engine always reaches a
+ * region's memory through the process's page tables, faulting pages in as
+ * the CPU does, so a region registered on demand differs from a pinned
+ * one only at registration: its pages need not be mapped then (no
+ * -EFAULT check), and nothing is charged to RLIMIT_MEMLOCK. A page not
+ * mapped when an access reaches it fails that access as memory unmapped
+ * after a registration does (uroce_memguard.h).
+ *
+ * Implicit on-demand paging: addr NULL, len SIZE_MAX, iova 0 with
+ * IBV_ACCESS_ON_DEMAND registers the whole address space, each address
+ * seen as itself (mlx5's implicit ODP MR, ibv_reg_mr(3)).
+ */
+static inline bool
+uroce_mr_is_implicit(const void *addr, size_t len, uint64_t iova,
+		     unsigned int access)
+{
+	return (access & IBV_ACCESS_ON_DEMAND) && addr == NULL &&
+	       len == SIZE_MAX && iova == 0;
+}
 
 /** Page size of the iova/addr offset rule in uroce_mr_reg(). */
 #define UROCE_MR_PAGE_SIZE	4096u
@@ -114,18 +134,20 @@ uint32_t uroce_mr_table_count(const struct uroce_mr_table *tbl);
  *  - -EINVAL: addr and iova at different offsets in a 4 KiB page (the
  *    Linux core's rule for ibv_reg_mr_iova; it also keeps an 8-byte
  *    aligned iova 8-byte aligned in host memory, which atomics need);
- *  - -EFAULT: addr NULL;
- *  - -EOPNOTSUPP: UROCE_MR_ACCESS_UNSUPPORTED: no on-demand paging, and no IBV_ACCESS_ZERO_BASED: providers disagree on
- *    it for MRs (rxe ignores it, irdma makes the region zero-based), so it
- *    is refused rather than guessed; ibv_reg_mr(3) gives the equivalent,
- *    ibv_reg_mr_iova() with iova 0, which works here;
- *  - -EFAULT: a page of [addr, addr + len) is not mapped, or, with
- *    IBV_ACCESS_LOCAL_WRITE, _REMOTE_WRITE or _REMOTE_ATOMIC, not writable,
- *    or, without them, not readable (as the Linux core's pinning);
+ *  - -EFAULT: addr NULL (but an implicit on-demand region, above);
+ *  - -EOPNOTSUPP: UROCE_MR_ACCESS_UNSUPPORTED: IBV_ACCESS_ZERO_BASED:
+ *    providers disagree on it for MRs (rxe ignores it, irdma makes the
+ *    region zero-based), so it is refused rather than guessed;
+ *    ibv_reg_mr(3) gives the equivalent, ibv_reg_mr_iova() with iova 0,
+ *    which works here;
+ *  - -EFAULT, without IBV_ACCESS_ON_DEMAND: a page of [addr, addr + len)
+ *    is not mapped, or, with IBV_ACCESS_LOCAL_WRITE, _REMOTE_WRITE or
+ *    _REMOTE_ATOMIC, not writable, or, without them, not readable (as the
+ *    Linux core's pinning);
  *  - -ENOMEM: the table is full.
  * Optional-range bits are hints and are ignored, as libibverbs masks them
  * off on kernels that do not take them. IBV_ACCESS_HUGETLB is a promise
- * that only matters with ODP.
+ * that only matters with ODP, where it is accepted without effect too.
  *
  * @return 0 and *out (valid until uroce_mr_dereg()), or a negative errno.
  */
@@ -303,6 +325,17 @@ int uroce_mr_check_remote_qp(const struct uroce_mr_table *tbl, const void *pd,
 int uroce_mr_check_remote(const struct uroce_mr_table *tbl, const void *pd,
 			  uint32_t rkey, uint64_t va, uint64_t len,
 			  unsigned int need_access, void **host);
+
+/**
+ * The checks of ibv_advise_mr(3)'s prefetch on one SGE: lkey names a live
+ * MR registered with IBV_ACCESS_ON_DEMAND (-ENOENT otherwise: a window, a
+ * pinned region, no region), of pd (-EPERM), writable by the local side
+ * when write is asked (-EPERM), and [va, va + len) lies inside it
+ * (-EFAULT). @return 0 and *host.
+ */
+int uroce_mr_check_advise(const struct uroce_mr_table *tbl, const void *pd,
+			  uint32_t lkey, uint64_t va, uint64_t len, bool write,
+			  void **host);
 
 /**
  * The completion status a check failure leads to.
