@@ -75,6 +75,25 @@ sig_blocked(const char *tid, uint64_t *mask)
 	return found;
 }
 
+/* The name of thread @tid (static buffer). */
+static const char *
+thread_name(const char *tid)
+{
+	static char name[32];
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%s/comm", tid);
+	f = fopen(path, "r");
+	name[0] = '\0';
+	if (f != NULL) {
+		if (fgets(name, sizeof(name), f) != NULL)
+			name[strcspn(name, "\n")] = '\0';
+		fclose(f);
+	}
+	return name;
+}
+
 /* Every thread but this one blocks every signal a program uses; @return
  * how many other threads there are. */
 static unsigned int
@@ -100,9 +119,10 @@ check_threads(void)
 			int s = program_signals[i];
 
 			if (!UT_CHECK(mask & (UINT64_C(1) << (s - 1))))
-				fprintf(stderr, "thread %s does not block "
+				fprintf(stderr, "thread %s (%s) does not block "
 					"signal %d (SigBlk %016" PRIx64 ")\n",
-					d->d_name, s, mask);
+					d->d_name, thread_name(d->d_name), s,
+					mask);
 		}
 	}
 	closedir(dir);
