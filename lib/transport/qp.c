@@ -151,8 +151,12 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 		if (qp->srq_wqe == NULL)
 			return -ENOMEM;
 	}
-	qp->sq_mem = alloc_aligned(uroce_ring_mem_size(nsq, sslot));
-	qp->rq_mem = alloc_aligned(uroce_ring_mem_size(nrq, rslot));
+	qp->sq_mem = uroce_ring_mem_get(&qp->alloc,
+					uroce_ring_mem_size(nsq, sslot),
+					UROCE_RING_SQ, &qp->sq_ext);
+	qp->rq_mem = uroce_ring_mem_get(&qp->alloc,
+					uroce_ring_mem_size(nrq, rslot),
+					UROCE_RING_RQ, &qp->rq_ext);
 	if (qp->sq_mem == NULL || qp->rq_mem == NULL)
 		return -ENOMEM;
 	uroce_ring_init(&qp->sq, qp->sq_mem, nsq, sslot);
@@ -216,6 +220,16 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 		const struct ibv_qp_init_attr *init, uint32_t qpn,
 		struct uroce_qp **out)
 {
+	return uroce_qp_create_ex(env, pd, send_cq, recv_cq, init, qpn, NULL,
+				  out);
+}
+
+int
+uroce_qp_create_ex(const struct uroce_qp_env *env, const void *pd,
+		   struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
+		   const struct ibv_qp_init_attr *init, uint32_t qpn,
+		   const struct uroce_ring_alloc *alloc, struct uroce_qp **out)
+{
 	struct uroce_qp *qp;
 	int ret;
 
@@ -229,6 +243,8 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	if (qp == NULL)
 		return -ENOMEM;
 	qp->env = env;
+	if (alloc != NULL)
+		qp->alloc = *alloc;
 	qp->srq = (struct uroce_srq *)(void *)init->srq;
 	qp->qpn = qpn & UROCE_QPN_MASK;
 	qp->type = init->qp_type;
@@ -286,8 +302,8 @@ uroce_qp_destroy(struct uroce_qp *qp)
 		free(qp->resp->replay);
 	}
 	free(qp->resp);
-	free(qp->sq_mem);
-	free(qp->rq_mem);
+	uroce_ring_mem_put(&qp->alloc, qp->sq_mem, UROCE_RING_SQ, qp->sq_ext);
+	uroce_ring_mem_put(&qp->alloc, qp->rq_mem, UROCE_RING_RQ, qp->rq_ext);
 	free(qp->srq_wqe);
 	free(qp);
 }

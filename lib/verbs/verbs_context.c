@@ -21,10 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <uroce/uroce_version.h>
 
 #include "uroce_engine.h"
@@ -85,6 +87,10 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->create_srq_ex = uroce_verbs_create_srq_ex;
 	v->get_srq_num = uroce_verbs_get_srq_num;
 	v->post_srq_ops = uroce_verbs_post_srq_ops;
+	v->alloc_td = uroce_verbs_alloc_td;
+	v->dealloc_td = uroce_verbs_dealloc_td;
+	v->alloc_parent_domain = uroce_verbs_alloc_parent_domain;
+	v->query_rt_values = uroce_verbs_query_rt_values;
 }
 
 struct ibv_context *
@@ -245,10 +251,59 @@ uroce_verbs_query_device_ex(struct ibv_context *context,
 			1u << IBV_QPT_UC | 1u << IBV_QPT_UD |
 			1u << IBV_QPT_RAW_PACKET;
 	uroce_verbs_tm_caps(&a.tm_caps);
+	/* The completion clock: the TSC, all 64 bits (verbs_cq_ex.c). */
+	a.completion_timestamp_mask = UINT64_MAX;
+	a.hca_core_clock = uroce_verbs_clock_khz();
 	a.phys_port_cnt_ex = 1;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	if (attr_size > sizeof(a))
 		memset((char *)attr + sizeof(a), 0, attr_size - sizeof(a));
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The completion clock: the TSC of the engine lcores (invariant and
+ * shared by every core, what DPDK's timers run on).
+ */
+
+uint64_t
+uroce_verbs_clock_khz(void)
+{
+	return rte_get_tsc_hz() / 1000;
+}
+
+/* Now on CLOCK_REALTIME, less the ticks since tsc: a value read from
+ * another core a tick ahead of this one counts as now. */
+uint64_t
+uroce_verbs_clock_to_ns(uint64_t tsc)
+{
+	uint64_t hz = rte_get_tsc_hz(), now = rte_rdtsc(), d;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	d = now > tsc ? now - tsc : 0;
+	return (uint64_t)ts.tv_sec * (uint64_t)NS_PER_S + (uint64_t)ts.tv_nsec -
+		(d / hz * (uint64_t)NS_PER_S + d % hz * (uint64_t)NS_PER_S / hz);
+}
+
+/* ibv_query_rt_values_ex(3): "0 on success or the value of errno". The
+ * raw clock is the TSC, in raw_clock.tv_nsec with tv_sec 0 (as mlx5 reports
+ * its cycle counter); comp_mask comes back with what was read. */
+int
+uroce_verbs_query_rt_values(struct ibv_context *context,
+			    struct ibv_values_ex *values)
+{
+	uint32_t want;
+
+	if (context == NULL || values == NULL)
+		return EINVAL;
+	want = values->comp_mask;
+	values->comp_mask = 0;
+	if (want & IBV_VALUES_MASK_RAW_CLOCK) {
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = (long)rte_rdtsc();
+		values->comp_mask |= IBV_VALUES_MASK_RAW_CLOCK;
+	}
 	return 0;
 }
 
