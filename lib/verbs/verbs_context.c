@@ -23,7 +23,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <rte_common.h>
 #include <rte_cycles.h>
@@ -93,8 +94,36 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->query_rt_values = uroce_verbs_query_rt_values;
 }
 
+/* cmd_fd: no kernel device behind it, but a real descriptor of the
+ * context's own, so that programs that dup(), fstat() or poll() it
+ * (rdma-core's tests, to share or import a context) get a valid one. A
+ * memfd: its inode names the context's file, which ibv_import_device()
+ * finds again through a dup() (verbs_import.c). Closed by
+ * ibv_close_device(), close-on-exec as rdma-core opens uverbs. */
+static int
+ctx_file(struct uroce_vctx *c, int cmd_fd)
+{
+	int fd = cmd_fd >= 0 ? cmd_fd :
+		memfd_create("uroce-context", MFD_CLOEXEC);
+	struct stat st;
+	int err;
+
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) != 0) {
+		err = errno;
+		if (cmd_fd < 0)
+			close(fd);
+		return err;
+	}
+	c->vctx.context.cmd_fd = fd;
+	c->file_dev = st.st_dev;
+	c->file_ino = st.st_ino;
+	return 0;
+}
+
 struct ibv_context *
-ibv_open_device(struct ibv_device *device)
+uroce_verbs_ctx_open(struct ibv_device *device, int cmd_fd)
 {
 	struct uroce_verbs_device *vdev;
 	struct uroce_vctx *c;
@@ -115,20 +144,15 @@ ibv_open_device(struct ibv_device *device)
 	if (c == NULL)
 		return uroce_verbs_null(ENOMEM);
 	c->dev = dev;
-	/* cmd_fd: no kernel device behind it, but a real descriptor of the
-	 * context's own, so that programs that dup(), fstat() or poll() it
-	 * (rdma-core's tests, to share or import a context) get a valid one;
-	 * ibv_import_device() on it is EOPNOTSUPP. Closed by
-	 * ibv_close_device(), close-on-exec as rdma-core opens uverbs. */
-	c->vctx.context.cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->vctx.context.cmd_fd < 0) {
-		ret = errno;
+	ret = ctx_file(c, cmd_fd);
+	if (ret != 0) {
 		free(c);
 		return uroce_verbs_null(ret);
 	}
 	ret = uroce_verbs_async_init(c);
 	if (ret != 0) {
-		close(c->vctx.context.cmd_fd);
+		if (cmd_fd < 0)
+			close(c->vctx.context.cmd_fd);
 		free(c);
 		return uroce_verbs_null(ret);
 	}
@@ -141,6 +165,12 @@ ibv_open_device(struct ibv_device *device)
 	ctx_set_ops(c);
 	uroce_verbs_device_get(vdev);
 	return &c->vctx.context;
+}
+
+struct ibv_context *
+ibv_open_device(struct ibv_device *device)
+{
+	return uroce_verbs_ctx_open(device, -1);
 }
 
 /* "0 on success, -1 on error" (ibv_open_device(3)). Objects still open

@@ -66,7 +66,7 @@ ibv_alloc_pd(struct ibv_context *context)
 		return uroce_verbs_null(-ret);
 	}
 	pd->pd.context = context;
-	pd->pd.handle = 0;
+	pd->pd.handle = uroce_verbs_handle_add(context, UROCE_VH_PD, pd->upd);
 	return &pd->pd;
 }
 
@@ -99,9 +99,12 @@ ibv_dealloc_pd(struct ibv_pd *pd)
 	if (p->parent != NULL) {
 		ret = parent_free(p->parent);	/* p with it */
 	} else {
+		/* An imported PD's too: the object goes (verbs_import.c). */
 		ret = p->parents != 0 ? EBUSY : -uroce_pd_free(p->upd);
-		if (ret == 0)
+		if (ret == 0) {
+			uroce_verbs_handle_del(pd->handle);
 			free(p);
+		}
 	}
 	pthread_mutex_unlock(&ctx->mutex);
 	return ret;

@@ -74,6 +74,12 @@ uroce_verbs_device_of(struct ibv_device *ibdev)
 }
 
 void uroce_verbs_device_get(struct uroce_verbs_device *dev);
+/** verbs_async.c: the device of the open context on that cmd_fd file. */
+struct uroce_verbs_device *uroce_verbs_ctx_file_device(dev_t fdev, ino_t fino);
+/** verbs_context.c: a context on dev; cmd_fd -1: a file of its own, else
+ *  that one, which the context then owns. NULL with errno. */
+struct ibv_context *uroce_verbs_ctx_open(struct ibv_device *device,
+					 int cmd_fd);
 void uroce_verbs_device_put(struct uroce_verbs_device *dev);
 
 /* ---- the objects (verbs_context.c, verbs_pd.c ... verbs_qp.c) ----
@@ -103,6 +109,10 @@ struct uroce_vctx {
 	uint64_t ev_lost;		/**< events dropped: queue full */
 	struct ibv_async_event ev_q[UROCE_VERBS_ASYNC_QUEUE];
 	TAILQ_ENTRY(uroce_vctx) link;	/**< the open contexts (port events) */
+	/* cmd_fd's file: contexts on one file share their PDs and MRs
+	 * (ibv_import_device(3), verbs_import.c). */
+	dev_t file_dev;
+	ino_t file_ino;
 };
 
 struct uroce_vparent;
@@ -111,6 +121,7 @@ struct uroce_vpd {
 	struct uroce_pd *upd;		/**< a parent domain's: its PD's */
 	struct uroce_vparent *parent;	/**< NULL: a plain PD */
 	uint32_t parents;		/**< parent domains on it (ctx mutex) */
+	bool imported;			/**< by ibv_import_pd() */
 };
 
 /*
@@ -150,7 +161,20 @@ struct ibv_pd *uroce_verbs_alloc_parent_domain(struct ibv_context *context,
 struct uroce_vmr {
 	struct ibv_mr mr;
 	struct uroce_mr *umr;
+	bool imported;			/**< by ibv_import_mr() */
 };
+
+/* ---- verbs_import.c: handles of PDs and MRs for ibv_import_pd/_mr ---- */
+enum uroce_verbs_handle_kind {
+	UROCE_VH_PD = 1,
+	UROCE_VH_MR = 2,
+};
+/** A handle for engine object obj of a context (pd->handle, mr->handle);
+ *  0 when out of memory (the object is then not importable). */
+uint32_t uroce_verbs_handle_add(struct ibv_context *ctx,
+				enum uroce_verbs_handle_kind kind, void *obj);
+/** The object is gone: its handle finds nothing. 0: no-op. */
+void uroce_verbs_handle_del(uint32_t handle);
 
 struct uroce_vcq;
 TAILQ_HEAD(uroce_vcq_list, uroce_vcq);
