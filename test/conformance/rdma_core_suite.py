@@ -51,7 +51,6 @@ SKIPS = [
     (r"Device \S+ doesn't have net interface", 'no kernel netdev'),
     # Not offered yet (docs/verbs.md: "Not yet").
     (r"ODP is not supported", 'not yet: ODP'),
-    (r"Importing a device is not supported", 'not yet: ibv_import_device'),
     # IBV_QP_EX_WITH_RDMA_ATOMIC_WRITE (a ConnectX-7 opcode, no IBTA one).
     (r"Extended QP is not supported on this device", 'vendor opcode'),
     # Flow specs of kinds uroce's steering does not match on (TCP, IPv6).
