@@ -19,7 +19,7 @@
  *  - a thread domain: accepted and held. Every object is safe for
  *    concurrent use already; a thread domain changes no locking here.
  * ibv_dealloc_pd() of a parent domain is EBUSY while a QP, CQ or SRQ made
- * on it lives (they hold its allocator); of a PD, while a parent domain
+ * on it lives (they name it, and hold its allocator); of a PD, while a parent domain
  * is on it; ibv_dealloc_td() while a parent domain holds it.
  */
 
@@ -247,11 +247,12 @@ uroce_verbs_bufs_init(struct uroce_vbufs *b, struct ibv_pd *pd)
 	memset(b, 0, sizeof(*b));
 	if (pd == NULL || !uroce_verbs_pd_is_parent(pd))
 		return NULL;
+	/* Held whether or not it has allocators: the object names it. */
 	p = ((struct uroce_vpd *)pd)->parent;
-	if (p->alloc == NULL)
-		return NULL;
 	__atomic_fetch_add(&p->users, 1, __ATOMIC_RELAXED);
 	b->parent = p;
+	if (p->alloc == NULL)
+		return NULL;
 	b->alloc.alloc = bufs_alloc;
 	b->alloc.free = bufs_free;
 	b->alloc.arg = b;

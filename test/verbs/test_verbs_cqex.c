@@ -897,6 +897,19 @@ test_parent_domain(struct ibv_context *c0, struct ibv_context *c1)
 	}
 	UT_CHECK(ar.allocs == 2 && ar.frees == 0 && ar.used == 0);
 	UT_CHECK_EQ(ar.foreign, 0);
+	/* Without allocators: the library's rings; still held by its QP. */
+	{
+		struct ibv_parent_domain_init_attr pb = { .pd = pd };
+		struct ibv_pd *p2 = ibv_alloc_parent_domain(c0, &pb);
+		struct ibv_qp *qp = p2 != NULL ? rc_qp(p2, cq, cq, 4) : NULL;
+
+		if (UT_CHECK(qp != NULL)) {
+			UT_CHECK_EQ(ibv_dealloc_pd(p2), EBUSY);
+			UT_CHECK_EQ(ibv_destroy_qp(qp), 0);
+		}
+		if (p2 != NULL)
+			UT_CHECK_EQ(ibv_dealloc_pd(p2), 0);
+	}
 	UT_CHECK_EQ(ibv_dealloc_pd(par), 0);
 	UT_CHECK_EQ(ibv_dealloc_td(td), 0);
 	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
