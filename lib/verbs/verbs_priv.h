@@ -143,7 +143,7 @@ struct uroce_vbufs {
 };
 
 /** b for an object made on pd: the allocator to give the engine (NULL:
- *  the default one), a reference on the parent domain taken. */
+ *  the default one); on a parent domain, a reference on it taken. */
 const struct uroce_ring_alloc *uroce_verbs_bufs_init(struct uroce_vbufs *b,
 						     struct ibv_pd *pd);
 /** Hand the queued frees to the application (its thread). */
