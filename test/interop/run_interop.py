@@ -189,6 +189,16 @@ CM_SENDER = {'REQ': 'client', 'REP': 'server', 'RTU': 'client',
 CM_ATTEMPTS = 5
 CM_RETRY = (r'REJECTED|ADDR_ERROR|ROUTE_ERROR|rdma_connect|connect error|'
             r'UNREACHABLE|ECONNREFUSED')
+# perftest with -R connects twice: a connection for its exchanges, then the
+# test's, whose REQ its client sends as soon as its side of the last
+# exchange is done. A server that listens later than that (the guest's,
+# under TCG) gets the REQ before its rdma_listen(): REJ reason 8, invalid
+# service ID, as the kernel's cm answers too. perftest 4.5's own retry
+# (rdma_cm_client_connection) then reuses the ids and channel it has just
+# destroyed and fails, while its server waits on the exchange connection:
+# a client started again alone would have its exchange taken for the test
+# connection. A retry of these starts the server again too.
+RESTART_BOTH = ('ib_send_bw', 'ib_write_lat', 'ib_read_bw')
 
 
 def perf_cm(tool, size, n, core=False):
@@ -552,6 +562,15 @@ def cm_wait(side, deadline):
     return job.wait(deadline)
 
 
+def cm_stop(side):
+    """Kill a side started by cm_side(), if it still runs."""
+    h, job = side
+    if h is not None:
+        h.kill()
+    elif job.result is None:
+        job.wait(time.monotonic())
+
+
 def run_cm_case(a, g, cap, idx, case, direction):
     """One RDMA CM case one way: the server started, then its client, run
     again while it reached the server before it listened."""
@@ -577,6 +596,11 @@ def run_cm_case(a, g, cap, idx, case, direction):
             if cres[0] == 0 or not re.search(CM_RETRY, cres[1]) or \
                     time.monotonic() >= deadline:
                 break
+            if case.tool in RESTART_BOTH:
+                cm_stop(srv)
+                srv = cm_side(a, g, '%ss%d' % (tag, attempt + 1),
+                              where['server'], case.tool, sargs)
+                hosts.append(srv[0])
         sres = cm_wait(srv, deadline if cres[0] == 0 else
                        min(deadline, time.monotonic() + 5))
     finally:
