@@ -269,6 +269,10 @@ rx_atomic_ack(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 void
 uroce_comp_rx(struct uroce_qp *qp, const struct uroce_pkt *pkt, uint64_t now)
 {
+	/* The responder is answering: the local ACK timeout restarts, progress
+	 * or not (requester.c, uroce_req_timer()). */
+	if (psn_outstanding(&qp->req, pkt->bth.psn))
+		qp->req.last_rx = now;
 	switch (pkt->op->kind) {
 	case UROCE_OP_ACK:
 		rx_ack(qp, pkt, now);

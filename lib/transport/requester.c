@@ -611,22 +611,41 @@ timeout(struct uroce_qp *qp, uint64_t now)
 }
 
 /*
- * The local ACK timeout runs from the last request packet sent, and not
+ * The local ACK timeout runs from the last request packet sent or the
+ * last response heard to an outstanding PSN, whichever is later, and not
  * while the requester holds its next packet back (pacing tokens, an
  * mbuf). IBTA 9.7.6.1.3 starts the timer when a request is transmitted and
- * stops it when every outstanding request is acknowledged; which
- * transmission restarts it while several are outstanding is left to the
- * implementation. This choice is what pacing needs: the responder ACKs
- * only the packets that ask for it (the last of each message, responder.c),
- * and the packets of a paced message may leave further apart than the
- * timeout while every one arrives. A packet lost in the middle of a stream
- * is found sooner anyway, by the PSN sequence NAK of the next one. The
- * deadline moves lazily: send_pkt() only notes the time.
+ * stops it when every outstanding request is acknowledged; which event
+ * restarts it while several are outstanding is left to the
+ * implementation.
+ *
+ * Transmissions restart it because pacing needs it: the responder ACKs
+ * only the packets that ask for it (the last of each message,
+ * responder.c), and the packets of a paced message may leave further
+ * apart than the timeout while every one arrives. A packet lost in the
+ * middle of a stream is found sooner anyway, by the PSN sequence NAK of
+ * the next one.
+ *
+ * Responses restart it, even those that make no progress, because after
+ * a rewind the responder still owes everything it was answering before:
+ * a responder executes requests in PSN order (IBTA ch. 9.7), so the answer
+ * to the first request sent again comes after the responses it had queued
+ * (up to max_dest_rd_atomic READs: 128 of 64 KiB are 8,192 packets), all
+ * of them out of sequence here. Timing out while they arrive would send
+ * the whole window again, each READ of which the responder executes again
+ * (a duplicate READ is executed again, ch. 9.7), behind the rest: the
+ * queue grows with each expiry and retry_cnt ends the QP while the
+ * responder is busy answering it. A responder that answers nothing still
+ * times out one timeout after its last response.
+ *
+ * The deadline moves lazily: send_pkt() and uroce_comp_rx() only note the
+ * time.
  */
 void
 uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 {
 	struct uroce_requester *req = &qp->req;
+	uint64_t heard;
 
 	if (req->rto_at == UROCE_TIME_OFF || now < req->rto_at ||
 	    (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD))
@@ -635,9 +654,10 @@ uroce_req_timer(struct uroce_qp *qp, uint64_t now)
 		req->rto_at = RTE_MAX(req->wait_at, now) + req->rto_cycles;
 		return;		/* held back here: nothing is late */
 	}
-	if (now - req->last_tx < req->rto_cycles) {
-		req->rto_at = req->last_tx + req->rto_cycles;
-		return;		/* sent since it was armed */
+	heard = RTE_MAX(req->last_tx, req->last_rx);
+	if (now - heard < req->rto_cycles) {
+		req->rto_at = heard + req->rto_cycles;
+		return;		/* sent or answered since it was armed */
 	}
 	timeout(qp, now);
 }

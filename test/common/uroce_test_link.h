@@ -71,6 +71,9 @@ struct ut_node {
 	 * the frames of one call (0: UROCE_TXB_MAX). */
 	bool tx_held, tx_stalled;
 	unsigned int txb_cap;
+	/* Reception: at most rx_cap frames delivered to the node a step (0:
+	 * all queued), the rest waiting in the link's queue (a slow link). */
+	unsigned int rx_cap;
 };
 
 /* Faults in parts per million. */
@@ -606,7 +609,8 @@ ut_node_lookup(struct ut_node *n, uint32_t qpn)
 	return NULL;
 }
 
-/* Deliver the frames queued towards node `to` when the call starts. */
+/* Deliver the frames queued towards node `to` when the call starts (at
+ * most its rx_cap). */
 static inline unsigned int
 ut_link_deliver(struct ut_link *l, int to)
 {
@@ -615,6 +619,8 @@ ut_link_deliver(struct ut_link *l, int to)
 	unsigned int k, cnt = d->n;
 	struct uroce_txb txb;
 
+	if (n->rx_cap != 0 && cnt > n->rx_cap)
+		cnt = n->rx_cap;
 	ut_txb_init(&txb);
 	for (k = 0; k < cnt; k++) {
 		struct rte_mbuf *m = d->q[d->head];

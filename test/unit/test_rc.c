@@ -889,6 +889,75 @@ test_timeout_stall_none_owed(bool dead)
 	env_free(e);
 }
 
+/*
+ * A slow link behind a lost READ response: eight 8-packet READs
+ * outstanding, B answering at once but the link delivering one frame to A
+ * per third of a local ACK timeout (a slow peer's queue), the last
+ * response of the first READ dropped. A finds the gap at the next READ's
+ * first response and asks again from the missing PSN; the answer comes
+ * after the 56 responses already queued on the link, all out of sequence
+ * for A by then, which take about 19 timeouts to arrive. They restart A's
+ * local ACK timer (requester.c, uroce_req_timer()): no timeout, every READ
+ * asked again once, every READ intact. Counted as silence, they would
+ * spend retry_cnt (3) and end the QP in IBV_WC_RETRY_EXC_ERR.
+ */
+static void
+test_read_slow_responder(void)
+{
+	enum { NREAD = 8, PKTS = 8 };
+	struct ut_qp_opts o;
+	struct tap rsp = { .from = 1, .opcode = UROCE_OPC_RC_READ_RESP_LAST,
+			   .psn = -1, .drop_first = 1 };
+	struct want_n w = { .n = NREAD };
+	uint8_t *src[NREAD], *dst[NREAD];
+	uint64_t step, end;
+	struct env *e;
+	uint32_t len;
+	int i;
+
+	e = hold_env(16, &o);
+	if (e == NULL)
+		return;
+	len = PKTS * e->mtu;
+	w.cq = e->qa->send_cq;
+	rsp.psn = (int)((o.psn[0] + PKTS - 1) & UROCE_PSN_MASK);
+	e->l.tap = tap_fn;
+	e->l.tap_ctx = &rsp;
+	e->l.node[0].rx_cap = 1;
+	for (i = 0; i < NREAD; i++) {
+		src[i] = rbuf_take(&e->rb, len);
+		dst[i] = rbuf_take(&e->la, len);
+		ut_fill_rand(src[i], len);
+		memset(dst[i], 0, len);
+		UT_CHECK_EQ(post_one(e->qa, IBV_WR_RDMA_READ, (uint64_t)i, dst[i], len,
+				     e->la.mr->lkey, (uintptr_t)src[i],
+				     e->rb.mr->rkey), 0);
+	}
+	/* One frame to A a step, a third of a timeout between steps. */
+	step = HOLD_RTO / 3;
+	end = e->l.now + 400 * HOLD_RTO;
+	while (!got_n(&e->l, &w) && e->l.now < end) {
+		ut_link_step(&e->l);
+		e->l.now += step;
+		while (ut_link_advance(&e->l, e->l.now))
+			;
+	}
+	UT_CHECK_EQ(w.got, NREAD);
+	for (i = 0; i < (int)w.got && i < NREAD; i++) {
+		UT_CHECK_EQ(w.wc[i].status, IBV_WC_SUCCESS);
+		UT_CHECK_EQ(w.wc[i].wr_id, (uint64_t)i);
+	}
+	for (i = 0; i < NREAD; i++)
+		UT_CHECK_MEM(dst[i], src[i], len);
+	UT_CHECK_EQ(rsp.seen, 1u);	/* asked again, it comes as an ONLY */
+	/* Every READ asked again once, at the gap; never on a timeout. */
+	UT_CHECK_EQ(e->qa->stats.retransmits, NREAD);
+	UT_CHECK_EQ(e->qa->stats.timeouts, 0);
+	UT_CHECK(e->qb->stats.dup_reqs >= NREAD);
+	UT_NOTE("read, slow responder");
+	env_free(e);
+}
+
 /* No receive WQE: RNR NAKs, the requester waits the NAK's timer each time;
  * receives posted later let it through. rnr_retry 0: the error at once. */
 static void
@@ -971,6 +1040,7 @@ main(int argc, char **argv)
 	test_timeout_port_stalled();
 	test_timeout_stall_none_owed(false);
 	test_timeout_stall_none_owed(true);
+	test_read_slow_responder();
 	test_rnr();
 	return ut_summary();
 }

@@ -336,6 +336,9 @@ struct uroce_requester {
 	uint64_t rto_cycles;	/**< retransmit timeout; 0 = infinite */
 	uint64_t rto_at;	/**< retransmit deadline or UROCE_TIME_OFF */
 	uint64_t last_tx;	/**< TSC of the last request packet sent */
+	uint64_t last_rx;	/**< TSC of the last response (ACK, NAK, READ
+				 *   response, atomic ACK) to an outstanding
+				 *   PSN, progress or not */
 	uint64_t rnr_at;	/**< end of an RNR wait or UROCE_TIME_OFF */
 	uint64_t wait_at;	/**< retry resolve/mbuf/pacing then */
 	uint64_t pace_late;	/**< uroce_qp_pace_late(), kept in step */
