@@ -320,14 +320,18 @@ class Host:
         self.out = tempfile.TemporaryFile(mode='w+')
         self.p = None
 
-    def start(self, argv):
+    def start(self, argv, gate=None):
+        """Run argv; gate: the path prefix cm_gate.c waits on, if any."""
         e = dict(os.environ)
         e['UROCE_EAL_ARGS'] = ('--no-pci --no-huge -m 256 --file-prefix=%s '
                                '--log-level=*:warning' % self.prefix)
         e['UROCE_PORT_PCAP'] = self.pcap
-        pre = os.environ.get('UROCE_TEST_PRELOAD')   # sanitizer builds
+        pre = [p for p in (os.environ.get('UROCE_TEST_PRELOAD'),  # sanitizers
+                           self.a.cm_gate if gate else None) if p]
+        if gate:
+            e['UROCE_INTEROP_CM_GATE'] = gate
         if pre:
-            argv = ['env', 'LD_PRELOAD=' + pre,
+            argv = ['env', 'LD_PRELOAD=' + ' '.join(pre),
                     'ASAN_OPTIONS=detect_leaks=0'] + argv
         cmd = self.g.host_cmd([self.a.run, '-c', self.a.conf, '--'] + argv)
         self.p = subprocess.Popen(cmd, env=e, stdout=self.out,
@@ -560,22 +564,39 @@ def psn_problems(path):
             for q, p in want.items() if q in first and first[q] != p]
 
 
-def cm_side(a, g, tag, where, tool, args):
+def cm_side(a, g, tag, where, tool, args, gate=None):
     """Start one side of a CM case: (Host, None) on the host, (None, Job)
     in the guest."""
     if where == 'host':
         h = Host(a, g, tag)
-        h.start([tool] + args)
+        h.start([tool] + args, gate)
         return h, None
     return None, g.start(' '.join(['exec', tool] + args))
 
 
-def cm_wait(side, deadline):
-    """(status, output) of a side started by cm_side()."""
+def guest_cm_listening(g, port):
+    """Whether the guest's RDMA CM has an ID listening on port."""
+    st, out = g.run('rdma res show cm_id')
+    return st == 0 and any('LISTEN' in ln and
+                           re.search(r':%d\b' % port, ln)
+                           for ln in out.splitlines())
+
+
+def cm_wait(side, deadline, gate=None, g=None, port=None):
+    """(status, output) of a side started by cm_side(); with gate, each
+    connection its cm_gate.c waits on is let go once the guest listens on
+    port."""
     h, job = side
-    if h is not None:
-        return h.wait(deadline), h.output()
-    return job.wait(deadline)
+    if h is None:
+        return job.wait(deadline)
+    n = 2
+    while gate and h.p.poll() is None and time.monotonic() < deadline:
+        if os.path.exists('%s.%d.wait' % (gate, n)) and \
+                guest_cm_listening(g, port):
+            open('%s.%d' % (gate, n), 'w').close()
+            n += 1
+        time.sleep(0.1)
+    return h.wait(deadline), h.output()
 
 
 def cm_stop(side):
@@ -605,10 +626,14 @@ def run_cm_case(a, g, cap, idx, case, direction):
     try:
         for attempt in range(CM_ATTEMPTS):
             time.sleep(1 if attempt else 0.5)
+            gate = None
+            if case.tool in RESTART_BOTH and not uroce_srv and a.cm_gate:
+                gate = os.path.join(a.capture_dir, 'gate-%s-%d' % (tag,
+                                                                   attempt))
             cli = cm_side(a, g, '%sc%d' % (tag, attempt), where['client'],
-                          case.tool, cargs)
+                          case.tool, cargs, gate)
             hosts.append(cli[0])
-            cres = cm_wait(cli, deadline)
+            cres = cm_wait(cli, deadline, gate, g, port)
             if cres[0] == 0 or not re.search(CM_RETRY, cres[1]) or \
                     time.monotonic() >= deadline:
                 break
@@ -729,8 +754,11 @@ def main():
     ap.add_argument('--timeout', type=float, default=180,
                     help='seconds per case')
     ap.add_argument('--keep-captures', action='store_true')
+    ap.add_argument('--cm-gate', help='cm_gate.c\'s module: perftest -R '
+                    'clients on the host wait for the guest\'s listener')
     a = ap.parse_args()
     a.run = os.path.abspath(a.run)
+    a.cm_gate = a.cm_gate and os.path.abspath(a.cm_gate)
     why = prerequisites()
     if why:
         return skip(why)
