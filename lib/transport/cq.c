@@ -13,57 +13,42 @@
 #include <string.h>
 
 #include <rte_branch_prediction.h>
-#include <rte_cycles.h>
 
 #include "uroce_cq.h"
 
-/* An empty ring of at least cqe_count completions (a power of two) of
- * slot bytes each, on memory from a (uroce_ring_mem.h), which it returns;
- * NULL when out of memory. */
+/* An empty ring of at least cqe_count completions (a power of two) on
+ * memory of its own, which it returns; NULL when out of memory. */
 static void *
-ring_alloc(struct uroce_ring *r, uint32_t cqe_count, uint32_t slot,
-	   const struct uroce_ring_alloc *a, bool *ext)
+ring_alloc(struct uroce_ring *r, uint32_t cqe_count)
 {
 	uint32_t nb = rte_align32pow2(cqe_count);
-	void *mem = uroce_ring_mem_get(a, uroce_ring_mem_size(nb, slot),
-				       UROCE_RING_CQ, ext);
+	/* aligned_alloc() wants a multiple of the alignment */
+	size_t size = RTE_ALIGN_CEIL(uroce_ring_mem_size(nb, sizeof(struct ibv_wc)),
+				     RTE_CACHE_LINE_SIZE);
+	void *mem = aligned_alloc(RTE_CACHE_LINE_SIZE, size);
 
 	if (mem != NULL) {
 		memset(r, 0, sizeof(*r));
-		uroce_ring_init(r, mem, nb, slot);
+		uroce_ring_init(r, mem, nb, sizeof(struct ibv_wc));
 	}
 	return mem;
 }
 
 int
-uroce_cq_init_ex(struct uroce_cq *cq, uint32_t cqe_count, unsigned int flags,
-		 const struct uroce_ring_alloc *alloc)
+uroce_cq_init(struct uroce_cq *cq, uint32_t cqe_count)
 {
-	bool ts = (flags & UROCE_CQ_TIMESTAMP) != 0, ext = false;
 	struct uroce_ring r;
 	void *mem;
 
-	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE ||
-	    (flags & ~UROCE_CQ_TIMESTAMP) != 0)
+	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE)
 		return -EINVAL;
-	mem = ring_alloc(&r, cqe_count, ts ? sizeof(struct uroce_cqe) :
-			 sizeof(struct ibv_wc), alloc, &ext);
+	mem = ring_alloc(&r, cqe_count);
 	if (mem == NULL)
 		return -ENOMEM;
 	memset(cq, 0, sizeof(*cq));
 	cq->mem = mem;
 	cq->ring = r;
-	cq->ts = ts;
-	cq->mem_ext = ext;
-	if (alloc != NULL)
-		cq->alloc = *alloc;
 	return 0;
-}
-
-int
-uroce_cq_init(struct uroce_cq *cq, uint32_t cqe_count)
-{
-	return uroce_cq_init_ex(cq, cqe_count, 0, NULL);
 }
 
 /* Whether the completion at ring index idx, of QP qpn, was cleaned by one
@@ -100,7 +85,6 @@ uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count)
 	uint64_t c[UROCE_CQ_CLEANS];
 	const struct ibv_wc *wc;
 	struct uroce_ring r;
-	bool ext;
 	void *mem;
 
 	nc = cleans_load(cq, c);
@@ -111,9 +95,7 @@ uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count)
 	}
 	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE || cqe_count < live)
 		return -EINVAL;
-	/* The default allocator (uroce_ring_mem.h): this runs on an engine
-	 * lcore. */
-	mem = ring_alloc(&r, cqe_count, cq->ring.slot_size, NULL, &ext);
+	mem = ring_alloc(&r, cqe_count);
 	if (mem == NULL)
 		return -ENOMEM;
 	/* The completions not yet polled and not cleaned, oldest first, at
@@ -122,12 +104,10 @@ uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count)
 	for (i = 0, live = 0; i < n; i++) {
 		wc = uroce_ring_cons_slot(&cq->ring, i);
 		if (!cleaned(c, nc, cq->ring.tail + i, wc->qp_num))
-			memcpy(uroce_ring_prod_slot(&r, live++), wc,
-			       r.slot_size);
+			memcpy(uroce_ring_prod_slot(&r, live++), wc, sizeof(*wc));
 	}
 	uroce_ring_prod_commit(&r, live);
-	uroce_ring_mem_put(&cq->alloc, cq->mem, UROCE_RING_CQ, cq->mem_ext);
-	cq->mem_ext = ext;
+	free(cq->mem);
 	cq->mem = mem;
 	cq->ring = r;
 	cq->n_clean = 0;
@@ -166,7 +146,7 @@ uroce_cq_clean(struct uroce_cq *cq, uint32_t qp_num)
 void
 uroce_cq_fini(struct uroce_cq *cq)
 {
-	uroce_ring_mem_put(&cq->alloc, cq->mem, UROCE_RING_CQ, cq->mem_ext);
+	free(cq->mem);
 	cq->mem = NULL;
 }
 
@@ -190,7 +170,6 @@ int
 uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc)
 {
 	struct uroce_ring *r = &cq->ring;
-	void *slot;
 
 	/* in_error is the producer's own: a plain read sees its last store */
 	if (cq->in_error) {
@@ -205,29 +184,15 @@ uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc)
 		__atomic_store_n(&cq->in_error, 1, __ATOMIC_RELEASE);
 		return -ENOSPC;
 	}
-	slot = uroce_ring_prod_slot(r, 0);
-	memcpy(slot, wc, sizeof(*wc));
-	if (cq->ts)
-		((struct uroce_cqe *)slot)->tsc = rte_rdtsc();
+	memcpy(uroce_ring_prod_slot(r, 0), wc, sizeof(*wc));
 	uroce_ring_prod_commit(r, 1);
 	return 0;
 }
 
 /* uroce_cq_poll() while some completions are cleaned: those are passed
  * over (released unread) as the others are moved out. */
-/* Move the completion in slot e, and its TSC when tsc is not NULL. */
-static inline void
-poll_take(const struct uroce_cq *cq, const void *e, struct ibv_wc *wc,
-	  uint64_t *tsc)
-{
-	memcpy(wc, e, sizeof(*wc));
-	if (tsc != NULL)
-		*tsc = cq->ts ? ((const struct uroce_cqe *)e)->tsc : 0;
-}
-
 static int
-poll_cleaned(struct uroce_cq *cq, int n, struct ibv_wc *wc, uint64_t *tsc,
-	     uint32_t avail)
+poll_cleaned(struct uroce_cq *cq, int n, struct ibv_wc *wc, uint32_t avail)
 {
 	struct uroce_ring *r = &cq->ring;
 	uint64_t c[UROCE_CQ_CLEANS];
@@ -236,17 +201,15 @@ poll_cleaned(struct uroce_cq *cq, int n, struct ibv_wc *wc, uint64_t *tsc,
 
 	for (i = 0; i < avail && out < (uint32_t)n; i++) {
 		e = uroce_ring_cons_slot(r, i);
-		if (!cleaned(c, nc, r->tail + i, e->qp_num)) {
-			poll_take(cq, e, &wc[out], tsc != NULL ? &tsc[out] : NULL);
-			out++;
-		}
+		if (!cleaned(c, nc, r->tail + i, e->qp_num))
+			memcpy(&wc[out++], e, sizeof(*e));
 	}
 	uroce_ring_cons_release(r, i);
 	return (int)out;
 }
 
 int
-uroce_cq_poll_ts(struct uroce_cq *cq, int n, struct ibv_wc *wc, uint64_t *tsc)
+uroce_cq_poll(struct uroce_cq *cq, int n, struct ibv_wc *wc)
 {
 	struct uroce_ring *r = &cq->ring;
 	uint32_t avail, i;
@@ -264,19 +227,12 @@ uroce_cq_poll_ts(struct uroce_cq *cq, int n, struct ibv_wc *wc, uint64_t *tsc)
 			return -EIO;
 	}
 	if (unlikely(__atomic_load_n(&cq->n_clean, __ATOMIC_RELAXED) != 0))
-		return poll_cleaned(cq, n, wc, tsc, avail);
+		return poll_cleaned(cq, n, wc, avail);
 	avail = RTE_MIN(avail, (uint32_t)n);
 	for (i = 0; i < avail; i++)
-		poll_take(cq, uroce_ring_cons_slot(r, i), &wc[i],
-			  tsc != NULL ? &tsc[i] : NULL);
+		memcpy(&wc[i], uroce_ring_cons_slot(r, i), sizeof(*wc));
 	uroce_ring_cons_release(r, avail);
 	return (int)avail;
-}
-
-int
-uroce_cq_poll(struct uroce_cq *cq, int n, struct ibv_wc *wc)
-{
-	return uroce_cq_poll_ts(cq, n, wc, NULL);
 }
 
 bool

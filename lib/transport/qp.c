@@ -151,12 +151,8 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 		if (qp->srq_wqe == NULL)
 			return -ENOMEM;
 	}
-	qp->sq_mem = uroce_ring_mem_get(&qp->alloc,
-					uroce_ring_mem_size(nsq, sslot),
-					UROCE_RING_SQ, &qp->sq_ext);
-	qp->rq_mem = uroce_ring_mem_get(&qp->alloc,
-					uroce_ring_mem_size(nrq, rslot),
-					UROCE_RING_RQ, &qp->rq_ext);
+	qp->sq_mem = alloc_aligned(uroce_ring_mem_size(nsq, sslot));
+	qp->rq_mem = alloc_aligned(uroce_ring_mem_size(nrq, rslot));
 	if (qp->sq_mem == NULL || qp->rq_mem == NULL)
 		return -ENOMEM;
 	uroce_ring_init(&qp->sq, qp->sq_mem, nsq, sslot);
@@ -217,23 +213,13 @@ create_check(const struct uroce_qp_env *env, const struct ibv_qp_init_attr *init
 static int qp_build(const struct uroce_qp_env *env, const void *pd,
 		    struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
 		    const struct ibv_qp_init_attr *init, uint32_t qpn,
-		    const struct uroce_ring_alloc *alloc, struct uroce_qp **out);
+		    struct uroce_qp **out);
 
 int
 uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 		struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
 		const struct ibv_qp_init_attr *init, uint32_t qpn,
 		struct uroce_qp **out)
-{
-	return uroce_qp_create_ex(env, pd, send_cq, recv_cq, init, qpn, NULL,
-				  out);
-}
-
-int
-uroce_qp_create_ex(const struct uroce_qp_env *env, const void *pd,
-		   struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
-		   const struct ibv_qp_init_attr *init, uint32_t qpn,
-		   const struct uroce_ring_alloc *alloc, struct uroce_qp **out)
 {
 	int ret;
 
@@ -242,7 +228,7 @@ uroce_qp_create_ex(const struct uroce_qp_env *env, const void *pd,
 	ret = create_check(env, init, send_cq, recv_cq);
 	if (ret < 0)
 		return ret;
-	return qp_build(env, pd, send_cq, recv_cq, init, qpn, alloc, out);
+	return qp_build(env, pd, send_cq, recv_cq, init, qpn, out);
 }
 
 int
@@ -253,7 +239,7 @@ uroce_qp_create_rss(const struct uroce_qp_env *env, const void *pd,
 
 	if (env == NULL || out == NULL)
 		return -EINVAL;
-	return qp_build(env, pd, NULL, NULL, &init, qpn, NULL, out);
+	return qp_build(env, pd, NULL, NULL, &init, qpn, out);
 }
 
 /* A checked QP: allocate and set it up in RESET. */
@@ -261,7 +247,7 @@ static int
 qp_build(const struct uroce_qp_env *env, const void *pd,
 	 struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
 	 const struct ibv_qp_init_attr *init, uint32_t qpn,
-	 const struct uroce_ring_alloc *alloc, struct uroce_qp **out)
+	 struct uroce_qp **out)
 {
 	struct uroce_qp *qp;
 	int ret;
@@ -271,8 +257,6 @@ qp_build(const struct uroce_qp_env *env, const void *pd,
 	if (qp == NULL)
 		return -ENOMEM;
 	qp->env = env;
-	if (alloc != NULL)
-		qp->alloc = *alloc;
 	qp->srq = (struct uroce_srq *)(void *)init->srq;
 	qp->qpn = qpn & UROCE_QPN_MASK;
 	qp->type = init->qp_type;
@@ -330,8 +314,8 @@ uroce_qp_destroy(struct uroce_qp *qp)
 		free(qp->resp->replay);
 	}
 	free(qp->resp);
-	uroce_ring_mem_put(&qp->alloc, qp->sq_mem, UROCE_RING_SQ, qp->sq_ext);
-	uroce_ring_mem_put(&qp->alloc, qp->rq_mem, UROCE_RING_RQ, qp->rq_ext);
+	free(qp->sq_mem);
+	free(qp->rq_mem);
 	free(qp->srq_wqe);
 	free(qp);
 }
