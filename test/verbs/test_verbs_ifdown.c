@@ -149,6 +149,7 @@ main(int argc, char **argv)
 	char conf[64];
 	FILE *f;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* whole lines in the log */
 	if (argc != 5) {
 		fprintf(stderr, "usage: %s DEV IFACE PEER_NS PEER_IFACE\n",
 			argv[0]);
