@@ -245,6 +245,7 @@ struct eng {
 	char rundir[PATH_MAX];
 	/* Link state each port last reported, and the watch (link.c). */
 	bool link_up[UROCE_CONFIG_MAX_PORTS];
+	bool link_fatal[UROCE_CONFIG_MAX_PORTS];	/* reported gone */
 	bool link_watch;
 	bool link_stop;
 	pthread_t link_thread;

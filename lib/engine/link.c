@@ -8,7 +8,12 @@
  * it retries the start of a memif client whose server was not listening,
  * restarts one whose server closed the connection (uroce_port_link_poll()),
  * and reports each change as IBV_EVENT_PORT_ACTIVE or IBV_EVENT_PORT_ERR
- * (ibv_query_port() reads the link itself, ACTIVE or DOWN). A thread of
+ * (ibv_query_port() reads the link itself, ACTIVE or DOWN). A port gone
+ * for good (uroce_port_gone(): its kernel interface deleted, its ethdev
+ * removed) is reported once as IBV_EVENT_DEVICE_FATAL, after its
+ * IBV_EVENT_PORT_ERR, and is not watched any more: nothing on the device
+ * can reach the wire again (IBTA 11.6.3.3, an unaffiliated CA
+ * catastrophic error), the consumer is to close it. A thread of
  * its own rather than an EAL alarm: in DPDK 22.11 rte_eal_cleanup() frees
  * the alarms' interrupt handle while the interrupt thread still watches
  * it, which crashes the exit of a process that set an alarm.
@@ -61,6 +66,7 @@ eng_link_wait(struct eng *e)
 
 	for (i = 0; i < e->ndev; i++)
 		was_up[i] = uroce_port_link_up(e->dev[i]->port);
+	memset(e->link_fatal, 0, sizeof(e->link_fatal));
 	do {
 		waiting = 0;
 		for (i = 0; i < e->ndev; i++) {
@@ -84,15 +90,30 @@ eng_link_wait(struct eng *e)
 }
 
 static void
+eng_link_fatal(struct eng *e, unsigned int i)
+{
+	struct uroce_dev *dev = e->dev[i];
+
+	e->link_fatal[i] = true;
+	ENG_LOG(ERR, "%s: the port is gone: device fatal\n", dev->name);
+	if (dev->ev.async_event != NULL)
+		dev->ev.async_event(dev->ev_arg, IBV_EVENT_DEVICE_FATAL, dev);
+}
+
+static void
 eng_link_poll(struct eng *e)
 {
 	unsigned int i;
 	bool up;
 
 	for (i = 0; i < e->ndev; i++) {
+		if (e->link_fatal[i])
+			continue;
 		up = eng_link_get(e, i);
 		if (up != e->link_up[i])
 			eng_link_note(e, i, up);
+		if (uroce_port_gone(e->dev[i]->port))
+			eng_link_fatal(e, i);
 	}
 }
 

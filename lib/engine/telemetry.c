@@ -127,6 +127,7 @@ add_port_info(struct rte_tel_data *d, struct uroce_dev *dev)
 	rte_tel_data_add_dict_int(d, "ethdev_port", uroce_port_id(dev->port));
 	rte_tel_data_add_dict_u64(d, "mtu", uroce_port_mtu(dev->port));
 	rte_tel_data_add_dict_int(d, "link_up", uroce_port_link_up(dev->port));
+	rte_tel_data_add_dict_int(d, "gone", uroce_port_gone(dev->port));
 }
 
 /* Parse verdicts: parsed_ok, then drop_<reason> (uroce_wire.h). */

@@ -265,3 +265,23 @@ net_kernel_mtu(const char *ifname)
 	close(fd);
 	return ret;
 }
+
+int
+net_kernel_link(unsigned int ifindex)
+{
+	const short want = IFF_UP | IFF_RUNNING;
+	struct ifreq ifr = { 0 };
+	int fd, ret;
+
+	if (if_indextoname(ifindex, ifr.ifr_name) == NULL)
+		return errno == ENXIO || errno == ENODEV ? -ENODEV : -errno;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0)
+		ret = (ifr.ifr_flags & want) == want;
+	else
+		ret = errno == ENXIO ? -ENODEV : -errno;
+	close(fd);
+	return ret;
+}

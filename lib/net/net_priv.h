@@ -204,6 +204,10 @@ struct uroce_port {
 	/* A memif client whose server was not listening at the open: the
 	 * start is tried again by uroce_port_link_poll(). */
 	bool start_later;
+	/* Gone for good (link.c): set by the removal callback or the first
+	 * reader of the link to find the kernel interface gone. */
+	bool gone;
+	bool rmv_cb;		/* the removal callback is registered */
 	bool tx_extbuf;
 	bool tx_ip_cksum;	/* the PMD computes IPv4 header checksums */
 	bool memif_guard;	/* memif: bursts inside net_memif_enter/leave */
@@ -390,6 +394,13 @@ int net_kernel_neigh_kick(unsigned int ifindex, const char *ifname,
 			  const union uroce_gid *gid);
 /* The interface's MTU, or a negative errno. */
 int net_kernel_mtu(const char *ifname);
+/* Interface ifindex: 1 up and running, 0 not, -ENODEV no such interface,
+ * or a negative errno. */
+int net_kernel_link(unsigned int ifindex);
+
+/* link.c: the ethdev's removal callback, at open and close. */
+void net_link_watch_start(struct uroce_port *p);
+void net_link_watch_stop(struct uroce_port *p);
 
 /* pcap.c */
 int net_pcap_open(struct uroce_port *p, const char *path, char *err,

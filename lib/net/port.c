@@ -692,6 +692,7 @@ uroce_port_open(const struct uroce_config *cfg, unsigned int idx,
 		goto fail;
 	}
 	p->port_id = p->link.port_id;
+	net_link_watch_start(p);
 	p->memif_guard = p->link.kind == UROCE_GLUE_MEMIF &&
 			 net_memif_guard_install();
 	exc_queue_check(p);
@@ -775,6 +776,7 @@ uroce_port_close(struct uroce_port *p)
 	}
 	net_steer_stop(p);
 	net_exc_close(p);
+	net_link_watch_stop(p);
 	wait_free(p);
 	net_fault_stop(p);
 	net_pcap_close(p);
@@ -832,16 +834,6 @@ bool
 uroce_port_tx_ip_cksum(const struct uroce_port *p)
 {
 	return p->tx_ip_cksum;
-}
-
-bool
-uroce_port_link_up(const struct uroce_port *p)
-{
-	struct rte_eth_link link;
-
-	return __atomic_load_n(&p->started, __ATOMIC_ACQUIRE) &&
-	       rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
-	       link.link_status == RTE_ETH_LINK_UP;
 }
 
 /*

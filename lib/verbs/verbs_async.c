@@ -163,8 +163,9 @@ event_is_qp(enum ibv_event_type ev)
 
 /* Engine lcore (or an SRQ's modifier): an affiliated event of one of our
  * QPs, SRQs or CQs. */
-/* The link of device dev went up or down: to every context open on it,
- * port 1 (the only one). */
+/* The link of device dev went up or down, or the device is gone
+ * (DEVICE_FATAL, unaffiliated: port_num 1 as for the port events): to
+ * every context open on it, port 1 (the only one). */
 static void
 port_event(struct ibv_async_event *ev, const struct uroce_dev *dev)
 {
@@ -201,7 +202,8 @@ uroce_verbs_async_event(void *arg, enum ibv_event_type type, void *obj)
 
 		ev.element.srq = &srq->srq;
 		ctx = srq->srq.context;
-	} else if (type == IBV_EVENT_PORT_ACTIVE || type == IBV_EVENT_PORT_ERR) {
+	} else if (type == IBV_EVENT_PORT_ACTIVE || type == IBV_EVENT_PORT_ERR ||
+		   type == IBV_EVENT_DEVICE_FATAL) {
 		port_event(&ev, obj);
 		return;
 	} else {

@@ -143,8 +143,16 @@ bool uroce_port_tx_extbuf(const struct uroce_port *p);
  * [port] csum_offload is on and no pcap capture (which sees the bytes
  * before the PMD) is configured. */
 bool uroce_port_tx_ip_cksum(const struct uroce_port *p);
-/** Whether the ethdev reports its link up now (memif: the peer is there). */
+/** Whether the ethdev reports its link up now (memif: the peer is there)
+ *  and, on a kernel interface (af_xdp, iface=), the interface is up and
+ *  running (IFF_UP, IFF_RUNNING: its carrier is on). Control path: a few
+ *  syscalls on a kernel interface. */
 bool uroce_port_link_up(const struct uroce_port *p);
+
+/** Whether the port is gone for good: its kernel interface no longer
+ *  exists, or the ethdev was removed (RTE_ETH_EVENT_INTR_RMV). Its link
+ *  is down from then on. */
+bool uroce_port_gone(const struct uroce_port *p);
 
 /**
  * uroce_port_link_up(), after trying again the start of a memif client
