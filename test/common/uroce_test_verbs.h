@@ -10,6 +10,7 @@
 #ifndef UROCE_TEST_VERBS_H
 #define UROCE_TEST_VERBS_H
 
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,35 @@ ut_verbs_rc_connect(struct ibv_qp *qp, struct ibv_context *peer_ctx,
 		    uint32_t peer_qpn, uint32_t psn, uint8_t min_rnr_timer)
 {
 	ut_verbs_rc_connect_ex(qp, peer_ctx, peer_qpn, psn, min_rnr_timer, 1, 0);
+}
+
+/* The one device of the configuration, opened; NULL (and a line) if not. */
+static inline struct ibv_context *
+ut_verbs_open_one(void)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int num = 0;
+
+	list = ibv_get_device_list(&num);
+	if (list != NULL && num == 1)
+		ctx = ibv_open_device(list[0]);
+	if (ctx == NULL)
+		fprintf(stderr, "ibv_open_device: %s\n", strerror(errno));
+	if (list != NULL)
+		ibv_free_device_list(list);
+	return ctx;
+}
+
+/* Port 1's state, IBV_PORT_NOP when the query fails. */
+static inline enum ibv_port_state
+ut_verbs_port_state(struct ibv_context *ctx)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(ctx, 1, &pa) != 0)
+		return IBV_PORT_NOP;
+	return pa.state;
 }
 
 #endif /* UROCE_TEST_VERBS_H */

@@ -27,38 +27,12 @@
 #include <infiniband/verbs.h>
 
 #include "uroce_test.h"
+#include "uroce_test_verbs.h"
 
 extern char **environ;
 
 /* A guard against a hang, not a timing threshold. */
 #define EVENT_GUARD_MS	30000
-
-static struct ibv_context *
-open_dev(void)
-{
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
-	int num = 0;
-
-	list = ibv_get_device_list(&num);
-	if (list != NULL && num == 1)
-		ctx = ibv_open_device(list[0]);
-	if (ctx == NULL)
-		fprintf(stderr, "ibv_open_device: %s\n", strerror(errno));
-	if (list != NULL)
-		ibv_free_device_list(list);
-	return ctx;
-}
-
-static enum ibv_port_state
-port_state(struct ibv_context *ctx)
-{
-	struct ibv_port_attr pa;
-
-	if (ibv_query_port(ctx, 1, &pa) != 0)
-		return IBV_PORT_NOP;
-	return pa.state;
-}
 
 /* The next port or device event on ctx (its port number in *port), or -1
  * if none comes. */
@@ -109,10 +83,10 @@ expect(struct ibv_context *ctx, int want, enum ibv_port_state state,
 	bool ok = UT_CHECK_EQ(got, want);
 
 	ok = UT_CHECK_EQ(port, 1) && ok;
-	ok = UT_CHECK_EQ(port_state(ctx), state) && ok;
+	ok = UT_CHECK_EQ(ut_verbs_port_state(ctx), state) && ok;
 	printf("%s: %s, port state %s\n", what,
 	       got < 0 ? "no event" : ibv_event_type_str(got),
-	       ibv_port_state_str(port_state(ctx)));
+	       ibv_port_state_str(ut_verbs_port_state(ctx)));
 	UT_NOTE("%s", what);
 	return ok;
 }
@@ -120,15 +94,15 @@ expect(struct ibv_context *ctx, int want, enum ibv_port_state state,
 static void
 run(const char *ifc, const char *ns, const char *peer)
 {
-	struct ibv_context *ctx = open_dev();
+	struct ibv_context *ctx = ut_verbs_open_one();
 	int port;
 
 	if (!UT_CHECK(ctx != NULL))
 		return;
 	/* Up at the open (link_wait), or coming up. */
-	if (port_state(ctx) != IBV_PORT_ACTIVE)
+	if (ut_verbs_port_state(ctx) != IBV_PORT_ACTIVE)
 		UT_CHECK_EQ(next_event(ctx, &port), IBV_EVENT_PORT_ACTIVE);
-	if (UT_CHECK_EQ(port_state(ctx), IBV_PORT_ACTIVE) &&
+	if (UT_CHECK_EQ(ut_verbs_port_state(ctx), IBV_PORT_ACTIVE) &&
 	    UT_CHECK_EQ(ip_cmd("-n", ns, "link", "set", peer, "down"), 0) &&
 	    expect(ctx, IBV_EVENT_PORT_ERR, IBV_PORT_DOWN, "peer down") &&
 	    UT_CHECK_EQ(ip_cmd("-n", ns, "link", "set", peer, "up"), 0) &&

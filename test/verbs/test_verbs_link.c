@@ -35,6 +35,7 @@
 #include <infiniband/verbs.h>
 
 #include "uroce_test.h"
+#include "uroce_test_verbs.h"
 
 extern char **environ;
 
@@ -53,33 +54,6 @@ write_conf(const char *path, const char *role, int host)
 	fprintf(f, "[port]\ndev = net_memif0,role=%s,socket=%s\n"
 		"ip = 192.168.94.%d/24\nlink_wait = 0\n", role, sock, host);
 	return fclose(f);
-}
-
-static struct ibv_context *
-open_dev(void)
-{
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
-	int num = 0;
-
-	list = ibv_get_device_list(&num);
-	if (list != NULL && num == 1)
-		ctx = ibv_open_device(list[0]);
-	if (ctx == NULL)
-		fprintf(stderr, "ibv_open_device: %s\n", strerror(errno));
-	if (list != NULL)
-		ibv_free_device_list(list);
-	return ctx;
-}
-
-static enum ibv_port_state
-port_state(struct ibv_context *ctx)
-{
-	struct ibv_port_attr pa;
-
-	if (ibv_query_port(ctx, 1, &pa) != 0)
-		return IBV_PORT_NOP;
-	return pa.state;
 }
 
 /* The next port event on ctx, or -1 if none comes. */
@@ -143,7 +117,7 @@ serve(const char *conf, const char *path)
 	serve_sock = path;
 	atexit(serve_exit);
 	setenv("UROCE_CONFIG", conf, 1);
-	ctx = open_dev();
+	ctx = ut_verbs_open_one();
 	if (ctx == NULL)
 		return 1;
 	while (read(0, &c, 1) > 0)
@@ -200,15 +174,15 @@ main(int argc, char **argv)
 	atexit(cleanup);
 	setenv("UROCE_CONFIG", conf_client, 1);
 	/* The server does not listen: the open succeeds, the port is DOWN. */
-	ctx = open_dev();
+	ctx = ut_verbs_open_one();
 	if (!UT_CHECK(ctx != NULL))
 		return ut_summary();
-	UT_CHECK_EQ(port_state(ctx), IBV_PORT_DOWN);
+	UT_CHECK_EQ(ut_verbs_port_state(ctx), IBV_PORT_DOWN);
 	child = spawn_server(&wr);
 	if (UT_CHECK(child > 0)) {
 		UT_CHECK_EQ(port_event(ctx, &port), IBV_EVENT_PORT_ACTIVE);
 		UT_CHECK_EQ(port, 1);
-		UT_CHECK_EQ(port_state(ctx), IBV_PORT_ACTIVE);
+		UT_CHECK_EQ(ut_verbs_port_state(ctx), IBV_PORT_ACTIVE);
 		UT_NOTE("the memif server came");
 		close(wr);	/* the server closes its device and exits */
 		UT_CHECK_EQ(waitpid(child, &status, 0), child);
@@ -217,7 +191,7 @@ main(int argc, char **argv)
 		UT_CHECK_EQ(WEXITSTATUS(status), 0);
 		UT_CHECK_EQ(port_event(ctx, &port), IBV_EVENT_PORT_ERR);
 		UT_CHECK_EQ(port, 1);
-		UT_CHECK_EQ(port_state(ctx), IBV_PORT_DOWN);
+		UT_CHECK_EQ(ut_verbs_port_state(ctx), IBV_PORT_DOWN);
 		UT_NOTE("the memif server left");
 	}
 	UT_CHECK_EQ(ibv_close_device(ctx), 0);
