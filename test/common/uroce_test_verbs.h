@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,31 @@ ut_verbs_port_state(struct ibv_context *ctx)
 	if (ibv_query_port(ctx, 1, &pa) != 0)
 		return IBV_PORT_NOP;
 	return pa.state;
+}
+
+/* The next port or device event on ctx (PORT_ACTIVE, PORT_ERR,
+ * DEVICE_FATAL; its port number in *port), others acknowledged and passed
+ * over; -1 if none comes within guard_ms (a guard against a hang). */
+static inline int
+ut_verbs_port_event(struct ibv_context *ctx, int guard_ms, int *port)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int type;
+
+	for (;;) {
+		if (poll(&pfd, 1, guard_ms) != 1)
+			return -1;
+		if (ibv_get_async_event(ctx, &ev) != 0)
+			return -1;
+		type = ev.event_type;
+		*port = ev.element.port_num;
+		ibv_ack_async_event(&ev);
+		if (type == IBV_EVENT_PORT_ACTIVE ||
+		    type == IBV_EVENT_PORT_ERR ||
+		    type == IBV_EVENT_DEVICE_FATAL)
+			return type;
+	}
 }
 
 #endif /* UROCE_TEST_VERBS_H */

@@ -34,30 +34,6 @@ extern char **environ;
 /* A guard against a hang, not a timing threshold. */
 #define EVENT_GUARD_MS	30000
 
-/* The next port or device event on ctx (its port number in *port), or -1
- * if none comes. */
-static int
-next_event(struct ibv_context *ctx, int *port)
-{
-	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-	struct ibv_async_event ev;
-	int type;
-
-	for (;;) {
-		if (poll(&pfd, 1, EVENT_GUARD_MS) != 1)
-			return -1;
-		if (ibv_get_async_event(ctx, &ev) != 0)
-			return -1;
-		type = ev.event_type;
-		*port = ev.element.port_num;
-		ibv_ack_async_event(&ev);
-		if (type == IBV_EVENT_PORT_ACTIVE ||
-		    type == IBV_EVENT_PORT_ERR ||
-		    type == IBV_EVENT_DEVICE_FATAL)
-			return type;
-	}
-}
-
 /* ip(8) with args; 0 when it exited 0. */
 static int
 ip_cmd(const char *a1, const char *a2, const char *a3, const char *a4,
@@ -79,7 +55,7 @@ static bool
 expect(struct ibv_context *ctx, int want, enum ibv_port_state state,
        const char *what)
 {
-	int port = 0, got = next_event(ctx, &port);
+	int port = 0, got = ut_verbs_port_event(ctx, EVENT_GUARD_MS, &port);
 	bool ok = UT_CHECK_EQ(got, want);
 
 	ok = UT_CHECK_EQ(port, 1) && ok;
@@ -101,7 +77,8 @@ run(const char *ifc, const char *ns, const char *peer)
 		return;
 	/* Up at the open (link_wait), or coming up. */
 	if (ut_verbs_port_state(ctx) != IBV_PORT_ACTIVE)
-		UT_CHECK_EQ(next_event(ctx, &port), IBV_EVENT_PORT_ACTIVE);
+		UT_CHECK_EQ(ut_verbs_port_event(ctx, EVENT_GUARD_MS, &port),
+			    IBV_EVENT_PORT_ACTIVE);
 	if (UT_CHECK_EQ(ut_verbs_port_state(ctx), IBV_PORT_ACTIVE) &&
 	    UT_CHECK_EQ(ip_cmd("-n", ns, "link", "set", peer, "down"), 0) &&
 	    expect(ctx, IBV_EVENT_PORT_ERR, IBV_PORT_DOWN, "peer down") &&

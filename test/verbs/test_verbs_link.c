@@ -56,27 +56,6 @@ write_conf(const char *path, const char *role, int host)
 	return fclose(f);
 }
 
-/* The next port event on ctx, or -1 if none comes. */
-static int
-port_event(struct ibv_context *ctx, int *port)
-{
-	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-	struct ibv_async_event ev;
-	int type;
-
-	for (;;) {
-		if (poll(&pfd, 1, EVENT_GUARD_MS) != 1)
-			return -1;
-		if (ibv_get_async_event(ctx, &ev) != 0)
-			return -1;
-		type = ev.event_type;
-		*port = ev.element.port_num;
-		ibv_ack_async_event(&ev);
-		if (type == IBV_EVENT_PORT_ACTIVE || type == IBV_EVENT_PORT_ERR)
-			return type;
-	}
-}
-
 /* Whether a SOCK_SEQPACKET connect to path, in the abstract namespace
  * (memif's default) or the file system, is accepted. */
 static bool
@@ -180,7 +159,8 @@ main(int argc, char **argv)
 	UT_CHECK_EQ(ut_verbs_port_state(ctx), IBV_PORT_DOWN);
 	child = spawn_server(&wr);
 	if (UT_CHECK(child > 0)) {
-		UT_CHECK_EQ(port_event(ctx, &port), IBV_EVENT_PORT_ACTIVE);
+		UT_CHECK_EQ(ut_verbs_port_event(ctx, EVENT_GUARD_MS, &port),
+			    IBV_EVENT_PORT_ACTIVE);
 		UT_CHECK_EQ(port, 1);
 		UT_CHECK_EQ(ut_verbs_port_state(ctx), IBV_PORT_ACTIVE);
 		UT_NOTE("the memif server came");
@@ -189,7 +169,8 @@ main(int argc, char **argv)
 		UT_CHECK(WIFEXITED(status));
 		/* 4: a listener left after the close. */
 		UT_CHECK_EQ(WEXITSTATUS(status), 0);
-		UT_CHECK_EQ(port_event(ctx, &port), IBV_EVENT_PORT_ERR);
+		UT_CHECK_EQ(ut_verbs_port_event(ctx, EVENT_GUARD_MS, &port),
+			    IBV_EVENT_PORT_ERR);
 		UT_CHECK_EQ(port, 1);
 		UT_CHECK_EQ(ut_verbs_port_state(ctx), IBV_PORT_DOWN);
 		UT_NOTE("the memif server left");
