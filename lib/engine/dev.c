@@ -922,6 +922,8 @@ uroce_dev_ah_create(struct uroce_pd *pd, const struct ibv_ah_attr *attr,
 	ah->ah.pd = pd;
 	ret = eng_ah_l2l3(dev, attr, &ah->ah.l2l3);
 	if (ret == 0)
+		ret = uroce_ah_static_rate(&dev->env, &ah->ah);
+	if (ret == 0)
 		ret = eng_resolve_wait(dev, &ah->ah.l2l3);
 	if (ret < 0) {
 		free(ah);
