@@ -1447,6 +1447,26 @@ grh_v4(struct ibv_grh *g, const uint8_t src[4], const uint8_t dst[4])
 	memcpy(b + 36, dst, 4);
 }
 
+/* The IPv4 header's checksum (RFC 791), written into it. */
+static void
+grh_v4_cksum(struct ibv_grh *g)
+{
+	uint8_t *ip4 = (uint8_t *)g + 20;
+	uint32_t sum = 0;
+	uint16_t w;
+	int i;
+
+	ip4[10] = ip4[11] = 0;
+	for (i = 0; i < 20; i += 2) {
+		memcpy(&w, ip4 + i, 2);
+		sum += w;
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	w = (uint16_t)~sum;
+	memcpy(ip4 + 10, &w, 2);
+}
+
 /* The IPv6 header; dst[0] 0xff: multicast. */
 static void
 grh_v6(struct ibv_grh *g, const union ibv_gid *dst, uint8_t next)
@@ -1507,6 +1527,30 @@ test_ah_from_wc(struct ibv_context *ctx)
 		wc.wc_flags = IBV_WC_GRH;
 		UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	}
+	/* rdma-core's reading of the 40 bytes: an IPv4 header at 20 is
+	 * IPv4 whatever the first 20 hold unless they start as IPv6 (the
+	 * flow label comes from the first word all the same)... */
+	grh_v4(&g, peer, us);
+	memset(&g, 0x5a, 20);
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), 0);
+	UT_CHECK_EQ(a.grh.sgid_index, 0);
+	UT_CHECK_MEM(&a.grh.dgid.raw[12], peer, 4);
+	UT_CHECK_EQ(a.grh.flow_label, 0xa5a5a);
+	UT_CHECK_EQ(a.grh.hop_limit, 17);
+	/* ... and when they do, IPv4 only with a right checksum. */
+	grh_v4(&g, peer, us);
+	grh_v4_cksum(&g);
+	g.version_tclass_flow = htobe32(6u << 28);
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), 0);
+	UT_CHECK_MEM(&a.grh.dgid.raw[12], peer, 4);
+	UT_CHECK_EQ(a.grh.traffic_class, 0x28);
+	((uint8_t *)&g)[30] ^= 1;	/* the checksum wrong: IPv6, not UDP */
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), -1);
+	UT_CHECK_EQ(errno, EPROTONOSUPPORT);
+	/* Neither version: not RoCEv2. */
+	memset(&g, 0, sizeof(g));
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), -1);
+	UT_CHECK_EQ(errno, EPROTONOSUPPORT);
 	grh_v4(&g, peer, group);
 	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), -1);
 	UT_CHECK_EQ(errno, EINVAL);
