@@ -903,6 +903,27 @@ eng_resolve_wait(struct uroce_dev *dev, struct uroce_l2l3 *l)
 	}
 }
 
+/*
+ * A port gone for good (uroce_port_gone(): its interface deleted, its
+ * ethdev removed, or its start failing for good; engine/link.c raises
+ * IBV_EVENT_DEVICE_FATAL): what needs the port - an AH's resolution, a
+ * new QP, a QP brought towards RTS - fails with -EIO, as rdma-core's
+ * verbs do on a device the kernel has disassociated. Destroying objects,
+ * and moving a QP to RESET or ERR, still work.
+ */
+static bool
+eng_dev_fatal(const struct uroce_dev *dev)
+{
+	return uroce_port_gone(dev->port);
+}
+
+static bool
+eng_modify_needs_port(const struct ibv_qp_attr *attr, int mask)
+{
+	return !(mask & IBV_QP_STATE) || (attr->qp_state != IBV_QPS_RESET &&
+					   attr->qp_state != IBV_QPS_ERR);
+}
+
 int
 uroce_dev_ah_create(struct uroce_pd *pd, const struct ibv_ah_attr *attr,
 		    struct uroce_ah **out)
@@ -914,6 +935,8 @@ uroce_dev_ah_create(struct uroce_pd *pd, const struct ibv_ah_attr *attr,
 	if (pd == NULL || attr == NULL || out == NULL)
 		return -EINVAL;
 	dev = pd->dev;
+	if (eng_dev_fatal(dev))
+		return -EIO;
 	ah = calloc(1, sizeof(*ah));
 	if (ah == NULL)
 		return -ENOMEM;
@@ -921,6 +944,8 @@ uroce_dev_ah_create(struct uroce_pd *pd, const struct ibv_ah_attr *attr,
 	ah->ah.attr = *attr;
 	ah->ah.pd = pd;
 	ret = eng_ah_l2l3(dev, attr, &ah->ah.l2l3);
+	if (ret == 0)
+		ret = uroce_ah_static_rate(&dev->env, &ah->ah);
 	if (ret == 0)
 		ret = eng_resolve_wait(dev, &ah->ah.l2l3);
 	if (ret < 0) {
@@ -1168,6 +1193,8 @@ uroce_dev_qp_create_init(struct uroce_pd *pd, struct uroce_cq *send_cq,
 	/* init->srq is the engine's SRQ (uroce_qp_create()), of this device. */
 	if (init->srq != NULL && eng_srq_of_init(init)->dev != pd->dev)
 		return -EINVAL;
+	if (eng_dev_fatal(pd->dev))
+		return -EIO;
 	pthread_mutex_lock(&eng_g->lock);
 	ret = eng_qp_new(pd->dev, pd, scq, rcq, NULL, init, user, first,
 			 first_mask, &eq);
@@ -1230,6 +1257,9 @@ uroce_dev_qp_modify(struct uroce_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	if (qp == NULL || qp->engine == NULL || attr == NULL)
 		return -EINVAL;
+	if (eng_dev_fatal(((struct eng_qp *)qp->engine)->dev) &&
+	    eng_modify_needs_port(attr, mask))
+		return -EIO;
 	return eng_qp_modify(qp->engine, attr, mask);
 }
 

@@ -10,7 +10,7 @@
  * and reports each change as IBV_EVENT_PORT_ACTIVE or IBV_EVENT_PORT_ERR
  * (ibv_query_port() reads the link itself, ACTIVE or DOWN). A port gone
  * for good (uroce_port_gone(): its kernel interface deleted, its ethdev
- * removed) is reported once as IBV_EVENT_DEVICE_FATAL, after its
+ * removed, its start failing for good) is reported once as IBV_EVENT_DEVICE_FATAL, after its
  * IBV_EVENT_PORT_ERR, and is not watched any more: nothing on the device
  * can reach the wire again (IBTA 11.6.3.3, an unaffiliated CA
  * catastrophic error), the consumer is to close it. A thread of

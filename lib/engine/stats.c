@@ -54,6 +54,7 @@ const struct uroce_stat_field uroce_qp_stat_fields[] = {
 	/* congestion control, as RoCE NICs name them */
 	QP_FIELD(np_ecn_marked_roce_packets), QP_FIELD(np_cnp_sent),
 	QP_FIELD(rp_cnp_handled), QP_FIELD(rp_cnp_ignored),
+	QP_FIELD(pace_ah_waits),
 };
 const unsigned int uroce_qp_stat_nfields = RTE_DIM(uroce_qp_stat_fields);
 

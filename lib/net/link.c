@@ -13,9 +13,11 @@
  * and its carrier on, what ip(8) shows as LOWER_UP).
  *
  * Gone for good: the kernel interface no longer exists (deleted, or its
- * namespace with it), or the ethdev reported RTE_ETH_EVENT_INTR_RMV (the
- * device was removed, a NIC unplugged). Neither comes back on the same
- * port: the engine raises IBV_EVENT_DEVICE_FATAL (engine/link.c).
+ * namespace with it), the ethdev reported RTE_ETH_EVENT_INTR_RMV (the
+ * device was removed, a NIC unplugged), or a memif client's start, tried
+ * again at each poll, failed with something other than its server not
+ * listening (port.c, start_again()). None comes back on the same port:
+ * the engine raises IBV_EVENT_DEVICE_FATAL (engine/link.c).
  */
 
 #include <errno.h>

@@ -857,6 +857,31 @@ client_stop(struct uroce_port *p, void (*quiesce)(void *), void *arg)
 		"connecting again\n", p->cfg->dev);
 }
 
+/*
+ * Another try at starting a memif client. -EPERM is what the PMD gives
+ * for a server that does not listen (yet): the next poll tries again.
+ * Anything else is a port that cannot run any more (-ENODEV: the ethdev
+ * is no longer there, -EIO: it was removed, a setup the PMD now refuses):
+ * gone for good, which the engine reports as IBV_EVENT_DEVICE_FATAL.
+ */
+static void
+start_again(struct uroce_port *p)
+{
+	int ret = start_quiet(p);
+
+	if (ret == 0) {
+		p->start_later = false;
+		__atomic_store_n(&p->started, true, __ATOMIC_RELEASE);
+		NET_LOG(INFO, "%s: the memif server listens: connecting\n",
+			p->cfg->dev);
+	} else if (ret != -EPERM) {
+		p->start_later = false;
+		__atomic_store_n(&p->gone, true, __ATOMIC_RELEASE);
+		NET_LOG(ERR, "%s: start failed for good: %s\n", p->cfg->dev,
+			strerror(-ret));
+	}
+}
+
 bool
 uroce_port_link_poll(struct uroce_port *p, void (*quiesce)(void *),
 		     void *arg)
@@ -864,12 +889,8 @@ uroce_port_link_poll(struct uroce_port *p, void (*quiesce)(void *),
 	if (p->started && memif_client(p) && !uroce_port_link_up(p) &&
 	    uroce_glue_memif_dropped(&p->link))
 		client_stop(p, quiesce, arg);
-	if (p->start_later && start_quiet(p) == 0) {
-		p->start_later = false;
-		__atomic_store_n(&p->started, true, __ATOMIC_RELEASE);
-		NET_LOG(INFO, "%s: the memif server listens: connecting\n",
-			p->cfg->dev);
-	}
+	if (p->start_later && !uroce_port_gone(p))
+		start_again(p);
 	return uroce_port_link_up(p);
 }
 

@@ -276,6 +276,8 @@ qp_build(const struct uroce_qp_env *env, const void *pd,
 		ret = alloc_transport(qp);
 	if (ret == 0)
 		ret = uroce_zc_qp_init(qp);
+	if (ret == 0)
+		ret = uroce_ud_pace_init(qp);
 	if (ret < 0) {
 		uroce_qp_destroy(qp);
 		return ret;
@@ -307,6 +309,7 @@ uroce_qp_destroy(struct uroce_qp *qp)
 	if (qp->env != NULL && qp->env->mrs != NULL)
 		uroce_mw_unbind_qp(qp->env->mrs, qp);
 	uroce_zc_qp_fini(qp);
+	uroce_ud_pace_fini(qp);
 	if (uroce_qp_on_tm_srq(qp) && qp->resp != NULL)
 		uroce_tm_qp_flush(qp, true, false);
 	if (qp->resp != NULL) {

@@ -402,49 +402,64 @@ pace_set(struct uroce_qp *qp, uint32_t rate_kbps,
  * gets. -EINVAL for a rate the bucket cannot hold.
  */
 static int
-pace_tight(const struct uroce_qp *qp, uint32_t kbps,
-	   struct uroce_tb_profile *prof)
+pace_tight_env(const struct uroce_qp_env *env, uint32_t kbps,
+	       struct uroce_tb_profile *prof)
 {
-	uint32_t typical = uroce_mtu_bytes(qp->env->lim.active_mtu);
+	uint32_t typical = uroce_mtu_bytes(env->lim.active_mtu);
 	uint32_t burst;
 	int ret;
 
 	burst = (uint32_t)RTE_MIN(pace_batch_want(kbps, typical) + typical,
 				  (uint64_t)UROCE_PACE_BURST_MAX);
-	ret = uroce_tb_profile_init(prof, qp->env->tsc_hz, kbps, burst);
+	ret = uroce_tb_profile_init(prof, env->tsc_hz, kbps, burst);
 	if (ret == 0)
 		prof->batch_bytes = pace_batch_bytes(kbps, burst, typical);
 	return ret;
 }
 
+static int
+pace_tight(const struct uroce_qp *qp, uint32_t kbps,
+	   struct uroce_tb_profile *prof)
+{
+	return pace_tight_env(qp->env, kbps, prof);
+}
+
 /*
- * Static rate (IBTA 9.11): the address vector of an RC or UC QP may ask
- * for a rate below the port's, to keep a faster sender from overrunning a
- * slower link on the path. The QP is paced at it with a tight profile,
- * and the lower of it and the user's limit is the limit in force.
- * IBV_RATE_MAX, and a rate at or above the line rate ([port] dcqcn's
- * rpg_max_rate, else the most the pacer takes), leave the QP unpaced by
- * it. UD address handles carry a static rate per destination, which one
- * bucket per QP cannot follow; it is stored, not applied.
+ * Static rate (IBTA 9.11): an address vector may ask for a rate below the
+ * port's, to keep a faster sender from overrunning a slower link on the
+ * path. An RC or UC QP is paced at its path's rate with a tight profile,
+ * and the lower of it and the user's limit is the limit in force; a UD
+ * address handle carries its own, which the QP's sends to it are held to
+ * (ud_pace.c). IBV_RATE_MAX, and a rate at or above the line rate ([port]
+ * dcqcn's rpg_max_rate, else the most the pacer takes), pace nothing.
  */
 int
-uroce_qp_static_rate_prepare(const struct uroce_qp *qp, enum ibv_rate rate,
-			     uint32_t *kbps, struct uroce_tb_profile *prof)
+uroce_static_rate_profile(const struct uroce_qp_env *env, enum ibv_rate rate,
+			  uint32_t *kbps, struct uroce_tb_profile *prof)
 {
-	const struct uroce_qp_env *env = qp->env;
 	const struct uroce_rate *r = uroce_rate_find(rate);
 	uint64_t line = env->dcqcn.line_kbps != 0 ? env->dcqcn.line_kbps :
 			env->lim.rate_limit_max;
 	uint64_t k;
 
 	*kbps = 0;
-	if (r == NULL || env->lim.rate_limit_max == 0 || !pace_type_ok(qp->type))
+	if (r == NULL || env->lim.rate_limit_max == 0)
 		return 0;
 	k = (uint64_t)r->mbps * 1000;
 	if (k >= line || k > env->lim.rate_limit_max)
 		return 0;
 	*kbps = (uint32_t)k;
-	return pace_tight(qp, *kbps, prof);
+	return pace_tight_env(env, *kbps, prof);
+}
+
+int
+uroce_qp_static_rate_prepare(const struct uroce_qp *qp, enum ibv_rate rate,
+			     uint32_t *kbps, struct uroce_tb_profile *prof)
+{
+	*kbps = 0;
+	if (qp->type == IBV_QPT_UD || !pace_type_ok(qp->type))
+		return 0;
+	return uroce_static_rate_profile(qp->env, rate, kbps, prof);
 }
 
 uint32_t

@@ -298,6 +298,22 @@ void uroce_qp_pace_cc(struct uroce_qp *qp, uint64_t now, bool kick);
 int uroce_qp_static_rate_prepare(const struct uroce_qp *qp,
 				 enum ibv_rate rate, uint32_t *kbps,
 				 struct uroce_tb_profile *prof);
+/* UD: a bucket per paced address handle (ud_pace.c). init allocates
+ * them with a UD QP (-ENOMEM), fini frees them. uroce_ud_pace_ah(): the
+ * AH's bucket if it holds the frame's bytes at now, to be charged by
+ * uroce_ud_pace_charge() once the QP's own bucket lets the frame go; NULL
+ * with the QP set to wait (req.wait_at) for it. */
+int uroce_ud_pace_init(struct uroce_qp *qp);
+void uroce_ud_pace_fini(struct uroce_qp *qp);
+struct uroce_tb *uroce_ud_pace_ah(struct uroce_qp *qp,
+				  const struct uroce_ah *ah, uint64_t now,
+				  uint32_t bytes);
+void uroce_ud_pace_charge(struct uroce_tb *tb, uint64_t now, uint32_t bytes);
+/* The tight profile an address vector's static rate calls for on this
+ * port, and its rate (0: the rate paces nothing; qp_pace.c). */
+int uroce_static_rate_profile(const struct uroce_qp_env *env,
+			      enum ibv_rate rate, uint32_t *kbps,
+			      struct uroce_tb_profile *prof);
 /* The limit without congestion control: the lower of the user's and the
  * static rate (0: none), its profile in *prof. */
 uint32_t uroce_qp_pace_base(const struct uroce_qp *qp,

@@ -67,6 +67,7 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 {
 	struct uroce_bth_fields bth = { .pkey = 0xffff };
 	struct uroce_ext_fields ext;
+	struct uroce_tb *ah_tb = NULL;
 	struct uroce_l2l3 l2l3;
 	struct rte_mbuf *m;
 	uint8_t *payload;
@@ -90,11 +91,18 @@ ud_send_one(struct uroce_qp *qp, struct uroce_send_wqe *w, uint64_t now,
 	bth.opcode = (w->opcode == IBV_WR_SEND_WITH_IMM) ?
 		UROCE_OPC_UD_SEND_ONLY_IMM : UROCE_OPC_UD_SEND_ONLY;
 	len = uroce_frame_len(&l2l3, bth.opcode, w->length);
+	/* The AH's static rate first (ud_pace.c), then the QP's own limit:
+	 * the frame goes when both hold it. */
+	if (unlikely(w->ah->paced) &&
+	    (ah_tb = uroce_ud_pace_ah(qp, w->ah, now, len)) == NULL)
+		return 0;
 	if (!uroce_qp_pace(qp, now, len)) {
 		uroce_qp_pace_wait(qp, now, len,
 				   uroce_qp_pace_behind(qp, qp->sq.tail, 0));
 		return 0;
 	}
+	if (ah_tb != NULL)
+		uroce_ud_pace_charge(ah_tb, now, len);
 	m = uroce_frame_alloc(qp, &l2l3, bth.opcode, w->length, &payload);
 	if (m == NULL) {
 		uroce_req_retry_wait(qp, now);

@@ -54,16 +54,15 @@ ibv_destroy_ah(struct ibv_ah *ah)
 
 /*
  * The 40 bytes before a UD receive's payload (ibv_poll_cq(3),
- * IBV_WC_GRH): for RoCEv2 over IPv4 20 zero bytes then the IPv4 header,
- * as the transport and RoCE providers lay it out; else the IPv6 header,
- * which is the GRH. What an answer needs of it, with the GIDs of IPv4
- * addresses IPv4-mapped.
+ * IBV_WC_GRH): for RoCEv2 over IPv4 20 bytes (zero here) then the IPv4
+ * header, as the transport and RoCE providers lay it out; else the IPv6
+ * header, which is the GRH. What an answer needs of it, with the GIDs of
+ * IPv4 addresses IPv4-mapped.
  */
 struct grh_fields {
 	union ibv_gid src, dst;
 	uint32_t flow_label;
 	uint8_t tclass, hop_limit;
-	bool v4;
 };
 
 static void
@@ -75,16 +74,58 @@ gid_of_v4(union ibv_gid *gid, const uint8_t *addr)
 	memcpy(&gid->raw[12], addr, 4);
 }
 
+/* rdma-core's checksum of the 20 bytes at ip4 with the check field taken
+ * as zero: its words summed, folded once, complemented, 16 bits kept. */
+static uint16_t
+ip4_cksum(const uint8_t *ip4)
+{
+	uint16_t w[10];
+	uint32_t sum = 0;
+	unsigned int i;
+
+	memcpy(w, ip4, sizeof(w));
+	w[5] = 0;
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		sum += w[i];
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * Which header the 40 bytes hold, by rdma-core's rule (libibverbs,
+ * ibv_init_ah_from_wc(), the one every provider's receives go through):
+ * without an IPv6 version in the first word, IPv4 if the bytes at 20 say
+ * version 4, else not RoCEv2; with it, IPv4 only if the bytes at 20 are
+ * an IPv4 header of 5 words whose checksum is right (a provider that
+ * leaves the first 20 bytes as they were), else IPv6.
+ */
+static int
+grh_version(const struct ibv_grh *grh)
+{
+	const uint8_t *ip4 = (const uint8_t *)grh + 20;
+	uint16_t check;
+
+	if ((be32toh(grh->version_tclass_flow) >> 28) != 6)
+		return (ip4[0] >> 4) == 4 ? 4 : -EPROTONOSUPPORT;
+	if ((ip4[0] & 0xf) != 5)
+		return 6;
+	memcpy(&check, ip4 + 10, sizeof(check));
+	return check == ip4_cksum(ip4) ? 4 : 6;
+}
+
 static int
 grh_parse(const struct ibv_grh *grh, struct grh_fields *f)
 {
-	static const uint8_t zero[20];
-	const uint8_t *b = (const uint8_t *)grh, *ip4 = b + 20;
+	const uint8_t *ip4 = (const uint8_t *)grh + 20;
 	uint32_t vtf = be32toh(grh->version_tclass_flow);
+	int ver = grh_version(grh);
 
 	memset(f, 0, sizeof(*f));
-	if (memcmp(b, zero, sizeof(zero)) == 0 && (ip4[0] >> 4) == 4) {
-		f->v4 = true;
+	/* From the first word whatever the version, as rdma-core does. */
+	f->flow_label = vtf & 0xfffff;
+	if (ver < 0)
+		return ver;
+	if (ver == 4) {
 		f->tclass = ip4[1];
 		f->hop_limit = ip4[8];			/* TTL */
 		gid_of_v4(&f->src, ip4 + 12);
@@ -92,17 +133,18 @@ grh_parse(const struct ibv_grh *grh, struct grh_fields *f)
 		/* A multicast group has no GID of ours to answer from. */
 		return (ip4[16] & 0xf0) == 0xe0 ? -EINVAL : 0;
 	}
-	if ((vtf >> 28) != 6)
-		return -EPROTONOSUPPORT;
-	/* RoCEv2 carries UDP; RoCE v1's IB next header is not ours. */
+	/* A multicast destination first, then the next header: RoCEv2
+	 * carries UDP; RoCE v1's IB next header names GIDs of a type this
+	 * port has none of. */
+	if (grh->dgid.raw[0] == 0xff)
+		return -EINVAL;
 	if (grh->next_hdr != IPPROTO_UDP)
 		return -EPROTONOSUPPORT;
 	f->src = grh->sgid;
 	f->dst = grh->dgid;
 	f->tclass = (uint8_t)(vtf >> 20);
-	f->flow_label = vtf & 0xfffff;
 	f->hop_limit = grh->hop_limit;
-	return grh->dgid.raw[0] == 0xff ? -EINVAL : 0;
+	return 0;
 }
 
 /*

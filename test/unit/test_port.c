@@ -1477,6 +1477,84 @@ count_pool(struct rte_mempool *mp, void *arg)
 	}
 }
 
+static void
+no_quiesce(void *arg)
+{
+	(void)arg;
+}
+
+/* ---------------------------------------------------------------------------
+ * Gone for good. DPDK 22.11 installs no driver headers: these two are its
+ * ethdev's driver interface (ethdev_driver.h), exported, used here to
+ * raise a removal as a PMD does.
+ */
+struct rte_eth_dev;
+struct rte_eth_dev *rte_eth_dev_allocated(const char *name);
+int rte_eth_dev_callback_process(struct rte_eth_dev *dev,
+				 enum rte_eth_event_type event,
+				 void *ret_param);
+
+/* RTE_ETH_EVENT_INTR_RMV (a NIC unplugged): the port is gone, its link
+ * down, and a link poll changes neither. */
+static void
+test_gone_rmv(void)
+{
+	char name[RTE_ETH_NAME_MAX_LEN];
+	struct uroce_port *a, *b;
+	struct rte_eth_dev *dev;
+
+	ut_port_cfg(&cfg, 0, "ringlink:rmv,side=0", "10.0.0.1");
+	ut_port_cfg(&cfg, 1, "ringlink:rmv,side=1", "10.0.0.2");
+	a = ut_port_open(&cfg, 0, 1);
+	b = ut_port_open(&cfg, 1, 1);
+	if (a == NULL || b == NULL)
+		goto out;
+	UT_CHECK(!uroce_port_gone(a));
+	UT_CHECK(uroce_port_link_up(a));
+	UT_CHECK_EQ(rte_eth_dev_get_name_by_port(uroce_port_id(a), name), 0);
+	dev = rte_eth_dev_allocated(name);
+	if (!UT_CHECK(dev != NULL))
+		goto out;
+	UT_CHECK_EQ(rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_INTR_RMV,
+						 NULL), 0);
+	UT_CHECK(uroce_port_gone(a));
+	UT_CHECK(!uroce_port_link_up(a));
+	UT_CHECK(!uroce_port_link_poll(a, no_quiesce, NULL));
+	UT_CHECK(uroce_port_gone(a));
+	UT_CHECK(!uroce_port_gone(b));
+out:
+	uroce_port_close(a);
+	uroce_port_close(b);
+}
+
+/* A memif client whose server is not there tries its start again at
+ * each link poll (-EPERM from the PMD: not gone); once the ethdev itself
+ * is removed, the start fails for good: gone, and no more tries. */
+static void
+test_gone_start(void)
+{
+	struct rte_eth_dev_info info;
+	struct uroce_port *c;
+	char dev[160];
+
+	snprintf(dev, sizeof(dev), "net_memif7,role=client,id=0,"
+		 "socket=/tmp/uroce-ut-gone-%d.sock", (int)getpid());
+	ut_port_cfg(&cfg, 0, dev, "10.0.0.1");
+	c = ut_port_open(&cfg, 0, 1);
+	if (c == NULL)
+		return;
+	UT_CHECK(!uroce_port_link_poll(c, no_quiesce, NULL));
+	UT_CHECK(!uroce_port_link_poll(c, no_quiesce, NULL));
+	UT_CHECK(!uroce_port_gone(c));
+	if (UT_CHECK_EQ(rte_eth_dev_info_get(uroce_port_id(c), &info), 0))
+		UT_CHECK_EQ(rte_dev_remove(info.device), 0);
+	UT_CHECK(!uroce_port_link_poll(c, no_quiesce, NULL));
+	UT_CHECK(uroce_port_gone(c));
+	UT_CHECK(!uroce_port_link_up(c));
+	UT_CHECK(!uroce_port_link_poll(c, no_quiesce, NULL));
+	uroce_port_close(c);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1533,6 +1611,8 @@ main(int argc, char **argv)
 	test_pcap();
 	test_fault_extbuf();
 	test_pcap_extbuf();
+	test_gone_rmv();
+	test_gone_start();
 	rte_mempool_walk(count_pool, &pools);
 	UT_CHECK_EQ(pools, 0);
 	rte_eal_cleanup();

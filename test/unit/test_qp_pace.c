@@ -17,7 +17,12 @@
  *    rate * time and a backlog leaves exactly on the rate;
  *  - the static rate of an RC or UC QP's address vector: the lower of it
  *    and the user's limit in force, a bad one refused, RESET forgetting
- *    it, and a stream conforming to it.
+ *    it, and a stream conforming to it;
+ *  - the static rates of UD address handles: one UD QP sending to AHs of
+ *    different rates holds each AH's datagrams to its own rate, the QP's
+ *    own limit still applies where lower, more AHs than the QP keeps
+ *    buckets for are each still held to theirs, and an AH at the port's
+ *    rate is not held at all.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -1460,6 +1465,278 @@ test_static_stream(void)
 	stream_free(s);
 }
 
+/* ---------------------------------------------------------------------------
+ * Static rates of UD address handles (ud_pace.c). Each AH's datagrams go
+ * to their own remote QPN, so the tap tells them apart.
+ */
+#define UD_AHS		10
+#define UD_QPN_BASE	0x40
+#define UD_LEN		1024u
+
+struct ud_logs {
+	struct frame_log *fl[UD_AHS];
+	unsigned int n;
+};
+
+static bool
+tap_ud(struct ut_link *l, int from, const struct uroce_pkt *pkt, void *ctx)
+{
+	struct ud_logs *ul = ctx;
+	unsigned int i;
+
+	for (i = 0; i < ul->n; i++)
+		if (!tap_log(l, from, pkt, ul->fl[i]))
+			return false;
+	return true;
+}
+
+struct ud_fix {
+	struct ut_link l;
+	struct uroce_qp *qa, *qb;
+	struct uroce_mr *mr;
+	uint8_t buf[UD_LEN];
+	struct uroce_ah ah[UD_AHS];
+	struct ud_logs logs;
+	uint32_t posted;
+};
+
+static struct ud_fix *
+ud_fix_new(uint64_t seed, const uint8_t *rates, unsigned int n)
+{
+	struct ud_fix *f = calloc(1, sizeof(*f));
+	struct ut_qp_opts o;
+	unsigned int i;
+
+	if (!UT_CHECK(f != NULL) || !UT_CHECK_EQ(link_up(&f->l, seed), 0)) {
+		free(f);
+		return NULL;
+	}
+	ut_qp_opts_default(&o, IBV_QPT_UD);
+	o.qkey = 0x11111111;
+	if (!UT_CHECK_EQ(ut_link_pair(&f->l, &o, 0x30, 0x31, &f->qa, &f->qb), 0))
+		goto fail;
+	f->mr = ut_node_reg(&f->l.node[0], f->buf, sizeof(f->buf),
+			    IBV_ACCESS_LOCAL_WRITE);
+	if (!UT_CHECK(f->mr != NULL))
+		goto fail;
+	f->logs.n = n;
+	for (i = 0; i < n; i++) {
+		ut_link_ah(&f->l, 0, 0, &f->ah[i]);
+		f->ah[i].attr.static_rate = rates[i];
+		if (!UT_CHECK_EQ(uroce_ah_static_rate(&f->l.node[0].env,
+						      &f->ah[i]), 0))
+			goto fail;
+		f->logs.fl[i] = calloc(1, sizeof(*f->logs.fl[i]));
+		if (!UT_CHECK(f->logs.fl[i] != NULL))
+			goto fail;
+		f->logs.fl[i]->dqpn = UD_QPN_BASE + i;
+	}
+	f->l.tap = tap_ud;
+	f->l.tap_ctx = &f->logs;
+	return f;
+fail:
+	ut_link_fini(&f->l);
+	for (i = 0; i < n; i++)
+		free(f->logs.fl[i]);
+	free(f);
+	return NULL;
+}
+
+static void
+ud_fix_free(struct ud_fix *f)
+{
+	unsigned int i;
+
+	if (f == NULL)
+		return;
+	ut_link_fini(&f->l);
+	for (i = 0; i < f->logs.n; i++)
+		free(f->logs.fl[i]);
+	free(f);
+}
+
+/* Post n datagrams of UD_LEN bytes, round robin over the AHs. */
+static int
+ud_post(struct ud_fix *f, uint32_t n)
+{
+	struct ibv_sge sge = { (uintptr_t)f->buf, UD_LEN, f->mr->lkey };
+	struct ibv_send_wr wr, *bad;
+	uint32_t i, k;
+
+	for (i = 0; i < n; i++, f->posted++) {
+		k = f->posted % f->logs.n;
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = f->posted;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND;
+		wr.wr.ud.ah = (struct ibv_ah *)&f->ah[k];
+		wr.wr.ud.remote_qpn = UD_QPN_BASE + k;
+		wr.wr.ud.remote_qkey = 0x11111111;
+		if (uroce_qp_post_send(f->qa, &wr, &bad) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static bool
+ud_all_sent(struct ut_link *l, void *ctx)
+{
+	struct ud_fix *f = ctx;
+	uint32_t sent = 0;
+	unsigned int i;
+
+	(void)l;
+	for (i = 0; i < f->logs.n; i++)
+		sent += f->logs.fl[i]->n;
+	return sent >= f->posted;
+}
+
+/* A bad static rate is refused; the port's rate, and rates at or above
+ * the line (here the most the pacer takes, 100 Gb/s), pace nothing;
+ * a rate below it gets a tight profile. */
+static void
+test_ud_ah_create(void)
+{
+	struct ut_link l;
+	struct uroce_ah ah;
+
+	if (!UT_CHECK_EQ(link_up(&l, 17), 0))
+		return;
+	ut_link_ah(&l, 0, 0, &ah);
+	ah.attr.static_rate = 1;		/* reserved */
+	UT_CHECK_EQ(uroce_ah_static_rate(&l.node[0].env, &ah), -EINVAL);
+	ah.attr.static_rate = IBV_RATE_1200_GBPS + 1;
+	UT_CHECK_EQ(uroce_ah_static_rate(&l.node[0].env, &ah), -EINVAL);
+	ah.attr.static_rate = IBV_RATE_MAX;
+	UT_CHECK_EQ(uroce_ah_static_rate(&l.node[0].env, &ah), 0);
+	UT_CHECK(!ah.paced);
+	ah.attr.static_rate = IBV_RATE_200_GBPS;
+	UT_CHECK_EQ(uroce_ah_static_rate(&l.node[0].env, &ah), 0);
+	UT_CHECK(!ah.paced);
+	ah.attr.static_rate = IBV_RATE_5_GBPS;
+	UT_CHECK_EQ(uroce_ah_static_rate(&l.node[0].env, &ah), 0);
+	UT_CHECK(ah.paced);
+	UT_CHECK(ah.id != 0);
+	UT_CHECK_EQ(ah.pace_prof.rate_kbps, 5000000);
+	UT_CHECK(ah.pace_prof.burst_bytes < 100000);
+	ut_link_fini(&l);
+}
+
+/* One UD QP, datagrams round robin to an AH at 2.5 Gb/s, one at 10 Gb/s
+ * and one at the port's rate: each paced AH's frames conform to its own
+ * bucket, the slowest is exactly on its rate (it holds the head of the
+ * line), and the datagrams to the unpaced AH make no AH wait. With
+ * @qp_kbps the QP's own limit, below the AHs', is what holds them all. */
+static void
+test_ud_ah_rates(uint32_t qp_kbps)
+{
+	static const uint8_t rates[] = {
+		IBV_RATE_2_5_GBPS, IBV_RATE_10_GBPS, IBV_RATE_MAX,
+	};
+	struct ibv_qp_rate_limit_attr rl = { qp_kbps, 16384, 0, 0 };
+	struct ud_fix *f = ud_fix_new(18, rates, RTE_DIM(rates));
+	struct frame_log *all = calloc(1, sizeof(*all));
+	uint64_t t0, waits;
+	int64_t left;
+	unsigned int i, j;
+
+	if (f == NULL || !UT_CHECK(all != NULL))
+		goto out;
+	/* Unpaced alone first: no AH waits. */
+	f->logs.n = 3;
+	for (i = 0; i < 40; i++) {
+		f->posted = 2 + 3 * i;	/* the AH at the port's rate */
+		UT_CHECK_EQ(ud_post(f, 1), 0);
+	}
+	f->posted = 40;
+	UT_CHECK(ut_link_run(&f->l, ud_all_sent, f, ut_link_us(1000000),
+			     2000000));
+	UT_CHECK_EQ(f->logs.fl[2]->n, 40);
+	UT_CHECK_EQ(f->qa->stats.pace_ah_waits, 0);
+	ut_link_settle(&f->l, ut_link_us(100000));
+	for (i = 0; i < 3; i++)
+		f->logs.fl[i]->n = 0;
+	f->posted = 0;
+	/* The QP's limit from here: a full bucket (an idle QP's would hold
+	 * only its batch, qp_pace.c Lost rate). */
+	if (qp_kbps != 0)
+		UT_CHECK_EQ(uroce_qp_set_rate_limit(f->qa, &rl, f->l.now), 0);
+	t0 = f->l.now;
+	UT_CHECK_EQ(ud_post(f, 240), 0);
+	UT_CHECK(ut_link_run(&f->l, ud_all_sent, f, ut_link_us(1000000),
+			     2000000));
+	for (i = 0; i < 3; i++)
+		UT_CHECK_EQ(f->logs.fl[i]->n, 80);
+	waits = f->qa->stats.pace_ah_waits;
+	if (qp_kbps == 0) {
+		left = check_conform(f->logs.fl[0], 0, t0,
+				     f->ah[0].pace_prof.burst_bytes,
+				     &f->ah[0].pace_prof);
+		UT_CHECK(left < (int64_t)f->ah[0].pace_prof.refill);
+		check_conform(f->logs.fl[1], 0, t0,
+			      f->ah[1].pace_prof.burst_bytes,
+			      &f->ah[1].pace_prof);
+		UT_CHECK(waits > 0);
+	} else {
+		/* Every frame, in order, against the QP's bucket. */
+		for (i = 0; i < 3; i++)
+			for (j = 0; j < 80; j++) {
+				uint32_t k = all->n++;
+
+				all->t[k] = f->logs.fl[i]->t[j];
+				all->len[k] = f->logs.fl[i]->len[j];
+			}
+		/* Merge by time (stable: the tap logs in send order). */
+		for (i = 1; i < all->n; i++)
+			for (j = i; j > 0 && all->t[j - 1] > all->t[j]; j--) {
+				RTE_SWAP(all->t[j - 1], all->t[j]);
+				RTE_SWAP(all->len[j - 1], all->len[j]);
+			}
+		left = check_conform(all, 0, t0, f->qa->pace_prof.burst_bytes,
+				     &f->qa->pace_prof);
+		UT_CHECK(left < (int64_t)f->qa->pace_prof.refill);
+		check_conform(f->logs.fl[0], 0, t0,
+			      f->ah[0].pace_prof.burst_bytes,
+			      &f->ah[0].pace_prof);
+		UT_CHECK_EQ(f->qa->pace_prof.rate_kbps, qp_kbps);
+	}
+	UT_NOTE("UD AHs, QP limit %u kbit/s: %lu AH waits", qp_kbps,
+		(unsigned long)waits);
+out:
+	free(all);
+	ud_fix_free(f);
+}
+
+/* More paced AHs than a QP keeps buckets for: each AH is still held to
+ * its rate (a bucket is reused only once full). */
+static void
+test_ud_ah_many(void)
+{
+	uint8_t rates[UD_AHS];
+	struct ud_fix *f;
+	uint64_t t0;
+	unsigned int i;
+
+	for (i = 0; i < UD_AHS; i++)
+		rates[i] = i % 2 ? IBV_RATE_5_GBPS : IBV_RATE_2_5_GBPS;
+	f = ud_fix_new(19, rates, UD_AHS);
+	if (f == NULL)
+		return;
+	t0 = f->l.now;
+	UT_CHECK_EQ(ud_post(f, 250), 0);
+	UT_CHECK(ut_link_run(&f->l, ud_all_sent, f, ut_link_us(1000000),
+			     2000000));
+	for (i = 0; i < UD_AHS; i++) {
+		UT_CHECK_EQ(f->logs.fl[i]->n, 25);
+		check_conform(f->logs.fl[i], 0, t0,
+			      f->ah[i].pace_prof.burst_bytes,
+			      &f->ah[i].pace_prof);
+	}
+	UT_CHECK(f->qa->stats.pace_ah_waits > 0);
+	ud_fix_free(f);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1498,6 +1775,10 @@ main(int argc, char **argv)
 	test_two_fair();
 	test_static_modify();
 	test_static_stream();
+	test_ud_ah_create();
+	test_ud_ah_rates(0);
+	test_ud_ah_rates(1000000);		/* the QP's 1 Gb/s, 16 KiB burst */
+	test_ud_ah_many();
 	test_raw_stream(10000, 0);		/* 10 Mbit/s, default burst */
 	/* 100 Mbit/s: at 1 Gbit/s the default burst (5 ms, 625 kB) would
 	 * take the whole 150 kB at once. */

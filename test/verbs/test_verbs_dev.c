@@ -16,8 +16,11 @@
  * on-demand regions and ibv_advise_mr(), the
  * context's cmd_fd, the private modify_qp_seq of uroce's librdmacm
  * (several changes in one call: each made, its errors as ibv_modify_qp's),
- * the address vector that answers a UD receive (ibv_init_ah_from_wc), and
- * RLIMIT_MEMLOCK charged as the kernel's pinning charges it.
+ * the address vector that answers a UD receive (ibv_init_ah_from_wc),
+ * RLIMIT_MEMLOCK charged as the kernel's pinning charges it, and the
+ * static rates of UD address handles (a bad one EINVAL; datagrams to an
+ * AH at 2.5 Gb/s wait for its tokens, those to one at the port's rate on
+ * the same QP never do, all arrive intact).
  */
 
 #include <errno.h>
@@ -38,6 +41,7 @@
 #include "uroce_test_verbs.h"
 #include "uroce_verbs_cm.h"
 #include "verbs_priv.h"
+#include "uroce_qp.h"		/* the QP's counters */
 
 static int
 write_config(void)
@@ -1443,6 +1447,26 @@ grh_v4(struct ibv_grh *g, const uint8_t src[4], const uint8_t dst[4])
 	memcpy(b + 36, dst, 4);
 }
 
+/* The IPv4 header's checksum (RFC 791), written into it. */
+static void
+grh_v4_cksum(struct ibv_grh *g)
+{
+	uint8_t *ip4 = (uint8_t *)g + 20;
+	uint32_t sum = 0;
+	uint16_t w;
+	int i;
+
+	ip4[10] = ip4[11] = 0;
+	for (i = 0; i < 20; i += 2) {
+		memcpy(&w, ip4 + i, 2);
+		sum += w;
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	w = (uint16_t)~sum;
+	memcpy(ip4 + 10, &w, 2);
+}
+
 /* The IPv6 header; dst[0] 0xff: multicast. */
 static void
 grh_v6(struct ibv_grh *g, const union ibv_gid *dst, uint8_t next)
@@ -1503,6 +1527,30 @@ test_ah_from_wc(struct ibv_context *ctx)
 		wc.wc_flags = IBV_WC_GRH;
 		UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	}
+	/* rdma-core's reading of the 40 bytes: an IPv4 header at 20 is
+	 * IPv4 whatever the first 20 hold unless they start as IPv6 (the
+	 * flow label comes from the first word all the same)... */
+	grh_v4(&g, peer, us);
+	memset(&g, 0x5a, 20);
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), 0);
+	UT_CHECK_EQ(a.grh.sgid_index, 0);
+	UT_CHECK_MEM(&a.grh.dgid.raw[12], peer, 4);
+	UT_CHECK_EQ(a.grh.flow_label, 0xa5a5a);
+	UT_CHECK_EQ(a.grh.hop_limit, 17);
+	/* ... and when they do, IPv4 only with a right checksum. */
+	grh_v4(&g, peer, us);
+	grh_v4_cksum(&g);
+	g.version_tclass_flow = htobe32(6u << 28);
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), 0);
+	UT_CHECK_MEM(&a.grh.dgid.raw[12], peer, 4);
+	UT_CHECK_EQ(a.grh.traffic_class, 0x28);
+	((uint8_t *)&g)[30] ^= 1;	/* the checksum wrong: IPv6, not UDP */
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), -1);
+	UT_CHECK_EQ(errno, EPROTONOSUPPORT);
+	/* Neither version: not RoCEv2. */
+	memset(&g, 0, sizeof(g));
+	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), -1);
+	UT_CHECK_EQ(errno, EPROTONOSUPPORT);
 	grh_v4(&g, peer, group);
 	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 1, &wc, &g, &a), -1);
 	UT_CHECK_EQ(errno, EINVAL);
@@ -1530,6 +1578,219 @@ test_ah_from_wc(struct ibv_context *ctx)
 	UT_CHECK_EQ(errno, EINVAL);
 	UT_CHECK_EQ(ibv_init_ah_from_wc(ctx, 2, &wc, &g, &a), -1);
 	UT_CHECK_EQ(errno, EINVAL);
+}
+
+/* ------------------------------------------------------------------------
+ * UD address handles' static rates (ud_pace.c), through the verbs: one UD
+ * QP sends to two AHs of the device's own GID, one at the port's rate and
+ * one at 2.5 Gb/s, and a second UD QP receives. The AH waits are the QP's
+ * pace_ah_waits counter: none for the port-rate AH's datagrams, some for
+ * the slow one's (more than its tight burst of about 34 KB is posted at
+ * once), and every datagram arrives with its bytes. The exact spacing is
+ * checked on the unit tests' fake clock (qp_pace).
+ */
+#define UDR_N		48
+#define UDR_LEN		2000
+#define UDR_QKEY	0x1234567u
+
+struct udr {
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *ms, *md;
+	struct ibv_ah *ah[2];
+	uint8_t *src, *dst;
+};
+
+static int
+udr_qp_up(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = UDR_QKEY;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY) != 0)
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE) != 0)
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+static struct ibv_ah *
+udr_ah(struct ibv_context *ctx, struct ibv_pd *pd, uint8_t rate)
+{
+	struct ibv_ah_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.is_global = 1;
+	a.port_num = 1;
+	a.static_rate = rate;
+	a.grh.hop_limit = 1;
+	if (ibv_query_gid(ctx, 1, 0, &a.grh.dgid) != 0)
+		return NULL;
+	return ibv_create_ah(pd, &a);
+}
+
+static int
+udr_open(struct ibv_context *ctx, struct udr *u)
+{
+	struct ibv_qp_init_attr init;
+
+	memset(u, 0, sizeof(*u));
+	u->src = malloc(UDR_LEN);
+	u->dst = calloc(UDR_N * 2, UDR_LEN + 40);
+	u->pd = ibv_alloc_pd(ctx);
+	u->cq = ibv_create_cq(ctx, 4 * UDR_N, NULL, NULL, 0);
+	if (!UT_CHECK(u->src && u->dst && u->pd && u->cq))
+		return -1;
+	for (int i = 0; i < UDR_LEN; i++)
+		u->src[i] = (uint8_t)(i * 13 + 1);
+	u->ms = ibv_reg_mr(u->pd, u->src, UDR_LEN, 0);
+	u->md = ibv_reg_mr(u->pd, u->dst, (size_t)UDR_N * 2 * (UDR_LEN + 40),
+			   IBV_ACCESS_LOCAL_WRITE);
+	memset(&init, 0, sizeof(init));
+	init.send_cq = u->cq;
+	init.recv_cq = u->cq;
+	init.qp_type = IBV_QPT_UD;
+	init.cap.max_send_wr = UDR_N;
+	init.cap.max_recv_wr = 2 * UDR_N;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	u->qa = ibv_create_qp(u->pd, &init);
+	u->qb = ibv_create_qp(u->pd, &init);
+	u->ah[0] = udr_ah(ctx, u->pd, IBV_RATE_MAX);
+	u->ah[1] = udr_ah(ctx, u->pd, IBV_RATE_2_5_GBPS);
+	if (!UT_CHECK(u->ms && u->md && u->qa && u->qb && u->ah[0] && u->ah[1]))
+		return -1;
+	if (!UT_CHECK_EQ(udr_qp_up(u->qa), 0) || !UT_CHECK_EQ(udr_qp_up(u->qb), 0))
+		return -1;
+	return 0;
+}
+
+static void
+udr_close(struct udr *u)
+{
+	for (int i = 0; i < 2; i++)
+		if (u->ah[i] != NULL)
+			UT_CHECK_EQ(ibv_destroy_ah(u->ah[i]), 0);
+	if (u->qa != NULL)
+		UT_CHECK_EQ(ibv_destroy_qp(u->qa), 0);
+	if (u->qb != NULL)
+		UT_CHECK_EQ(ibv_destroy_qp(u->qb), 0);
+	if (u->ms != NULL)
+		UT_CHECK_EQ(ibv_dereg_mr(u->ms), 0);
+	if (u->md != NULL)
+		UT_CHECK_EQ(ibv_dereg_mr(u->md), 0);
+	if (u->cq != NULL)
+		UT_CHECK_EQ(ibv_destroy_cq(u->cq), 0);
+	if (u->pd != NULL)
+		UT_CHECK_EQ(ibv_dealloc_pd(u->pd), 0);
+	free(u->src);
+	free(u->dst);
+}
+
+/* UDR_N datagrams to ah[k], each received into its own slot; every
+ * completion successful and every payload intact. */
+static void
+udr_round(struct udr *u, int k)
+{
+	struct ibv_sge ss = { (uintptr_t)u->src, UDR_LEN, u->ms->lkey };
+	unsigned int sends = 0, recvs = 0, bad = 0, i;
+	struct ibv_send_wr swr, *bad_s;
+	struct ibv_recv_wr rwr, *bad_r;
+	struct ibv_wc wc[16];
+	int n, idle = 0;
+
+	for (i = 0; i < UDR_N; i++) {
+		struct ibv_sge rs = {
+			(uintptr_t)(u->dst + (size_t)i * (UDR_LEN + 40)),
+			UDR_LEN + 40, u->md->lkey,
+		};
+
+		memset(&rwr, 0, sizeof(rwr));
+		rwr.wr_id = i;
+		rwr.sg_list = &rs;
+		rwr.num_sge = 1;
+		UT_CHECK_EQ(ibv_post_recv(u->qb, &rwr, &bad_r), 0);
+	}
+	for (i = 0; i < UDR_N; i++) {
+		memset(&swr, 0, sizeof(swr));
+		swr.wr_id = 1000 + i;
+		swr.sg_list = &ss;
+		swr.num_sge = 1;
+		swr.opcode = IBV_WR_SEND;
+		swr.send_flags = IBV_SEND_SIGNALED;
+		swr.wr.ud.ah = u->ah[k];
+		swr.wr.ud.remote_qpn = u->qb->qp_num;
+		swr.wr.ud.remote_qkey = UDR_QKEY;
+		UT_CHECK_EQ(ibv_post_send(u->qa, &swr, &bad_s), 0);
+	}
+	/* A hang guard of 5 s without a completion, not a bound. */
+	while ((sends < UDR_N || recvs < UDR_N) && idle < 5000) {
+		n = ibv_poll_cq(u->cq, 16, wc);
+		if (n <= 0) {
+			idle++;
+			usleep(1000);
+			continue;
+		}
+		idle = 0;
+		for (i = 0; i < (unsigned int)n; i++) {
+			bad += wc[i].status != IBV_WC_SUCCESS;
+			if (wc[i].opcode == IBV_WC_RECV) {
+				recvs++;
+				bad += wc[i].byte_len != UDR_LEN + 40 ||
+				       memcmp(u->dst + wc[i].wr_id *
+					      (UDR_LEN + 40) + 40,
+					      u->src, UDR_LEN) != 0;
+			} else {
+				sends++;
+			}
+		}
+	}
+	UT_CHECK_EQ(sends, UDR_N);
+	UT_CHECK_EQ(recvs, UDR_N);
+	UT_CHECK_EQ(bad, 0);
+}
+
+static void
+test_ud_static_rate(struct ibv_context *ctx)
+{
+	struct ibv_ah_attr bad;
+	struct udr u;
+	const struct uroce_qp *uqp;
+	uint64_t waits;
+
+	if (udr_open(ctx, &u) == 0) {
+		/* 1 is reserved, 25 is past the enum: EINVAL, nothing made. */
+		memset(&bad, 0, sizeof(bad));
+		bad.is_global = 1;
+		bad.port_num = 1;
+		UT_CHECK_EQ(ibv_query_gid(ctx, 1, 0, &bad.grh.dgid), 0);
+		bad.static_rate = 1;
+		errno = 0;
+		UT_CHECK(ibv_create_ah(u.pd, &bad) == NULL && errno == EINVAL);
+		bad.static_rate = 25;
+		errno = 0;
+		UT_CHECK(ibv_create_ah(u.pd, &bad) == NULL && errno == EINVAL);
+		uqp = ((struct uroce_vqp *)(void *)u.qa)->uqp;
+		udr_round(&u, 0);
+		UT_CHECK_EQ(__atomic_load_n(&uqp->stats.pace_ah_waits,
+					    __ATOMIC_RELAXED), 0);
+		udr_round(&u, 1);
+		waits = __atomic_load_n(&uqp->stats.pace_ah_waits,
+					__ATOMIC_RELAXED);
+		UT_CHECK(waits > 0);
+		udr_round(&u, 0);
+		UT_CHECK_EQ(__atomic_load_n(&uqp->stats.pace_ah_waits,
+					    __ATOMIC_RELAXED), waits);
+		UT_NOTE("UD static rate: %lu AH waits", (unsigned long)waits);
+	}
+	udr_close(&u);
 }
 
 int
@@ -1574,6 +1835,7 @@ main(void)
 			test_odp(ctx);
 			test_cmd_fd(list[0], ctx);
 			test_ah_from_wc(ctx);
+			test_ud_static_rate(ctx);
 			UT_CHECK_EQ(ibv_close_device(ctx), 0);
 		}
 		ibv_free_device_list(list);

@@ -233,7 +233,20 @@ struct uroce_ah {
 	const void *pd;
 	struct uroce_l2l3 l2l3;		/**< built at create; dmac resolved */
 	bool resolved;			/**< dmac known */
+	/** attr.static_rate holds sends to it below the line rate (IBTA
+	 *  9.11; uroce_ah_static_rate()): each UD QP keeps a bucket for it
+	 *  (ud_pace.c). False: a send to it pays this one test. */
+	bool paced;
+	uint64_t id;			/**< unique while paced: the buckets' key */
+	struct uroce_tb_profile pace_prof;	/**< when paced */
 };
+
+/**
+ * Check and apply an address handle's static rate on this port (IBTA
+ * 9.11): -EINVAL if attr.static_rate is not an enum ibv_rate; paced, with
+ * a tight profile and a fresh id, when it is below the line rate.
+ */
+int uroce_ah_static_rate(const struct uroce_qp_env *env, struct uroce_ah *ah);
 
 /* ------------------------------------------------------------------------
  * Counters of one QP (telemetry /uroce/qp,<n>). Owner lcore writes them
@@ -287,6 +300,9 @@ struct uroce_qp_stats {
 	uint64_t np_cnp_sent;
 	uint64_t rp_cnp_handled;
 	uint64_t rp_cnp_ignored;
+	/** UD: waits for the tokens of an address handle's static rate
+	 *  (ud_pace.c); their time is in pace_wait_cycles. */
+	uint64_t pace_ah_waits;
 };
 
 /* ------------------------------------------------------------------------
@@ -351,6 +367,7 @@ struct uroce_requester {
 };
 
 struct uroce_zc;		/* zcopy.c private */
+struct uroce_ud_pace;		/* ud_pace.c private */
 struct uroce_responder;		/* responder.c private */
 
 struct uroce_qp {
@@ -419,6 +436,9 @@ struct uroce_qp {
 	 * the line rate (0: none), and its profile (qp_pace.c). */
 	uint32_t static_kbps;
 	struct uroce_tb_profile pace_static_prof;
+	/* UD: a bucket per paced address handle it sends to (ud_pace.c),
+	 * allocated with the QP. */
+	struct uroce_ud_pace *ud_pace;
 	/* With an SRQ: the WQE the message in progress (or the next one) goes
 	 * to, taken from the SRQ and held until it completes (srq.c). */
 	struct uroce_recv_wqe *srq_wqe;	/**< srq->slot_size bytes */
