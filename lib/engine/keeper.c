@@ -99,6 +99,10 @@ eng_keeper_main(void *arg)
 	uint64_t seen = 0, seq, timer_ns = UINT64_MAX, last_work = 0;
 	uint64_t sleep_ns = ENG_KEEPER_SLEEP_MAX_NS;	/* cold */
 	uint64_t spin = ENG_KEEPER_SPIN_NS * rte_get_tsc_hz() / 1000000000;
+	/* The back-off is cold once a sleep is keeper_us long, or as long
+	 * as a sleep gets: with keeper_us past that it would never be. */
+	uint64_t cold_ns = RTE_MIN(e->keeper_ns,
+				   (uint64_t)ENG_KEEPER_SLEEP_MAX_NS);
 	bool app;
 	int work;
 
@@ -106,7 +110,7 @@ eng_keeper_main(void *arg)
 	      0, 0, 0);
 	while (!__atomic_load_n(&e->keeper_stop, __ATOMIC_ACQUIRE)) {
 		seq = __atomic_load_n(&e->app_iters, __ATOMIC_RELAXED);
-		if (seq != seen && sleep_ns >= e->keeper_ns) {
+		if (seq != seen && sleep_ns >= cold_ns) {
 			/* The application progresses and the keeper is
 			 * cold: look again later. */
 			seen = seq;
