@@ -80,6 +80,10 @@ perf_pair() {
 	pids=
 }
 
+# refused LOG: the perftest client found no server listening yet (a slow
+# start on a loaded host); it is run again, the server still waiting.
+refused() { grep -q "Couldn't connect" "$1"; }
+
 # perftest MODE TOOL NAME: one pair under uroce-run.
 perftest_pair() {
 	local mode=$1 tool=$2 name=$3
@@ -87,9 +91,12 @@ perftest_pair() {
 		-n "$iters" >"$out/$name.server.log" 2>&1 &
 	local spid=$!
 	pids="$spid"
-	sleep 1.5
-	env $(mode_env "$mode") "$run" -c "$conf_b" -- "$tool" -d uroce0 -x 0 \
-		-n "$iters" 127.0.0.1 >"$out/$name.log" 2>&1
+	for try in 1 2 3 4 5; do
+		sleep 1.5
+		env $(mode_env "$mode") "$run" -c "$conf_b" -- "$tool" -d uroce0 \
+			-x 0 -n "$iters" 127.0.0.1 >"$out/$name.log" 2>&1
+		refused "$out/$name.log" || break
+	done
 	wait "$spid"
 	pids=
 }
@@ -101,9 +108,13 @@ read_bw_pair() {
 		-x 0 -s 65536 -D 2 --report_gbits >"$out/$name.server.log" 2>&1 &
 	local spid=$!
 	pids="$spid"
-	sleep 1.5
-	env $(mode_env "$mode") "$run" -c "$conf_b" -- ib_read_bw -d uroce0 \
-		-x 0 -s 65536 -D 2 --report_gbits 127.0.0.1 >"$out/$name.log" 2>&1
+	for try in 1 2 3 4 5; do
+		sleep 1.5
+		env $(mode_env "$mode") "$run" -c "$conf_b" -- ib_read_bw \
+			-d uroce0 -x 0 -s 65536 -D 2 --report_gbits 127.0.0.1 \
+			>"$out/$name.log" 2>&1
+		refused "$out/$name.log" || break
+	done
 	wait "$spid"
 	pids=
 }

@@ -40,6 +40,7 @@
 
 #include <rte_common.h>
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_pause.h>
 #include <rte_lcore.h>
 
@@ -99,14 +100,27 @@ eng_keeper_main(void *arg)
 	uint64_t seen = 0, seq, timer_ns = UINT64_MAX, last_work = 0;
 	uint64_t sleep_ns = ENG_KEEPER_SLEEP_MAX_NS;	/* cold */
 	uint64_t spin = ENG_KEEPER_SPIN_NS * rte_get_tsc_hz() / 1000000000;
+	/* The back-off is cold once a sleep is keeper_us long, or as long
+	 * as a sleep gets: with keeper_us past that it would never be. */
+	uint64_t cold_ns = RTE_MIN(e->keeper_ns,
+				   (uint64_t)ENG_KEEPER_SLEEP_MAX_NS);
 	bool app;
 	int work;
 
 	prctl(PR_SET_TIMERSLACK, (unsigned long)ENG_KEEPER_TIMER_SLACK_NS,
 	      0, 0, 0);
+	/* An lcore id of its own: without one (a control thread's is
+	 * LCORE_ID_ANY) the mempool has no cache for it, and every mbuf the
+	 * keeper receives into or frees goes through the pool's shared ring
+	 * (a compare-and-swap a burst, and a cold mbuf a frame: a fifth of a
+	 * passive target's keeper went to the first write of each received
+	 * frame's mbuf). Without a free lcore it runs uncached. */
+	if (rte_thread_register() != 0)
+		ENG_LOG(NOTICE, "keeper: no free lcore id (%s): mbufs uncached\n",
+			rte_strerror(rte_errno));
 	while (!__atomic_load_n(&e->keeper_stop, __ATOMIC_ACQUIRE)) {
 		seq = __atomic_load_n(&e->app_iters, __ATOMIC_RELAXED);
-		if (seq != seen && sleep_ns >= e->keeper_ns) {
+		if (seq != seen && sleep_ns >= cold_ns) {
 			/* The application progresses and the keeper is
 			 * cold: look again later. */
 			seen = seq;
@@ -136,6 +150,7 @@ eng_keeper_main(void *arg)
 			continue;	/* a timer is due: iterate again */
 		eng_keeper_nap(RTE_MIN(sleep_ns, timer_ns));
 	}
+	rte_thread_unregister();
 	return NULL;
 }
 

@@ -352,7 +352,7 @@ test_defaults(void)
 	UT_CHECK(!cfg.port[0].exception_set);
 	UT_CHECK_EQ(cfg.port[0].steer, UROCE_STEER_AUTO);
 	UT_CHECK_EQ(cfg.lcores, 1);
-	UT_CHECK_EQ(cfg.keeper_us, 100);
+	UT_CHECK_EQ(cfg.keeper_us, 1000);
 	UT_CHECK_EQ(cfg.eal_argc, 0);
 	UT_CHECK(cfg.eal_argv == NULL);
 	UT_CHECK_EQ(cfg.neigh_cnt, 0);

@@ -50,7 +50,7 @@
  *	lcores = 1            ; engine lcores, default 1; 0: none, the
  *	                      ; application's calls run the stack (inline
  *	                      ; progress) and a keeper thread when none does
- *	keeper_us = 100       ; 1..1000000: with lcores = 0, how long no
+ *	keeper_us = 1000      ; 1..1000000: with lcores = 0, how long no
  *	                      ; call runs the stack before the keeper does
  *	args   = --no-huge -m 256 "--file-prefix=a b"
  *	file_prefix = job7    ; DPDK's --file-prefix; default: uroce-<pid>,
@@ -133,7 +133,7 @@ extern "C" {
 /** [eal] log_level: RTE_LOG_WARNING, quiet start-up, warnings shown. */
 #define UROCE_CONFIG_LOG_LEVEL_DEFAULT	5
 /** [eal] keeper_us: default and largest value. */
-#define UROCE_CONFIG_KEEPER_US_DEFAULT	100
+#define UROCE_CONFIG_KEEPER_US_DEFAULT	1000
 #define UROCE_CONFIG_KEEPER_US_MAX	1000000
 
 /** [port] cc: the port's congestion control (docs/congestion.md). */
