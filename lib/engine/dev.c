@@ -547,6 +547,14 @@ int
 uroce_dev_cq_create(struct uroce_dev *dev, uint32_t cqe, void *user,
 		    struct uroce_cq **out)
 {
+	return uroce_dev_cq_create_ex(dev, cqe, 0, NULL, user, out);
+}
+
+int
+uroce_dev_cq_create_ex(struct uroce_dev *dev, uint32_t cqe, unsigned int flags,
+		       const struct uroce_ring_alloc *alloc, void *user,
+		       struct uroce_cq **out)
+{
 	size_t sz = RTE_ALIGN_CEIL(sizeof(struct eng_cq), RTE_CACHE_LINE_SIZE);
 	struct eng_cq *cq;
 	int ret;
@@ -557,7 +565,7 @@ uroce_dev_cq_create(struct uroce_dev *dev, uint32_t cqe, void *user,
 	if (cq == NULL)
 		return -ENOMEM;
 	memset(cq, 0, sz);
-	ret = uroce_cq_init(&cq->cq, cqe);
+	ret = uroce_cq_init_ex(&cq->cq, cqe, flags, alloc);
 	if (ret < 0) {
 		free(cq);
 		return ret;
@@ -1078,7 +1086,8 @@ int
 eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	   struct eng_cq *rcq, struct uroce_xrcd *xrcd,
 	   const struct ibv_qp_init_attr *init, void *user,
-	   struct ibv_qp_attr *first, int first_mask, struct eng_qp **out)
+	   struct ibv_qp_attr *first, int first_mask,
+	   const struct uroce_ring_alloc *alloc, struct eng_qp **out)
 {
 	struct eng_cq *tm_cq = eng_tm_cq_of_init(init);
 	struct eng_qp **slot;
@@ -1110,10 +1119,10 @@ eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	if (init->qp_type == IBV_QPT_RAW_PACKET && scq == NULL && rcq == NULL)
 		ret = uroce_qp_create_rss(&dev->env, pd, qpn, &qp);
 	else
-		ret = uroce_qp_create(&dev->env, pd,
-				      scq != NULL ? &scq->cq : NULL,
-				      rcq != NULL ? &rcq->cq : NULL, init, qpn,
-				      &qp);
+		ret = uroce_qp_create_ex(&dev->env, pd,
+					 scq != NULL ? &scq->cq : NULL,
+					 rcq != NULL ? &rcq->cq : NULL, init,
+					 qpn, alloc, &qp);
 	if (ret < 0) {
 		eng_qp_free(eq);
 		return ret;
@@ -1164,7 +1173,7 @@ uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
 		    struct uroce_qp **out)
 {
 	return uroce_dev_qp_create_init(pd, send_cq, recv_cq, init, user,
-					NULL, 0, out);
+					NULL, 0, NULL, out);
 }
 
 int
@@ -1172,6 +1181,7 @@ uroce_dev_qp_create_init(struct uroce_pd *pd, struct uroce_cq *send_cq,
 			 struct uroce_cq *recv_cq,
 			 const struct ibv_qp_init_attr *init, void *user,
 			 struct ibv_qp_attr *first, int first_mask,
+			 const struct uroce_ring_alloc *alloc,
 			 struct uroce_qp **out)
 {
 	struct eng_cq *scq, *rcq;
@@ -1197,7 +1207,7 @@ uroce_dev_qp_create_init(struct uroce_pd *pd, struct uroce_cq *send_cq,
 		return -EIO;
 	pthread_mutex_lock(&eng_g->lock);
 	ret = eng_qp_new(pd->dev, pd, scq, rcq, NULL, init, user, first,
-			 first_mask, &eq);
+			 first_mask, alloc, &eq);
 	pthread_mutex_unlock(&eng_g->lock);
 	if (ret == 0)
 		eng_qp_created(eq, out);
@@ -1217,7 +1227,7 @@ uroce_dev_xrc_qp_create(struct uroce_xrcd *xrcd,
 		return -EINVAL;
 	pthread_mutex_lock(&eng_g->lock);
 	ret = eng_qp_new(xrcd->dev, NULL, NULL, NULL, xrcd, init, user, NULL, 0,
-			 &eq);
+			 NULL, &eq);
 	pthread_mutex_unlock(&eng_g->lock);
 	if (ret == 0)
 		eng_qp_created(eq, out);

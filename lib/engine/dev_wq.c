@@ -81,7 +81,7 @@ uroce_dev_wq_create(struct uroce_pd *pd, struct uroce_cq *cq, uint32_t max_wr,
 		return -EINVAL;
 	pthread_mutex_lock(&eng_g->lock);
 	ret = eng_qp_new(pd->dev, pd, ecq, ecq, NULL, &init, user, NULL, 0,
-			 &eq);
+			 NULL, &eq);
 	if (ret == 0)
 		eq->is_wq = true;
 	pthread_mutex_unlock(&eng_g->lock);
@@ -276,7 +276,7 @@ uroce_dev_rss_qp_create(struct uroce_pd *pd, struct uroce_ind_tbl *t,
 	pthread_mutex_lock(&eng_g->lock);
 	/* No CQ: eng_qp_new() makes it with uroce_qp_create_rss(). */
 	ret = eng_qp_new(pd->dev, pd, NULL, NULL, NULL, &init, user, NULL, 0,
-			 &eq);
+			 NULL, &eq);
 	if (ret == 0) {
 		t->refs++;
 		eq->rss = rss;

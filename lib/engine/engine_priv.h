@@ -397,11 +397,13 @@ struct eng_qp *eng_qpn_lookup(uint32_t qpn);
 struct uroce_dev *eng_dev_by_mac(const uint8_t *mac);
 
 /* The QP made by every create (engine lock; dev.c). A RAW_PACKET QP with
- * no CQ is an RSS QP (dev_wq.c). */
+ * no CQ is an RSS QP (dev_wq.c). Its rings from alloc (NULL: the default
+ * allocator; uroce_ring_mem.h). */
 int eng_qp_new(struct uroce_dev *dev, struct uroce_pd *pd, struct eng_cq *scq,
 	       struct eng_cq *rcq, struct uroce_xrcd *xrcd,
 	       const struct ibv_qp_init_attr *init, void *user,
-	       struct ibv_qp_attr *first, int first_mask, struct eng_qp **out);
+	       struct ibv_qp_attr *first, int first_mask,
+	       const struct uroce_ring_alloc *alloc, struct eng_qp **out);
 
 /* dev_wq.c */
 struct eng_rss;

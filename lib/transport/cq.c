@@ -13,42 +13,57 @@
 #include <string.h>
 
 #include <rte_branch_prediction.h>
+#include <rte_cycles.h>
 
 #include "uroce_cq.h"
 
-/* An empty ring of at least cqe_count completions (a power of two) on
- * memory of its own, which it returns; NULL when out of memory. */
+/* An empty ring of at least cqe_count completions (a power of two) of
+ * slot bytes each, on memory from a (uroce_ring_mem.h), which it returns;
+ * NULL when out of memory. */
 static void *
-ring_alloc(struct uroce_ring *r, uint32_t cqe_count)
+ring_alloc(struct uroce_ring *r, uint32_t cqe_count, uint32_t slot,
+	   const struct uroce_ring_alloc *a, bool *ext)
 {
 	uint32_t nb = rte_align32pow2(cqe_count);
-	/* aligned_alloc() wants a multiple of the alignment */
-	size_t size = RTE_ALIGN_CEIL(uroce_ring_mem_size(nb, sizeof(struct ibv_wc)),
-				     RTE_CACHE_LINE_SIZE);
-	void *mem = aligned_alloc(RTE_CACHE_LINE_SIZE, size);
+	void *mem = uroce_ring_mem_get(a, uroce_ring_mem_size(nb, slot),
+				       UROCE_RING_CQ, ext);
 
 	if (mem != NULL) {
 		memset(r, 0, sizeof(*r));
-		uroce_ring_init(r, mem, nb, sizeof(struct ibv_wc));
+		uroce_ring_init(r, mem, nb, slot);
 	}
 	return mem;
 }
 
 int
-uroce_cq_init(struct uroce_cq *cq, uint32_t cqe_count)
+uroce_cq_init_ex(struct uroce_cq *cq, uint32_t cqe_count, unsigned int flags,
+		 const struct uroce_ring_alloc *alloc)
 {
+	bool ts = (flags & UROCE_CQ_TIMESTAMP) != 0, ext = false;
 	struct uroce_ring r;
 	void *mem;
 
-	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE)
+	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE ||
+	    (flags & ~UROCE_CQ_TIMESTAMP) != 0)
 		return -EINVAL;
-	mem = ring_alloc(&r, cqe_count);
+	mem = ring_alloc(&r, cqe_count, ts ? sizeof(struct uroce_cqe) :
+			 sizeof(struct ibv_wc), alloc, &ext);
 	if (mem == NULL)
 		return -ENOMEM;
 	memset(cq, 0, sizeof(*cq));
 	cq->mem = mem;
 	cq->ring = r;
+	cq->ts = ts;
+	cq->mem_ext = ext;
+	if (alloc != NULL)
+		cq->alloc = *alloc;
 	return 0;
+}
+
+int
+uroce_cq_init(struct uroce_cq *cq, uint32_t cqe_count)
+{
+	return uroce_cq_init_ex(cq, cqe_count, 0, NULL);
 }
 
 /* Whether the completion at ring index idx, of QP qpn, was cleaned by one
@@ -85,6 +100,7 @@ uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count)
 	uint64_t c[UROCE_CQ_CLEANS];
 	const struct ibv_wc *wc;
 	struct uroce_ring r;
+	bool ext;
 	void *mem;
 
 	nc = cleans_load(cq, c);
@@ -95,7 +111,9 @@ uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count)
 	}
 	if (cqe_count == 0 || cqe_count > UROCE_CQ_MAX_CQE || cqe_count < live)
 		return -EINVAL;
-	mem = ring_alloc(&r, cqe_count);
+	/* The default allocator (uroce_ring_mem.h): this runs on an engine
+	 * lcore. */
+	mem = ring_alloc(&r, cqe_count, cq->ring.slot_size, NULL, &ext);
 	if (mem == NULL)
 		return -ENOMEM;
 	/* The completions not yet polled and not cleaned, oldest first, at
@@ -104,10 +122,12 @@ uroce_cq_resize(struct uroce_cq *cq, uint32_t cqe_count)
 	for (i = 0, live = 0; i < n; i++) {
 		wc = uroce_ring_cons_slot(&cq->ring, i);
 		if (!cleaned(c, nc, cq->ring.tail + i, wc->qp_num))
-			memcpy(uroce_ring_prod_slot(&r, live++), wc, sizeof(*wc));
+			memcpy(uroce_ring_prod_slot(&r, live++), wc,
+			       r.slot_size);
 	}
 	uroce_ring_prod_commit(&r, live);
-	free(cq->mem);
+	uroce_ring_mem_put(&cq->alloc, cq->mem, UROCE_RING_CQ, cq->mem_ext);
+	cq->mem_ext = ext;
 	cq->mem = mem;
 	cq->ring = r;
 	cq->n_clean = 0;
@@ -146,7 +166,7 @@ uroce_cq_clean(struct uroce_cq *cq, uint32_t qp_num)
 void
 uroce_cq_fini(struct uroce_cq *cq)
 {
-	free(cq->mem);
+	uroce_ring_mem_put(&cq->alloc, cq->mem, UROCE_RING_CQ, cq->mem_ext);
 	cq->mem = NULL;
 }
 
@@ -170,6 +190,7 @@ int
 uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc)
 {
 	struct uroce_ring *r = &cq->ring;
+	void *slot;
 
 	/* in_error is the producer's own: a plain read sees its last store */
 	if (cq->in_error) {
@@ -184,15 +205,29 @@ uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc)
 		__atomic_store_n(&cq->in_error, 1, __ATOMIC_RELEASE);
 		return -ENOSPC;
 	}
-	memcpy(uroce_ring_prod_slot(r, 0), wc, sizeof(*wc));
+	slot = uroce_ring_prod_slot(r, 0);
+	memcpy(slot, wc, sizeof(*wc));
+	if (cq->ts)
+		((struct uroce_cqe *)slot)->tsc = rte_rdtsc();
 	uroce_ring_prod_commit(r, 1);
 	return 0;
 }
 
 /* uroce_cq_poll() while some completions are cleaned: those are passed
  * over (released unread) as the others are moved out. */
+/* Move the completion in slot e, and its TSC when tsc is not NULL. */
+static inline void
+poll_take(const struct uroce_cq *cq, const void *e, struct ibv_wc *wc,
+	  uint64_t *tsc)
+{
+	memcpy(wc, e, sizeof(*wc));
+	if (tsc != NULL)
+		*tsc = cq->ts ? ((const struct uroce_cqe *)e)->tsc : 0;
+}
+
 static int
-poll_cleaned(struct uroce_cq *cq, int n, struct ibv_wc *wc, uint32_t avail)
+poll_cleaned(struct uroce_cq *cq, int n, struct ibv_wc *wc, uint64_t *tsc,
+	     uint32_t avail)
 {
 	struct uroce_ring *r = &cq->ring;
 	uint64_t c[UROCE_CQ_CLEANS];
@@ -201,15 +236,17 @@ poll_cleaned(struct uroce_cq *cq, int n, struct ibv_wc *wc, uint32_t avail)
 
 	for (i = 0; i < avail && out < (uint32_t)n; i++) {
 		e = uroce_ring_cons_slot(r, i);
-		if (!cleaned(c, nc, r->tail + i, e->qp_num))
-			memcpy(&wc[out++], e, sizeof(*e));
+		if (!cleaned(c, nc, r->tail + i, e->qp_num)) {
+			poll_take(cq, e, &wc[out], tsc != NULL ? &tsc[out] : NULL);
+			out++;
+		}
 	}
 	uroce_ring_cons_release(r, i);
 	return (int)out;
 }
 
 int
-uroce_cq_poll(struct uroce_cq *cq, int n, struct ibv_wc *wc)
+uroce_cq_poll_ts(struct uroce_cq *cq, int n, struct ibv_wc *wc, uint64_t *tsc)
 {
 	struct uroce_ring *r = &cq->ring;
 	uint32_t avail, i;
@@ -227,12 +264,19 @@ uroce_cq_poll(struct uroce_cq *cq, int n, struct ibv_wc *wc)
 			return -EIO;
 	}
 	if (unlikely(__atomic_load_n(&cq->n_clean, __ATOMIC_RELAXED) != 0))
-		return poll_cleaned(cq, n, wc, avail);
+		return poll_cleaned(cq, n, wc, tsc, avail);
 	avail = RTE_MIN(avail, (uint32_t)n);
 	for (i = 0; i < avail; i++)
-		memcpy(&wc[i], uroce_ring_cons_slot(r, i), sizeof(*wc));
+		poll_take(cq, uroce_ring_cons_slot(r, i), &wc[i],
+			  tsc != NULL ? &tsc[i] : NULL);
 	uroce_ring_cons_release(r, avail);
 	return (int)avail;
+}
+
+int
+uroce_cq_poll(struct uroce_cq *cq, int n, struct ibv_wc *wc)
+{
+	return uroce_cq_poll_ts(cq, n, wc, NULL);
 }
 
 bool

@@ -151,8 +151,12 @@ alloc_queues(struct uroce_qp *qp, const struct ibv_qp_cap *cap)
 		if (qp->srq_wqe == NULL)
 			return -ENOMEM;
 	}
-	qp->sq_mem = alloc_aligned(uroce_ring_mem_size(nsq, sslot));
-	qp->rq_mem = alloc_aligned(uroce_ring_mem_size(nrq, rslot));
+	qp->sq_mem = uroce_ring_mem_get(&qp->alloc,
+					uroce_ring_mem_size(nsq, sslot),
+					UROCE_RING_SQ, &qp->sq_ext);
+	qp->rq_mem = uroce_ring_mem_get(&qp->alloc,
+					uroce_ring_mem_size(nrq, rslot),
+					UROCE_RING_RQ, &qp->rq_ext);
 	if (qp->sq_mem == NULL || qp->rq_mem == NULL)
 		return -ENOMEM;
 	uroce_ring_init(&qp->sq, qp->sq_mem, nsq, sslot);
@@ -213,13 +217,23 @@ create_check(const struct uroce_qp_env *env, const struct ibv_qp_init_attr *init
 static int qp_build(const struct uroce_qp_env *env, const void *pd,
 		    struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
 		    const struct ibv_qp_init_attr *init, uint32_t qpn,
-		    struct uroce_qp **out);
+		    const struct uroce_ring_alloc *alloc, struct uroce_qp **out);
 
 int
 uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 		struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
 		const struct ibv_qp_init_attr *init, uint32_t qpn,
 		struct uroce_qp **out)
+{
+	return uroce_qp_create_ex(env, pd, send_cq, recv_cq, init, qpn, NULL,
+				  out);
+}
+
+int
+uroce_qp_create_ex(const struct uroce_qp_env *env, const void *pd,
+		   struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
+		   const struct ibv_qp_init_attr *init, uint32_t qpn,
+		   const struct uroce_ring_alloc *alloc, struct uroce_qp **out)
 {
 	int ret;
 
@@ -228,7 +242,7 @@ uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
 	ret = create_check(env, init, send_cq, recv_cq);
 	if (ret < 0)
 		return ret;
-	return qp_build(env, pd, send_cq, recv_cq, init, qpn, out);
+	return qp_build(env, pd, send_cq, recv_cq, init, qpn, alloc, out);
 }
 
 int
@@ -239,7 +253,7 @@ uroce_qp_create_rss(const struct uroce_qp_env *env, const void *pd,
 
 	if (env == NULL || out == NULL)
 		return -EINVAL;
-	return qp_build(env, pd, NULL, NULL, &init, qpn, out);
+	return qp_build(env, pd, NULL, NULL, &init, qpn, NULL, out);
 }
 
 /* A checked QP: allocate and set it up in RESET. */
@@ -247,7 +261,7 @@ static int
 qp_build(const struct uroce_qp_env *env, const void *pd,
 	 struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
 	 const struct ibv_qp_init_attr *init, uint32_t qpn,
-	 struct uroce_qp **out)
+	 const struct uroce_ring_alloc *alloc, struct uroce_qp **out)
 {
 	struct uroce_qp *qp;
 	int ret;
@@ -257,6 +271,8 @@ qp_build(const struct uroce_qp_env *env, const void *pd,
 	if (qp == NULL)
 		return -ENOMEM;
 	qp->env = env;
+	if (alloc != NULL)
+		qp->alloc = *alloc;
 	qp->srq = (struct uroce_srq *)(void *)init->srq;
 	qp->qpn = qpn & UROCE_QPN_MASK;
 	qp->type = init->qp_type;
@@ -317,8 +333,8 @@ uroce_qp_destroy(struct uroce_qp *qp)
 		free(qp->resp->replay);
 	}
 	free(qp->resp);
-	free(qp->sq_mem);
-	free(qp->rq_mem);
+	uroce_ring_mem_put(&qp->alloc, qp->sq_mem, UROCE_RING_SQ, qp->sq_ext);
+	uroce_ring_mem_put(&qp->alloc, qp->rq_mem, UROCE_RING_RQ, qp->rq_ext);
 	free(qp->srq_wqe);
 	free(qp);
 }

@@ -41,18 +41,14 @@ srq_slot_size(uint32_t max_sge)
 	return sizeof(struct uroce_recv_wqe) + max_sge * sizeof(struct ibv_sge);
 }
 
-/* Cache-line aligned, zeroed ring memory for nb slots, or NULL. */
+/* Cache-line aligned, zeroed ring memory for nb slots from a
+ * (uroce_ring_mem.h), or NULL. */
 static void *
-srq_ring_mem(uint32_t nb, uint32_t slot_size)
+srq_ring_mem(const struct uroce_ring_alloc *a, uint32_t nb, uint32_t slot_size,
+	     bool *ext)
 {
-	size_t sz = RTE_ALIGN_CEIL(uroce_ring_mem_size(nb, slot_size),
-				   RTE_CACHE_LINE_SIZE);
-	void *p = NULL;
-
-	if (posix_memalign(&p, RTE_CACHE_LINE_SIZE, sz) != 0)
-		return NULL;
-	memset(p, 0, sz);
-	return p;
+	return uroce_ring_mem_get(a, uroce_ring_mem_size(nb, slot_size),
+				  UROCE_RING_SRQ, ext);
 }
 
 static int
@@ -106,7 +102,9 @@ uroce_srq_create(const struct uroce_qp_env *env,
 	srq->max_wr = nb;
 	rte_spinlock_init(&srq->prod_lock);
 	rte_spinlock_init(&srq->cons_lock);
-	srq->mem = srq_ring_mem(nb, srq->slot_size);
+	if (init->alloc != NULL)
+		srq->alloc = *init->alloc;
+	srq->mem = srq_ring_mem(&srq->alloc, nb, srq->slot_size, &srq->mem_ext);
 	if (srq->mem == NULL) {
 		free(srq);
 		return -ENOMEM;
@@ -116,7 +114,8 @@ uroce_srq_create(const struct uroce_qp_env *env,
 	if (ret < 0) {
 		if (type->fini != NULL)
 			type->fini(srq);
-		free(srq->mem);
+		uroce_ring_mem_put(&srq->alloc, srq->mem, UROCE_RING_SRQ,
+				   srq->mem_ext);
 		free(srq);
 		return ret;
 	}
@@ -131,7 +130,7 @@ uroce_srq_destroy(struct uroce_srq *srq)
 		return;
 	if (srq->ops->fini != NULL)
 		srq->ops->fini(srq);
-	free(srq->mem);
+	uroce_ring_mem_put(&srq->alloc, srq->mem, UROCE_RING_SRQ, srq->mem_ext);
 	free(srq);
 }
 
@@ -253,7 +252,7 @@ int
 uroce_srq_modify(struct uroce_srq *srq, struct ibv_srq_attr *attr, int mask)
 {
 	void *mem = NULL, *old = NULL;
-	bool fire = false;
+	bool fire = false, ext = false, old_ext = false;
 	uint32_t nb;
 	int ret;
 
@@ -263,7 +262,8 @@ uroce_srq_modify(struct uroce_srq *srq, struct ibv_srq_attr *attr, int mask)
 	if (ret < 0)
 		return ret;
 	if ((mask & IBV_SRQ_MAX_WR) && nb != srq->max_wr) {
-		mem = srq_ring_mem(nb, srq->slot_size);
+		/* The default allocator, as a CQ's resize (uroce_ring_mem.h). */
+		mem = srq_ring_mem(NULL, nb, srq->slot_size, &ext);
 		if (mem == NULL)
 			return -ENOMEM;
 	}
@@ -276,8 +276,10 @@ uroce_srq_modify(struct uroce_srq *srq, struct ibv_srq_attr *attr, int mask)
 	} else {
 		if (mem != NULL) {
 			old = srq->mem;
+			old_ext = srq->mem_ext;
 			srq_ring_swap(srq, mem, nb);
 			srq->mem = mem;
+			srq->mem_ext = ext;
 			mem = NULL;
 		}
 		if (mask & IBV_SRQ_LIMIT) {
@@ -289,7 +291,7 @@ uroce_srq_modify(struct uroce_srq *srq, struct ibv_srq_attr *attr, int mask)
 	rte_spinlock_unlock(&srq->cons_lock);
 	rte_spinlock_unlock(&srq->prod_lock);
 	free(mem);
-	free(old);
+	uroce_ring_mem_put(&srq->alloc, old, UROCE_RING_SRQ, old_ext);
 	if (ret < 0)
 		return ret;
 	if (mask & IBV_SRQ_MAX_WR) {

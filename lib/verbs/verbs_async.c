@@ -65,6 +65,26 @@ uroce_verbs_async_fini(struct uroce_vctx *c)
 	pthread_mutex_destroy(&c->ev_lock);
 }
 
+/* The device of the open context whose cmd_fd is the file (fdev, fino),
+ * a reference taken; NULL if none is (ibv_import_device()). */
+struct uroce_verbs_device *
+uroce_verbs_ctx_file_device(dev_t fdev, ino_t fino)
+{
+	struct uroce_verbs_device *vdev = NULL;
+	struct uroce_vctx *c;
+
+	pthread_mutex_lock(&ctx_lock);
+	TAILQ_FOREACH(c, &ctx_list, link) {
+		if (c->file_dev == fdev && c->file_ino == fino) {
+			vdev = c->vdev;
+			uroce_verbs_device_get(vdev);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctx_lock);
+	return vdev;
+}
+
 /* Add one to an eventfd; it cannot overflow at our rates. */
 void
 uroce_verbs_efd_signal(int fd)

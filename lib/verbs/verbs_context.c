@@ -21,10 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <uroce/uroce_version.h>
 
 #include "uroce_engine.h"
@@ -85,6 +88,10 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->create_srq_ex = uroce_verbs_create_srq_ex;
 	v->get_srq_num = uroce_verbs_get_srq_num;
 	v->post_srq_ops = uroce_verbs_post_srq_ops;
+	v->alloc_td = uroce_verbs_alloc_td;
+	v->dealloc_td = uroce_verbs_dealloc_td;
+	v->alloc_parent_domain = uroce_verbs_alloc_parent_domain;
+	v->query_rt_values = uroce_verbs_query_rt_values;
 	v->create_wq = uroce_verbs_create_wq;
 	v->modify_wq = uroce_verbs_modify_wq;
 	v->destroy_wq = uroce_verbs_destroy_wq;
@@ -93,8 +100,36 @@ ctx_set_ops(struct uroce_vctx *c)
 	v->advise_mr = uroce_verbs_advise_mr;
 }
 
+/* cmd_fd: no kernel device behind it, but a real descriptor of the
+ * context's own, so that programs that dup(), fstat() or poll() it
+ * (rdma-core's tests, to share or import a context) get a valid one. A
+ * memfd: its inode names the context's file, which ibv_import_device()
+ * finds again through a dup() (verbs_import.c). Closed by
+ * ibv_close_device(), close-on-exec as rdma-core opens uverbs. */
+static int
+ctx_file(struct uroce_vctx *c, int cmd_fd)
+{
+	int fd = cmd_fd >= 0 ? cmd_fd :
+		memfd_create("uroce-context", MFD_CLOEXEC);
+	struct stat st;
+	int err;
+
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st) != 0) {
+		err = errno;
+		if (cmd_fd < 0)
+			close(fd);
+		return err;
+	}
+	c->vctx.context.cmd_fd = fd;
+	c->file_dev = st.st_dev;
+	c->file_ino = st.st_ino;
+	return 0;
+}
+
 struct ibv_context *
-ibv_open_device(struct ibv_device *device)
+uroce_verbs_ctx_open(struct ibv_device *device, int cmd_fd)
 {
 	struct uroce_verbs_device *vdev;
 	struct uroce_vctx *c;
@@ -115,20 +150,15 @@ ibv_open_device(struct ibv_device *device)
 	if (c == NULL)
 		return uroce_verbs_null(ENOMEM);
 	c->dev = dev;
-	/* cmd_fd: no kernel device behind it, but a real descriptor of the
-	 * context's own, so that programs that dup(), fstat() or poll() it
-	 * (rdma-core's tests, to share or import a context) get a valid one;
-	 * ibv_import_device() on it is EOPNOTSUPP. Closed by
-	 * ibv_close_device(), close-on-exec as rdma-core opens uverbs. */
-	c->vctx.context.cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->vctx.context.cmd_fd < 0) {
-		ret = errno;
+	ret = ctx_file(c, cmd_fd);
+	if (ret != 0) {
 		free(c);
 		return uroce_verbs_null(ret);
 	}
 	ret = uroce_verbs_async_init(c);
 	if (ret != 0) {
-		close(c->vctx.context.cmd_fd);
+		if (cmd_fd < 0)
+			close(c->vctx.context.cmd_fd);
 		free(c);
 		return uroce_verbs_null(ret);
 	}
@@ -141,6 +171,12 @@ ibv_open_device(struct ibv_device *device)
 	ctx_set_ops(c);
 	uroce_verbs_device_get(vdev);
 	return &c->vctx.context;
+}
+
+struct ibv_context *
+ibv_open_device(struct ibv_device *device)
+{
+	return uroce_verbs_ctx_open(device, -1);
 }
 
 /* "0 on success, -1 on error" (ibv_open_device(3)). Objects still open
@@ -266,12 +302,61 @@ uroce_verbs_query_device_ex(struct ibv_context *context,
 			1u << IBV_QPT_UC | 1u << IBV_QPT_UD |
 			1u << IBV_QPT_RAW_PACKET;
 	uroce_verbs_tm_caps(&a.tm_caps);
+	/* The completion clock: the TSC, all 64 bits (verbs_cq_ex.c). */
+	a.completion_timestamp_mask = UINT64_MAX;
+	a.hca_core_clock = uroce_verbs_clock_khz();
 	rss_caps(&a);
 	uroce_verbs_odp_caps(&a);
 	a.phys_port_cnt_ex = 1;
 	memcpy(attr, &a, RTE_MIN(attr_size, sizeof(a)));
 	if (attr_size > sizeof(a))
 		memset((char *)attr + sizeof(a), 0, attr_size - sizeof(a));
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The completion clock: the TSC of the engine lcores (invariant and
+ * shared by every core, what DPDK's timers run on).
+ */
+
+uint64_t
+uroce_verbs_clock_khz(void)
+{
+	return rte_get_tsc_hz() / 1000;
+}
+
+/* Now on CLOCK_REALTIME, less the ticks since tsc: a value read from
+ * another core a tick ahead of this one counts as now. */
+uint64_t
+uroce_verbs_clock_to_ns(uint64_t tsc)
+{
+	uint64_t hz = rte_get_tsc_hz(), now = rte_rdtsc(), d;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	d = now > tsc ? now - tsc : 0;
+	return (uint64_t)ts.tv_sec * (uint64_t)NS_PER_S + (uint64_t)ts.tv_nsec -
+		(d / hz * (uint64_t)NS_PER_S + d % hz * (uint64_t)NS_PER_S / hz);
+}
+
+/* ibv_query_rt_values_ex(3): "0 on success or the value of errno". The
+ * raw clock is the TSC, in raw_clock.tv_nsec with tv_sec 0 (as mlx5 reports
+ * its cycle counter); comp_mask comes back with what was read. */
+int
+uroce_verbs_query_rt_values(struct ibv_context *context,
+			    struct ibv_values_ex *values)
+{
+	uint32_t want;
+
+	if (context == NULL || values == NULL)
+		return EINVAL;
+	want = values->comp_mask;
+	values->comp_mask = 0;
+	if (want & IBV_VALUES_MASK_RAW_CLOCK) {
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = (long)rte_rdtsc();
+		values->comp_mask |= IBV_VALUES_MASK_RAW_CLOCK;
+	}
 	return 0;
 }
 

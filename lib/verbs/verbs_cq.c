@@ -165,8 +165,10 @@ ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
  */
 struct uroce_vcq *
 uroce_verbs_cq_new(struct ibv_context *context, int cqe, void *cq_context,
-		   struct ibv_comp_channel *channel, int comp_vector)
+		   struct ibv_comp_channel *channel, int comp_vector,
+		   unsigned int flags, struct ibv_pd *pd)
 {
+	const struct uroce_ring_alloc *alloc;
 	struct uroce_vcq *cq;
 	int ret;
 
@@ -182,9 +184,11 @@ uroce_verbs_cq_new(struct ibv_context *context, int cqe, void *cq_context,
 	cq->cq.cq_context = cq_context;
 	pthread_mutex_init(&cq->cq.mutex, NULL);
 	pthread_cond_init(&cq->cq.cond, NULL);
-	ret = uroce_dev_cq_create(uroce_vctx_of(context)->dev, (uint32_t)cqe,
-				  cq, &cq->ucq);
+	alloc = uroce_verbs_bufs_init(&cq->bufs, pd);
+	ret = uroce_dev_cq_create_ex(uroce_vctx_of(context)->dev,
+				     (uint32_t)cqe, flags, alloc, cq, &cq->ucq);
 	if (ret < 0) {
+		uroce_verbs_bufs_fini(&cq->bufs);
 		pthread_cond_destroy(&cq->cq.cond);
 		pthread_mutex_destroy(&cq->cq.mutex);
 		free(cq);
@@ -210,7 +214,7 @@ ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 	struct uroce_vcq *cq;
 
 	cq = uroce_verbs_cq_new(context, cqe, cq_context, channel,
-				comp_vector);
+				comp_vector, 0, NULL);
 	return cq != NULL ? &cq->cq : NULL;
 }
 
@@ -229,6 +233,7 @@ ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	if (ibcq == NULL || cqe <= 0)
 		return EINVAL;
 	ret = uroce_dev_cq_resize(cq->ucq, (uint32_t)cqe);
+	uroce_verbs_bufs_flush(&cq->bufs);	/* the old ring, if resized */
 	if (ret < 0)
 		return -ret;
 	ibcq->cqe = (int)uroce_cq_size(cq->ucq);
@@ -277,6 +282,7 @@ ibv_destroy_cq(struct ibv_cq *ibcq)
 	pthread_mutex_unlock(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
 	pthread_mutex_destroy(&ibcq->mutex);
+	uroce_verbs_bufs_fini(&cq->bufs);
 	free(cq);
 	return 0;
 }

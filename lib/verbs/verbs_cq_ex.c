@@ -19,12 +19,19 @@
  * (the ring has a single consumer): IBV_CREATE_CQ_ATTR_SINGLE_THREADED is
  * then what we always are, and is accepted.
  *
+ * Completion timestamps: a CQ asked for IBV_WC_EX_WITH_COMPLETION_TIMESTAMP
+ * or _WALLCLOCK is an engine CQ with UROCE_CQ_TIMESTAMP, whose entries
+ * carry the TSC read as the engine queued them (uroce_cq.h). The TSC is
+ * the device's clock: hca_core_clock is its rate in kHz,
+ * completion_timestamp_mask all 64 bits, ibv_query_rt_values_ex() reads
+ * it (verbs_context.c). ibv_wc_read_completion_ts() gives the TSC value,
+ * ibv_wc_read_completion_wallclock_ns() that instant on CLOCK_REALTIME,
+ * converted as it is read (now, less the TSC ticks since, in ns).
+ *
  * What the completion entry does not carry is refused with EOPNOTSUPP at
  * creation, as rdma-core's providers refuse the wc_flags their hardware
- * lacks (rxe: anything beyond IBV_WC_STANDARD_FLAGS): completion
- * timestamps (the device has no clock it reports: hca_core_clock and
- * completion_timestamp_mask are 0 in ibv_query_device_ex()), CVLAN, flow
- * tags (no flow steering). Tag matching info (IBV_WC_EX_WITH_TM_INFO) is
+ * lacks (rxe: anything beyond IBV_WC_STANDARD_FLAGS): CVLAN, flow tags
+ * (no flow tag actions). Tag matching info (IBV_WC_EX_WITH_TM_INFO) is
  * carried by the IBV_WC_TM_RECV entries of TM-SRQs in fields RC does not
  * use (lib/transport/include/uroce_tm.h); ibv_wc_read_tm_info() unpacks it.
  * Accessors are set for the wc_flags asked for only, as the providers do;
@@ -37,8 +44,12 @@
 #include "uroce_tm.h"
 #include "verbs_priv.h"
 
+/* The completion clock's two views. */
+#define CQX_WC_TS	((uint64_t)IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |	\
+			 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 /* The wc_flags whose fields an engine completion carries. */
-#define CQX_WC_FLAGS	((uint64_t)IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO)
+#define CQX_WC_FLAGS	((uint64_t)IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO | \
+			 CQX_WC_TS)
 /* ibv_create_cq_ex(3): the comp_mask bits rdma-core 44 knows. */
 #define CQX_COMP_MASK	(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)
 /* Creation flags: single-threaded is what every CQ of ours is; an
@@ -62,7 +73,7 @@ vcq_of(struct ibv_cq_ex *cqx)
 static int
 cqx_fetch(struct uroce_vcq *cq)
 {
-	int n = uroce_cq_poll(cq->ucq, 1, &cq->cur);
+	int n = uroce_cq_poll_ts(cq->ucq, 1, &cq->cur, &cq->cur_tsc);
 
 	if (n <= 0) {
 		errno = n == 0 ? ENOENT : EIO;
@@ -169,6 +180,18 @@ cqx_read_tm_info(struct ibv_cq_ex *cqx, struct ibv_wc_tm_info *tm_info)
 	uroce_tm_wc_info(&vcq_of(cqx)->cur, tm_info);
 }
 
+static uint64_t
+cqx_read_completion_ts(struct ibv_cq_ex *cqx)
+{
+	return vcq_of(cqx)->cur_tsc;
+}
+
+static uint64_t
+cqx_read_completion_wallclock_ns(struct ibv_cq_ex *cqx)
+{
+	return uroce_verbs_clock_to_ns(vcq_of(cqx)->cur_tsc);
+}
+
 /* The accessors each wc_flag asks for. */
 static void
 cqx_set_readers(struct ibv_cq_ex *cqx, uint64_t wc_flags)
@@ -196,6 +219,11 @@ cqx_set_readers(struct ibv_cq_ex *cqx, uint64_t wc_flags)
 		cqx->read_dlid_path_bits = cqx_read_dlid_path_bits;
 	if (wc_flags & IBV_WC_EX_WITH_TM_INFO)
 		cqx->read_tm_info = cqx_read_tm_info;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		cqx->read_completion_ts = cqx_read_completion_ts;
+	if (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+		cqx->read_completion_wallclock_ns =
+			cqx_read_completion_wallclock_ns;
 }
 
 /* ------------------------------------------------------------------------
@@ -206,12 +234,11 @@ cqx_set_readers(struct ibv_cq_ex *cqx, uint64_t wc_flags)
  * The checks before anything is made, in rdma-core's order: comp_mask
  * bits it does not know: EOPNOTSUPP (its check_comp_mask()); wc_flags or
  * flags we cannot honour: EOPNOTSUPP (as rxe's and mlx5's providers);
- * IBV_CQ_INIT_ATTR_MASK_PD without a parent domain: EINVAL (as mlx5's; we
- * offer no parent domains, ibv_alloc_parent_domain() is EOPNOTSUPP, so no
- * PD can be one). cqe, comp_vector and channel: uroce_verbs_cq_new().
+ * IBV_CQ_INIT_ATTR_MASK_PD without a parent domain of this context:
+ * EINVAL (as mlx5's). cqe, comp_vector and channel: uroce_verbs_cq_new().
  */
 static int
-cqx_check(const struct ibv_cq_init_attr_ex *attr)
+cqx_check(struct ibv_context *context, const struct ibv_cq_init_attr_ex *attr)
 {
 	if (attr->comp_mask & ~(uint32_t)CQX_COMP_MASK)
 		return EOPNOTSUPP;
@@ -220,7 +247,10 @@ cqx_check(const struct ibv_cq_init_attr_ex *attr)
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (attr->flags & ~(uint32_t)CQX_FLAGS))
 		return EOPNOTSUPP;
-	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD)
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (attr->parent_domain == NULL ||
+	     attr->parent_domain->context != context ||
+	     !uroce_verbs_pd_is_parent(attr->parent_domain)))
 		return EINVAL;
 	return 0;
 }
@@ -234,11 +264,14 @@ uroce_verbs_create_cq_ex(struct ibv_context *context,
 
 	if (context == NULL || attr == NULL)
 		return uroce_verbs_null(EINVAL);
-	err = cqx_check(attr);
+	err = cqx_check(context, attr);
 	if (err != 0)
 		return uroce_verbs_null(err);
 	cq = uroce_verbs_cq_new(context, (int)attr->cqe, attr->cq_context,
-				attr->channel, (int)attr->comp_vector);
+				attr->channel, (int)attr->comp_vector,
+				(attr->wc_flags & CQX_WC_TS) ? UROCE_CQ_TIMESTAMP : 0,
+				(attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ?
+				attr->parent_domain : NULL);
 	if (cq == NULL)
 		return NULL;
 	cqx_set_readers(&cq->cqx, attr->wc_flags);

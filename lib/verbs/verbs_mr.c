@@ -42,7 +42,8 @@ ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 	mr->mr.pd = pd;
 	mr->mr.addr = addr;
 	mr->mr.length = length;
-	mr->mr.handle = 0;
+	mr->mr.handle = uroce_verbs_handle_add(pd->context, UROCE_VH_MR,
+					       mr->umr);
 	mr->mr.lkey = mr->umr->lkey;
 	mr->mr.rkey = mr->umr->rkey;
 	return &mr->mr;
@@ -75,6 +76,7 @@ ibv_dereg_mr(struct ibv_mr *mr)
 	ret = uroce_dev_mr_dereg(m->umr);
 	if (ret < 0)
 		return -ret;
+	uroce_verbs_handle_del(mr->handle);
 	free(m);
 	return 0;
 }

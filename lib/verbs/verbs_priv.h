@@ -25,6 +25,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "uroce_ring_mem.h"
+
 /*
  * Bind a function to a non-default (compat, '@') version of an exported
  * name, as the real library does for the IBVERBS_1.0 ABI. The function
@@ -72,6 +74,12 @@ uroce_verbs_device_of(struct ibv_device *ibdev)
 }
 
 void uroce_verbs_device_get(struct uroce_verbs_device *dev);
+/** verbs_async.c: the device of the open context on that cmd_fd file. */
+struct uroce_verbs_device *uroce_verbs_ctx_file_device(dev_t fdev, ino_t fino);
+/** verbs_context.c: a context on dev; cmd_fd -1: a file of its own, else
+ *  that one, which the context then owns. NULL with errno. */
+struct ibv_context *uroce_verbs_ctx_open(struct ibv_device *device,
+					 int cmd_fd);
 void uroce_verbs_device_put(struct uroce_verbs_device *dev);
 
 /* ---- the objects (verbs_context.c, verbs_pd.c ... verbs_qp.c) ----
@@ -101,17 +109,72 @@ struct uroce_vctx {
 	uint64_t ev_lost;		/**< events dropped: queue full */
 	struct ibv_async_event ev_q[UROCE_VERBS_ASYNC_QUEUE];
 	TAILQ_ENTRY(uroce_vctx) link;	/**< the open contexts (port events) */
+	/* cmd_fd's file: contexts on one file share their PDs and MRs
+	 * (ibv_import_device(3), verbs_import.c). */
+	dev_t file_dev;
+	ino_t file_ino;
 };
 
+struct uroce_vparent;
 struct uroce_vpd {
 	struct ibv_pd pd;
-	struct uroce_pd *upd;
+	struct uroce_pd *upd;		/**< a parent domain's: its PD's */
+	struct uroce_vparent *parent;	/**< NULL: a plain PD */
+	uint32_t parents;		/**< parent domains on it (ctx mutex) */
+	bool imported;			/**< by ibv_import_pd() */
 };
+
+/*
+ * The ring allocator of a QP, CQ or SRQ made on a parent domain
+ * (verbs_pd.c): the engine calls the application's alloc through it at
+ * create, and its frees (on an engine lcore, at a CQ resize or a QP's
+ * destroy) are queued here and handed to the application's free on its
+ * own thread by uroce_verbs_bufs_flush().
+ */
+#define UROCE_VBUFS_MAX	4
+struct uroce_vbufs {
+	struct uroce_vparent *parent;	/**< NULL: the default allocator */
+	struct uroce_ring_alloc alloc;
+	unsigned int n;			/**< frees queued */
+	struct {
+		void *ptr;
+		uint64_t type;
+	} freed[UROCE_VBUFS_MAX];
+};
+
+/** b for an object made on pd: the allocator to give the engine (NULL:
+ *  the default one); on a parent domain, a reference on it taken. */
+const struct uroce_ring_alloc *uroce_verbs_bufs_init(struct uroce_vbufs *b,
+						     struct ibv_pd *pd);
+/** Hand the queued frees to the application (its thread). */
+void uroce_verbs_bufs_flush(struct uroce_vbufs *b);
+/** The object is gone: flush, and drop the parent domain's reference. */
+void uroce_verbs_bufs_fini(struct uroce_vbufs *b);
+/** Whether pd is a parent domain. */
+bool uroce_verbs_pd_is_parent(const struct ibv_pd *pd);
+struct ibv_td *uroce_verbs_alloc_td(struct ibv_context *context,
+				    struct ibv_td_init_attr *init_attr);
+int uroce_verbs_dealloc_td(struct ibv_td *td);
+struct ibv_pd *uroce_verbs_alloc_parent_domain(struct ibv_context *context,
+					       struct ibv_parent_domain_init_attr *attr);
 
 struct uroce_vmr {
 	struct ibv_mr mr;
 	struct uroce_mr *umr;
+	bool imported;			/**< by ibv_import_mr() */
 };
+
+/* ---- verbs_import.c: handles of PDs and MRs for ibv_import_pd/_mr ---- */
+enum uroce_verbs_handle_kind {
+	UROCE_VH_PD = 1,
+	UROCE_VH_MR = 2,
+};
+/** A handle for engine object obj of a context (pd->handle, mr->handle);
+ *  0 when out of memory (the object is then not importable). */
+uint32_t uroce_verbs_handle_add(struct ibv_context *ctx,
+				enum uroce_verbs_handle_kind kind, void *obj);
+/** The object is gone: its handle finds nothing. 0: no-op. */
+void uroce_verbs_handle_del(uint32_t handle);
 
 struct uroce_vcq;
 TAILQ_HEAD(uroce_vcq_list, uroce_vcq);
@@ -133,8 +196,11 @@ struct uroce_vcq {
 		struct ibv_cq_ex cqx;
 	};
 	struct uroce_cq *ucq;
-	/* ibv_start_poll() ... ibv_end_poll(): the current completion. */
+	struct uroce_vbufs bufs;	/**< made on a parent domain */
+	/* ibv_start_poll() ... ibv_end_poll(): the current completion and
+	 * its TSC (a CQ with completion timestamps). */
 	struct ibv_wc cur;
+	uint64_t cur_tsc;
 	/* Channel side, under the channel's lock. */
 	uint32_t ev_pending;		/**< queued, not read yet */
 	bool ev_queued;			/**< on the channel's pending list */
@@ -154,6 +220,7 @@ struct uroce_vqp {
 		struct ibv_qp_ex qpx;
 	};
 	struct uroce_qp *uqp;
+	struct uroce_vbufs bufs;	/**< made on a parent domain */
 	bool is_ex;			/**< created with send_ops_flags */
 	uint32_t async_reported;	/**< under qp.mutex, as for CQs */
 	struct uroce_vwr *wr;		/**< the ibv_wr_* batch, is_ex only */
@@ -180,6 +247,7 @@ struct uroce_srq;
 struct uroce_vsrq {
 	struct ibv_srq srq;
 	struct uroce_srq *usrq;
+	struct uroce_vbufs bufs;	/**< made on a parent domain */
 	enum ibv_srq_type type;
 	uint32_t async_reported;	/**< under srq.mutex, as for CQs */
 };
@@ -225,7 +293,8 @@ void uroce_verbs_async_event(void *arg, enum ibv_event_type ev, void *obj);
 struct uroce_vcq *uroce_verbs_cq_new(struct ibv_context *context, int cqe,
 				     void *cq_context,
 				     struct ibv_comp_channel *channel,
-				     int comp_vector);
+				     int comp_vector, unsigned int flags,
+				     struct ibv_pd *pd);
 /** ctx->create_cq_ex (verbs_cq_ex.c). */
 struct ibv_cq_ex *uroce_verbs_create_cq_ex(struct ibv_context *context,
 					   struct ibv_cq_init_attr_ex *attr);
@@ -340,6 +409,12 @@ int uroce_verbs_query_device_ex(struct ibv_context *context,
 				size_t attr_size);
 int uroce_verbs_query_port(struct ibv_context *context, uint8_t port_num,
 			   struct ibv_port_attr *attr, size_t attr_len);
+int uroce_verbs_query_rt_values(struct ibv_context *context,
+				struct ibv_values_ex *values);
+/** The completion clock (the TSC, rte_rdtsc()) in kHz: hca_core_clock. */
+uint64_t uroce_verbs_clock_khz(void);
+/** A completion clock value as CLOCK_REALTIME ns. */
+uint64_t uroce_verbs_clock_to_ns(uint64_t tsc);
 
 /* ---- exported, not declared by <infiniband/verbs.h> ---- */
 

@@ -97,10 +97,13 @@ qp_create_engine(struct ibv_pd *pd, struct ibv_qp_init_attr *init,
 	if (init->srq != NULL)
 		ei.srq = (struct ibv_srq *)(void *)
 			((struct uroce_vsrq *)init->srq)->usrq;
+	/* On a parent domain, the rings from its allocator (verbs_pd.c). */
 	return -uroce_dev_qp_create_init(((struct uroce_vpd *)pd)->upd,
 					 ((struct uroce_vcq *)init->send_cq)->ucq,
 					 rq ? ((struct uroce_vcq *)init->recv_cq)->ucq :
-					 NULL, &ei, q, first, first_mask, &q->uqp);
+					 NULL, &ei, q, first, first_mask,
+					 uroce_verbs_bufs_init(&q->bufs, pd),
+					 &q->uqp);
 }
 
 /* Create the engine QP behind a new uroce_vqp (xrcd for XRC_RECV, pd for
@@ -124,6 +127,7 @@ qp_new(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 	else
 		ret = qp_create_engine(pd, init, first, first_mask, q);
 	if (ret != 0) {
+		uroce_verbs_bufs_fini(&q->bufs);
 		free(q);
 		return ret;
 	}
@@ -149,6 +153,7 @@ qp_new(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_qp_init_attr *init,
 void
 uroce_verbs_qp_free(struct uroce_vqp *q)
 {
+	uroce_verbs_bufs_fini(&q->bufs);
 	pthread_cond_destroy(&q->qp.cond);
 	pthread_mutex_destroy(&q->qp.mutex);
 	free(q);

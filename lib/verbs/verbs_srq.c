@@ -90,9 +90,12 @@ srq_new(struct ibv_context *context, struct ibv_srq_init_attr_ex *a)
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return uroce_verbs_null(ENOMEM);
+	/* On a parent domain, the ring from its allocator (verbs_pd.c). */
+	init.alloc = uroce_verbs_bufs_init(&s->bufs, a->pd);
 	ret = uroce_dev_srq_create(((struct uroce_vpd *)a->pd)->upd, &init, s,
 				   &s->usrq);
 	if (ret < 0) {
+		uroce_verbs_bufs_fini(&s->bufs);
 		free(s);
 		return uroce_verbs_null(-ret);
 	}
@@ -146,10 +149,14 @@ int
 ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 	       int srq_attr_mask)
 {
+	int ret;
+
 	if (srq == NULL || srq_attr == NULL)
 		return EINVAL;
-	return -uroce_dev_srq_modify(vsrq_of(srq)->usrq, srq_attr,
-				     srq_attr_mask);
+	ret = -uroce_dev_srq_modify(vsrq_of(srq)->usrq, srq_attr,
+				    srq_attr_mask);
+	uroce_verbs_bufs_flush(&vsrq_of(srq)->bufs);	/* a resize's old ring */
+	return ret;
 }
 
 int
@@ -180,6 +187,7 @@ ibv_destroy_srq(struct ibv_srq *srq)
 	pthread_mutex_unlock(&srq->mutex);
 	pthread_cond_destroy(&srq->cond);
 	pthread_mutex_destroy(&srq->mutex);
+	uroce_verbs_bufs_fini(&s->bufs);
 	free(s);
 	return 0;
 }

@@ -3,10 +3,9 @@
  */
 
 /*
- * The device verbs uroce does not do (yet): no
- * multicast, no ECE, no import of objects from another process, no
- * dma-buf MRs. Each fails the way rdma-core reports
- * an absent feature (its dummy ops, and the man pages' conventions):
+ * The device verbs uroce does not do (yet): no multicast, no ECE, no
+ * device memory to import, no dma-buf MRs. Each fails the way rdma-core
+ * reports an absent feature (its dummy ops, and the man pages' conventions):
  *  - pointer results: NULL, errno = EOPNOTSUPP;
  *  - "0 or the value of errno": EOPNOTSUPP;
  *  - unimports: nothing to do.
@@ -16,12 +15,6 @@
 #include "verbs_priv.h"
 
 /* ---- device and context ---- */
-
-struct ibv_context *
-ibv_import_device(int cmd_fd)
-{
-	return uroce_verbs_null(UROCE_VERBS_ABSENT);
-}
 
 int
 ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
@@ -33,33 +26,11 @@ ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
 
 /* ---- protection domains and memory ---- */
 
-struct ibv_pd *
-ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
-{
-	return uroce_verbs_null(UROCE_VERBS_ABSENT);
-}
-
-void
-ibv_unimport_pd(struct ibv_pd *pd)
-{
-}
-
 struct ibv_mr *
 ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
 		  uint64_t iova, int fd, int access)
 {
 	return uroce_verbs_null(UROCE_VERBS_ABSENT);
-}
-
-struct ibv_mr *
-ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
-{
-	return uroce_verbs_null(UROCE_VERBS_ABSENT);
-}
-
-void
-ibv_unimport_mr(struct ibv_mr *mr)
-{
 }
 
 struct ibv_dm *

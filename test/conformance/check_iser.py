@@ -44,10 +44,15 @@ runs those steps only (in their order), e.g. write16,lun-file,
 verify-written: data written, checked in the file, read back and
 compared.
 
+The initiator tools run with a heap that hands out zeroed blocks, which
+libiscsi 1.19 needs (INITIATOR_HEAP below); --heap-probe PROBE checks it
+first with heap_probe.c's program, --heap-probe-only does that alone.
+
 UROCE_TEST_PRELOAD (sanitizer builds): the runtime our libraries need
 inside the uninstrumented tools, preloaded into them.
 
     check_iser.py --run UROCE_RUN --conf-a A --conf-b B [--fault F]
+    check_iser.py --heap-probe PROBE --heap-probe-only
 Exit 0 pass, 1 fail, 77 when tgt or libiscsi's tools are not installed.
 """
 
@@ -79,6 +84,27 @@ CONTROL_PORT = 1                # names the socket in our scratch dir only
 ISER_PORT = 3260
 WANT_CM = ('REQ', 'REP', 'RTU')
 READY_GUARD = 60                # s: a guard against a hang, no threshold
+
+# libiscsi 1.19's iSER initiator reads memory malloc() gave it before it
+# writes it: iscsi_init_iser_transport() takes its struct iser_conn (4280
+# bytes) from malloc(), and a connection's first iser_reg_mr() appends its
+# tx descriptors to iser_conn->tx_desc, the struct's last field, as it
+# finds it, walking it as a list. A tool that opens a second connection
+# (iscsi-test-cu: its set-up's, then the test's) can get the first one's
+# freed block back at another offset, where that field holds a pointer
+# the first connection left (one of its rx_wr[].next), and its CM thread
+# dies of SIGSEGV walking it: the layout of the heap decides, and any
+# allocation of anyone's that changes size can change it. libiscsi 1.20
+# takes the struct from calloc(). The initiator tools therefore run with
+# a heap that hands out zeroed blocks: glibc's M_PERTURB with 0xff fills
+# each block malloc() returns with 0, the complement of 0xff (mallopt(3);
+# glibc skips it for the blocks of up to 1032 bytes it hands out from its
+# per-thread cache, a size libiscsi's struct is not); the preloaded ASan
+# allocator of the
+# sanitizer builds fills every block up to 1 MiB with 0. heap_probe.c
+# checks that the environment does it (--heap-probe).
+INITIATOR_HEAP = {'MALLOC_PERTURB_': '255'}
+ASAN_ZERO_FILL = 'malloc_fill_byte=0:max_malloc_fill_size=1048576'
 STOP_GUARD = 15                 # s: the same, for the target's delete
 
 
@@ -109,12 +135,7 @@ class Side:
         if side == 'a':
             e['UROCE_PORT_LINK_WAIT'] = '0'
         else:
-            # libiscsi 1.19's iSER transport takes its connection state
-            # from malloc() uninitialised (iscsi_init_iser_transport()) and
-            # walks the garbage as its tx descriptor list: meson's
-            # MALLOC_PERTURB_ makes that garbage certain and the tool
-            # crashes in its CM thread before it connects
-            e.pop('MALLOC_PERTURB_', None)
+            e.update(INITIATOR_HEAP)
         e['UROCE_EAL_ARGS'] = ('--no-pci --no-huge -m 256 --file-prefix=%s '
                                '--log-level=*:warning' % prefix)
         if self.a.fault:
@@ -135,12 +156,36 @@ class Side:
                           ignore_errors=True)
 
 
-def preload(cmd):
+def asan_options(zero_heap):
+    """ASAN_OPTIONS for a tool; with zero_heap, the allocator filling each
+    block with 0 (INITIATOR_HEAP)."""
+    return 'ASAN_OPTIONS=detect_leaks=0' + (':' + ASAN_ZERO_FILL
+                                            if zero_heap else '')
+
+
+def preload(cmd, zero_heap=False):
+    """cmd with the sanitizer runtime preloaded (sanitizer builds)."""
     pre = os.environ.get('UROCE_TEST_PRELOAD')
     if pre:
-        return ['env', 'LD_PRELOAD=' + pre, 'ASAN_OPTIONS=detect_leaks=0'] \
-            + cmd
+        return ['env', 'LD_PRELOAD=' + pre, asan_options(zero_heap)] + cmd
     return cmd
+
+
+def heap_probe(sides, probe):
+    """Problems of the initiator's heap: heap_probe.c run in the
+    environment the initiator tools get (INITIATOR_HEAP). In sanitizer
+    builds the probe links the ASan runtime itself (clang's, static):
+    the tools' options, without the preload."""
+    cmd = [probe]
+    if os.environ.get('UROCE_TEST_PRELOAD'):
+        cmd = ['env', asan_options(True)] + cmd
+    r = subprocess.run(cmd,
+                       env=sides.env('b', 'heap-probe'), capture_output=True,
+                       text=True, timeout=60)
+    if r.returncode == 0:
+        return []
+    return ['the initiator\'s heap hands out memory that is not zeroed '
+            '(libiscsi 1.19 reads it): %s' % (r.stdout + r.stderr).strip()]
 
 
 def tgtadm(env, *args):
@@ -221,7 +266,8 @@ LOGIN_LOST = re.compile(r'^error: Failed to login to target', re.M)
 
 def run_tool(a, sides, name, cmd):
     """An initiator tool under uroce-run; (exit status, output)."""
-    r = subprocess.run([a.run, '-c', a.conf_b, '--'] + preload(cmd),
+    r = subprocess.run([a.run, '-c', a.conf_b, '--'] +
+                       preload(cmd, zero_heap=True),
                        env=sides.env('b', name), capture_output=True,
                        text=True, timeout=a.timeout, cwd=sides.tmp)
     return r.returncode, r.stdout + r.stderr
@@ -320,6 +366,12 @@ def run(a, tmp):
         f.write(pattern)
     sides = Side(a, tmp, '%d' % os.getpid())
     ok, tgt, tenv, tout, pcaps = True, None, None, None, []
+    if a.heap_probe:
+        probs = heap_probe(sides, a.heap_probe)
+        print('%s initiator heap%s' % ('ok  ' if not probs else 'FAIL',
+                                       ''.join('\n  ' + p for p in probs)))
+        if probs:
+            return False
     try:
         tgt, tout, tenv = start_target(a, sides, tmp, lun)
         if a.capture:
@@ -379,9 +431,9 @@ def run(a, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument('--run', required=True)
-    ap.add_argument('--conf-a', required=True)
-    ap.add_argument('--conf-b', required=True)
+    ap.add_argument('--run')
+    ap.add_argument('--conf-a')
+    ap.add_argument('--conf-b')
     ap.add_argument('--fault', help='UROCE_PORT_FAULT for both sides')
     ap.add_argument('--cm-ack-timeout', type=int,
                     help='[port] cm_ack_timeout for both sides')
@@ -390,7 +442,26 @@ def main():
                     help='guard of each tool run (s)')
     ap.add_argument('--capture', action='store_true')
     ap.add_argument('-v', '--verbose', action='store_true')
+    ap.add_argument('--heap-probe', metavar='PROBE',
+                    help='heap_probe.c\'s program: check first that the '
+                    'initiator tools\' heap hands out zeroed blocks')
+    ap.add_argument('--heap-probe-only', action='store_true',
+                    help='that check alone (no tgt, no libiscsi)')
     a = ap.parse_args()
+    if a.heap_probe_only:
+        if not a.heap_probe:
+            ap.error('--heap-probe-only needs --heap-probe')
+        tmp = tempfile.mkdtemp(prefix='uroce-iser-heap-')
+        try:
+            probs = heap_probe(Side(a, tmp, '%d' % os.getpid()), a.heap_probe)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        for p in probs:
+            print('FAIL ' + p)
+        print('%s initiator heap' % ('passed' if not probs else 'FAILED'))
+        return 0 if not probs else 1
+    if None in (a.run, a.conf_a, a.conf_b):
+        ap.error('--run, --conf-a and --conf-b are required')
     missing = [t for t in TOOLS if shutil.which(t) is None]
     if missing:
         print('SKIP: not installed: %s (packages tgt and libiscsi-bin)'

@@ -4,8 +4,9 @@
  * The SPSC ring (lib/transport/include/uroce_ring.h) and the CQ on it
  * (lib/transport/cq.c): fill/drain/wrap, the 32-bit index wrap, a two-thread
  * stress run, CQ order, partial polls, cleaning a reset QP's completions,
- * overrun, notification arming, and a
- * two-thread arm/poll/notify run that would hang on a lost wakeup.
+ * overrun, notification arming, a two-thread arm/poll/notify run that
+ * would hang on a lost wakeup, completion timestamps (across a clean and
+ * a resize) and a caller's ring allocator (uroce_ring_mem.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_pause.h>
 
 #include "uroce_cq.h"
@@ -654,6 +656,117 @@ test_cq_notify_two_threads(void)
 	free(nr);
 }
 
+/* Timestamps: each entry's TSC is read at its push, so they are in push
+ * order and between two reads around the pushes; a clean skips an entry
+ * with its stamp, a resize keeps them; a CQ without the flag gives 0. */
+static void
+test_cq_timestamps(void)
+{
+	struct ibv_wc wc[8] = { 0 };
+	uint64_t ts[8], t0, t1;
+	struct uroce_cq cq;
+	int n, i;
+
+	UT_CHECK_EQ(uroce_cq_init_ex(&cq, 8, 1u << 5, NULL), -EINVAL);
+	if (!UT_CHECK_EQ(uroce_cq_init_ex(&cq, 8, UROCE_CQ_TIMESTAMP, NULL), 0))
+		return;
+	t0 = rte_rdtsc();
+	for (i = 0; i < 6; i++) {
+		wc[0].wr_id = (uint64_t)i;
+		wc[0].qp_num = i == 2 ? 0x22 : 0x11;
+		UT_CHECK_EQ(uroce_cq_push(&cq, &wc[0]), 0);
+	}
+	t1 = rte_rdtsc();
+	UT_CHECK_EQ(uroce_cq_clean(&cq, 0x22), 0);
+	UT_CHECK_EQ(uroce_cq_poll_ts(&cq, 1, wc, ts), 1);
+	UT_CHECK(wc[0].wr_id == 0 && ts[0] >= t0 && ts[0] <= t1);
+	UT_CHECK_EQ(uroce_cq_resize(&cq, 16), 0);
+	n = uroce_cq_poll_ts(&cq, 8, wc + 1, ts + 1);
+	UT_CHECK_EQ(n, 4);			/* 1, 3, 4, 5: 2 cleaned */
+	for (i = 1; i <= n; i++) {
+		UT_CHECK_EQ(wc[i].wr_id, (uint64_t)(i == 1 ? 1 : i + 1));
+		UT_CHECK(ts[i] >= ts[i - 1] && ts[i] <= t1);
+	}
+	uroce_cq_fini(&cq);
+	if (!UT_CHECK_EQ(uroce_cq_init(&cq, 4), 0))
+		return;
+	UT_CHECK_EQ(uroce_cq_push(&cq, &wc[0]), 0);
+	ts[0] = 1;
+	UT_CHECK_EQ(uroce_cq_poll_ts(&cq, 1, wc, ts), 1);
+	UT_CHECK_EQ(ts[0], 0);
+	uroce_cq_fini(&cq);
+}
+
+/* A caller's allocator: asked for the CQ ring with its kind and a cache
+ * line alignment; the ring is its memory; a resize takes the default
+ * allocator's and gives the first back to the caller's free; answering
+ * "use the default" (1) and failing (-ENOMEM) as documented. */
+struct counting_alloc {
+	int answer;
+	unsigned int allocs, frees;
+	void *given, *freed;
+	enum uroce_ring_kind kind;
+};
+
+static int
+ca_alloc(void *arg, size_t size, size_t align, enum uroce_ring_kind kind,
+	 void **out)
+{
+	struct counting_alloc *c = arg;
+
+	c->allocs++;
+	c->kind = kind;
+	if (c->answer != 0)
+		return c->answer;
+	if (posix_memalign(out, align, size) != 0)
+		return -ENOMEM;
+	memset(*out, 0xa5, size);	/* the ring must not rely on zeros */
+	c->given = *out;
+	return 0;
+}
+
+static void
+ca_free(void *arg, void *ptr, enum uroce_ring_kind kind)
+{
+	struct counting_alloc *c = arg;
+
+	c->frees++;
+	c->freed = ptr;
+	c->kind = kind;
+	free(ptr);
+}
+
+static void
+test_cq_ring_alloc(void)
+{
+	struct counting_alloc c = { 0 };
+	struct uroce_ring_alloc a = { ca_alloc, ca_free, &c };
+	struct ibv_wc wc = { .wr_id = 7 };
+	struct uroce_cq cq;
+
+	if (!UT_CHECK_EQ(uroce_cq_init_ex(&cq, 8, 0, &a), 0))
+		return;
+	UT_CHECK(c.allocs == 1 && c.kind == UROCE_RING_CQ && cq.mem_ext &&
+		 cq.mem == c.given && cq.ring.slots == c.given);
+	UT_CHECK_EQ(uroce_cq_poll(&cq, 1, &wc), 0);	/* empty */
+	UT_CHECK_EQ(uroce_cq_push(&cq, &(struct ibv_wc){ .wr_id = 7 }), 0);
+	UT_CHECK_EQ(uroce_cq_resize(&cq, 32), 0);
+	UT_CHECK(c.allocs == 1 && c.frees == 1 && c.freed == c.given &&
+		 !cq.mem_ext);
+	UT_CHECK(uroce_cq_poll(&cq, 1, &wc) == 1 && wc.wr_id == 7);
+	uroce_cq_fini(&cq);			/* the default's: free() */
+	UT_CHECK_EQ(c.frees, 1);
+	c.answer = 1;
+	if (UT_CHECK_EQ(uroce_cq_init_ex(&cq, 8, 0, &a), 0)) {
+		UT_CHECK(c.allocs == 2 && !cq.mem_ext);
+		uroce_cq_fini(&cq);
+		UT_CHECK_EQ(c.frees, 1);
+	}
+	c.answer = -ENOMEM;
+	UT_CHECK_EQ(uroce_cq_init_ex(&cq, 8, 0, &a), -ENOMEM);
+	UT_CHECK_EQ(c.allocs, 3);
+}
+
 int
 main(void)
 {
@@ -668,5 +781,7 @@ main(void)
 	test_cq_overrun();
 	test_cq_notify();
 	test_cq_notify_two_threads();
+	test_cq_timestamps();
+	test_cq_ring_alloc();
 	return ut_summary();
 }

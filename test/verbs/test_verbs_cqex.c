@@ -12,15 +12,26 @@
  *    drained once with ibv_poll_cq() on ibv_cq_ex_to_cq(), once with
  *    ibv_start_poll()/ibv_next_poll()/ibv_end_poll(); every field the ex
  *    API reads equals ibv_poll_cq()'s, and the data is intact;
+ *  - completion timestamps (both views, on every completion of the ex
+ *    round): the TSC values between two ibv_query_rt_values_ex() reads
+ *    around the round and in order, the wallclock ones between two
+ *    CLOCK_REALTIME reads; the device's clock attributes;
+ *  - parent domains and thread domains: the allocator is called for the
+ *    rings of a QP, a CQ and an SRQ made on the parent domain, on the
+ *    caller's thread, its memory holds the WQEs of traffic that arrives
+ *    intact, every buffer comes back to its free; IBV_ALLOCATOR_USE_
+ *    DEFAULT, a failing allocator (ENOMEM, nothing left), EBUSY while in
+ *    use, EINVAL for bad attributes;
  *  - completion events on an ex CQ through its channel (the -e style);
  *  - EBUSY destroying an ex CQ a QP uses, then a clean destroy;
- *  - the extended verbs that stay absent: honest EOPNOTSUPP;
  *  - bad input across the object verbs: objects of
  *    another device, limits, invalid transitions and attributes give
  *    EINVAL with nothing changed, objects in use EBUSY, NULL EINVAL.
  */
 
+#include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +63,6 @@ static const struct bad_attr bad_attrs[] = {
 	{ "comp_vector 1", { .cqe = 8, .comp_vector = 1 }, EINVAL },
 	{ "comp_vector -1", { .cqe = 8, .comp_vector = UINT32_MAX }, EINVAL },
 	{ "unknown comp_mask", { .cqe = 8, .comp_mask = 1u << 2 }, EOPNOTSUPP },
-	{ "completion timestamp",
-	  { .cqe = 8, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP },
-	  EOPNOTSUPP },
-	{ "wallclock timestamp",
-	  { .cqe = 8, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK },
-	  EOPNOTSUPP },
 	{ "cvlan", { .cqe = 8, .wc_flags = IBV_WC_EX_WITH_CVLAN }, EOPNOTSUPP },
 	{ "flow tag", { .cqe = 8, .wc_flags = IBV_WC_EX_WITH_FLOW_TAG },
 	  EOPNOTSUPP },
@@ -117,7 +122,8 @@ test_create_errors(struct ibv_context *ctx, struct ibv_context *other,
 	if (UT_CHECK(cqx != NULL)) {
 		UT_CHECK(cqx->read_opcode != NULL && cqx->read_wc_flags != NULL);
 		UT_CHECK(cqx->read_byte_len == NULL && cqx->read_imm_data == NULL);
-		UT_CHECK(cqx->read_completion_ts == NULL);
+		UT_CHECK(cqx->read_completion_ts == NULL &&
+			 cqx->read_completion_wallclock_ns == NULL);
 		UT_CHECK(cqx->cqe >= 8);
 		UT_CHECK_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
 	}
@@ -142,7 +148,9 @@ side_open(struct side *s, struct ibv_context *ctx, void *cq_context)
 {
 	struct ibv_cq_init_attr_ex ca = {
 		.cqe = MIX_MAX * 2, .cq_context = cq_context,
-		.wc_flags = IBV_WC_STANDARD_FLAGS,
+		.wc_flags = IBV_WC_STANDARD_FLAGS |
+			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
 	};
 	struct ibv_qp_init_attr qa;
 
@@ -315,9 +323,11 @@ read_ex(struct ibv_cq_ex *cqx, struct ibv_wc *wc)
 	wc->dlid_path_bits = ibv_wc_read_dlid_path_bits(cqx);
 }
 
-/* Drain n completions with the ex API, in batches as they come. */
+/* Drain n completions with the ex API, in batches as they come; with
+ * ts, their timestamps too (raw in ts[i], wallclock in ts[n + i]). */
 static unsigned int
-drain_ex(struct ibv_cq_ex *cqx, struct ibv_wc *wc, unsigned int n)
+drain_ex_ts(struct ibv_cq_ex *cqx, struct ibv_wc *wc, unsigned int n,
+	    uint64_t *ts)
 {
 	double end = ut_now_s() + WAIT_SEC;
 	unsigned int got = 0;
@@ -329,13 +339,66 @@ drain_ex(struct ibv_cq_ex *cqx, struct ibv_wc *wc, unsigned int n)
 			continue;
 		if (!UT_CHECK_EQ(ret, 0))
 			break;
-		do
+		do {
+			if (ts != NULL) {
+				ts[got] = ibv_wc_read_completion_ts(cqx);
+				ts[n + got] =
+					ibv_wc_read_completion_wallclock_ns(cqx);
+			}
 			read_ex(cqx, &wc[got++]);
-		while (got < n && (ret = ibv_next_poll(cqx)) == 0);
+		} while (got < n && (ret = ibv_next_poll(cqx)) == 0);
 		UT_CHECK(got == n || ret == ENOENT);
 		ibv_end_poll(cqx);
 	}
 	return got;
+}
+
+static unsigned int
+drain_ex(struct ibv_cq_ex *cqx, struct ibv_wc *wc, unsigned int n)
+{
+	return drain_ex_ts(cqx, wc, n, NULL);
+}
+
+static uint64_t
+realtime_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The device clock now (ibv_query_rt_values_ex(), the raw clock). */
+static uint64_t
+raw_clock(struct ibv_context *ctx)
+{
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+
+	UT_CHECK_EQ(ibv_query_rt_values_ex(ctx, &v), 0);
+	UT_CHECK_EQ(v.comp_mask, IBV_VALUES_MASK_RAW_CLOCK);
+	UT_CHECK_EQ(v.raw_clock.tv_sec, 0);
+	return (uint64_t)v.raw_clock.tv_nsec;
+}
+
+/* n completions' timestamps (drain_ex_ts()) taken between raw clock values
+ * c0 and c1 and realtime w0 and w1, in the order they were queued. The
+ * wallclock view is converted from the raw one as it is read: 1 ms of
+ * slack covers the two clocks' rates differing under NTP slewing. */
+static void
+check_ts(const uint64_t *ts, unsigned int n, uint64_t c0, uint64_t c1,
+	 uint64_t w0, uint64_t w1)
+{
+	const uint64_t slack = 1000000;
+	unsigned int i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		bad += ts[i] < c0 || ts[i] > c1;
+		bad += i > 0 && ts[i] < ts[i - 1];
+		bad += ts[n + i] + slack < w0 || ts[n + i] > w1 + slack;
+	}
+	UT_CHECK_EQ(bad, 0);
+	UT_NOTE("%u timestamps, first %" PRIu64 " ticks after the round began",
+		n, n > 0 ? ts[0] - c0 : 0);
 }
 
 /* Every field the ex API reads, against ibv_poll_cq()'s. */
@@ -434,6 +497,7 @@ static void
 test_mix(struct side *a, struct side *b)
 {
 	struct ibv_wc ps[MIX_N], pr[MIX_N], xs[MIX_N], xr[MIX_N];
+	uint64_t ts_s[2 * MIX_N], ts_r[2 * MIX_N], c0, c1, w0, w1;
 	unsigned int nr = mix_recvs();
 
 	/* Empty: ENOENT, and the CQ stays usable. */
@@ -450,13 +514,19 @@ test_mix(struct side *a, struct side *b)
 	check_mix(a, b, ps, pr);
 	UT_NOTE("round 1: ibv_poll_cq");
 
-	/* Round 2: the same posts, through the ex API. */
+	/* Round 2: the same posts, through the ex API, with timestamps. */
 	reset_bufs(a, b);
+	w0 = realtime_ns();
+	c0 = raw_clock(a->ctx);
 	post_mix(a, b);
-	UT_CHECK_EQ(drain_ex(a->cqx, xs, MIX_N), MIX_N);
-	UT_CHECK_EQ(drain_ex(b->cqx, xr, nr), nr);
+	UT_CHECK_EQ(drain_ex_ts(a->cqx, xs, MIX_N, ts_s), MIX_N);
+	UT_CHECK_EQ(drain_ex_ts(b->cqx, xr, nr, ts_r), nr);
+	c1 = raw_clock(b->ctx);
+	w1 = realtime_ns();
 	check_mix(a, b, xs, xr);
 	UT_NOTE("round 2: ex API");
+	check_ts(ts_s, MIX_N, c0, c1, w0, w1);
+	check_ts(ts_r, nr, c0, c1, w0, w1);
 	compare_wc(ps, xs, MIX_N);
 	compare_wc(pr, xr, nr);
 	UT_CHECK_EQ(ibv_start_poll(a->cqx, NULL), ENOENT);
@@ -539,18 +609,24 @@ test_error_completion(struct side *a, struct side *b)
 	}
 }
 
-/* The other extended verbs: honest about what is absent. */
+/* The device clock's attributes: the TSC, all 64 bits, running; the raw
+ * clock read asks for nothing when asked for nothing. */
 static void
 test_absent(struct ibv_context *ctx)
 {
 	struct ibv_device_attr_ex dx;
-	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct ibv_values_ex v = { .comp_mask = 0 };
 	struct ibv_xrcd_init_attr xa = { 0 };
+	uint64_t t0;
 
 	UT_CHECK_EQ(ibv_query_device_ex(ctx, NULL, &dx), 0);
-	UT_CHECK_EQ(dx.completion_timestamp_mask, 0);
-	UT_CHECK_EQ(dx.hca_core_clock, 0);
-	UT_CHECK_EQ(ibv_query_rt_values_ex(ctx, &v), EOPNOTSUPP);
+	UT_CHECK_EQ(dx.completion_timestamp_mask, UINT64_MAX);
+	UT_CHECK(dx.hca_core_clock > 0);
+	UT_CHECK_EQ(ibv_query_rt_values_ex(ctx, &v), 0);
+	UT_CHECK_EQ(v.comp_mask, 0);
+	t0 = raw_clock(ctx);
+	UT_CHECK(raw_clock(ctx) > t0);
+	UT_NOTE("hca_core_clock %" PRIu64 " kHz", dx.hca_core_clock);
 	errno = 0;
 	/* XRC domains exist now (test_verbs_xrc.c): no FD/OFLAGS mask is EINVAL. */
 	UT_CHECK(ibv_open_xrcd(ctx, &xa) == NULL && errno == EINVAL);
@@ -585,6 +661,260 @@ check_qp_state(struct ibv_qp *qp, enum ibv_qp_state want)
 	UT_CHECK_EQ(qp->state, want);
 	UT_CHECK_EQ(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
 	UT_CHECK_EQ(a.qp_state, want);
+}
+
+/* ------------------------------------------------------------------------
+ * Parent domains: an arena allocator that records what it is asked.
+ */
+#define ARENA_SIZE	(1u << 20)
+#define ARENA_PTRS	8
+
+struct arena {
+	char *base;
+	size_t used;
+	unsigned int allocs, frees, kinds;	/* kinds: bit per type */
+	unsigned int foreign;	/* calls off the main thread, or bad pd */
+	bool use_default;
+	int fail_in;		/* allocations before one fails; -1 never */
+	pthread_t thread;
+	struct ibv_pd *pd;	/* the parent domain it serves */
+	void *live[ARENA_PTRS];
+};
+
+static void *
+arena_alloc(struct ibv_pd *pd, void *pd_context, size_t size, size_t align,
+	    uint64_t type)
+{
+	struct arena *ar = pd_context;
+	size_t off = (ar->used + align - 1) & ~(align - 1);
+	unsigned int i;
+
+	ar->allocs++;
+	ar->kinds |= 1u << (type & 31);
+	ar->foreign += !pthread_equal(pthread_self(), ar->thread) ||
+		       pd != ar->pd || align == 0 || (align & (align - 1));
+	if (ar->use_default)
+		return IBV_ALLOCATOR_USE_DEFAULT;
+	if (ar->fail_in == 0 || off + size > ARENA_SIZE)
+		return NULL;
+	if (ar->fail_in > 0)
+		ar->fail_in--;
+	for (i = 0; i < ARENA_PTRS && ar->live[i] != NULL; i++)
+		;
+	if (i == ARENA_PTRS)
+		return NULL;
+	ar->used = off + size;
+	ar->live[i] = ar->base + off;
+	return ar->live[i];
+}
+
+static void
+arena_free(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t type)
+{
+	struct arena *ar = pd_context;
+	unsigned int i;
+
+	(void)type;
+	ar->frees++;
+	ar->foreign += !pthread_equal(pthread_self(), ar->thread) ||
+		       pd != ar->pd;
+	for (i = 0; i < ARENA_PTRS && ar->live[i] != ptr; i++)
+		;
+	if (i < ARENA_PTRS)
+		ar->live[i] = NULL;
+	else
+		ar->foreign++;	/* never given out */
+}
+
+static unsigned int
+arena_live(const struct arena *ar)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ARENA_PTRS; i++)
+		n += ar->live[i] != NULL;
+	return n;
+}
+
+/* EINVAL for each bad attribute set; nothing made. */
+static void
+parent_errors(struct ibv_context *c0, struct ibv_context *c1,
+	      struct ibv_pd *pd, struct ibv_pd *par)
+{
+	struct ibv_pd *opd = ibv_alloc_pd(c1);
+	struct ibv_parent_domain_init_attr pa[] = {
+		{ .pd = NULL },
+		{ .pd = par },			/* a parent domain as PD */
+		{ .pd = opd },			/* another context's PD */
+		{ .pd = pd, .comp_mask = 1u << 5 },
+		{ .pd = pd, .alloc = arena_alloc,
+		  .comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS },
+	};
+	size_t i;
+
+	for (i = 0; i < DIM(pa); i++) {
+		errno = 0;
+		UT_CHECK(ibv_alloc_parent_domain(c0, &pa[i]) == NULL &&
+			 errno == EINVAL);
+	}
+	errno = 0;
+	UT_CHECK(ibv_alloc_td(c0, &(struct ibv_td_init_attr){ 1 }) == NULL &&
+		 errno == EINVAL);
+	if (opd != NULL)
+		UT_CHECK_EQ(ibv_dealloc_pd(opd), 0);
+}
+
+/* SEND one message from s to r over their connected QPs; the receive's
+ * bytes intact. Polls both CQs. */
+static bool
+pd_send(struct ibv_qp *s, struct ibv_cq *scq, struct ibv_mr *smr,
+	struct ibv_qp *r, struct ibv_cq *rcq, struct ibv_mr *rmr)
+{
+	struct ibv_sge ss = { (uintptr_t)smr->addr, 1000, smr->lkey };
+	struct ibv_sge rs = { (uintptr_t)rmr->addr, 1000, rmr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &rs, .num_sge = 1 };
+	struct ibv_send_wr swr = { .wr_id = 1, .sg_list = &ss, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_recv_wr *br;
+	struct ibv_send_wr *bs;
+	struct ibv_wc wc;
+	double end = ut_now_s() + WAIT_SEC;
+	unsigned int i, got = 0;
+
+	for (i = 0; i < 1000; i++)
+		((char *)smr->addr)[i] = (char)ut_rand();
+	memset(rmr->addr, 0, 1000);
+	UT_CHECK_EQ(ibv_post_recv(r, &rwr, &br), 0);
+	UT_CHECK_EQ(ibv_post_send(s, &swr, &bs), 0);
+	while (got < 2 && ut_now_s() < end) {
+		if (ibv_poll_cq(scq, 1, &wc) == 1)
+			got += UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		if (ibv_poll_cq(rcq, 1, &wc) == 1)
+			got += UT_CHECK_EQ(wc.status, IBV_WC_SUCCESS) &&
+			       UT_CHECK_EQ(wc.byte_len, 1000);
+	}
+	return UT_CHECK_EQ(got, 2) &&
+	       UT_CHECK(memcmp(smr->addr, rmr->addr, 1000) == 0);
+}
+
+/* RC traffic both ways between a QP on the parent domain (its rings, its
+ * ex CQ's and an SRQ's from the arena) and a plain one on c1. */
+static void
+parent_traffic(struct ibv_context *c0, struct ibv_context *c1,
+	       struct ibv_pd *par, struct arena *ar)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 16,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = par };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_pd *pd1 = ibv_alloc_pd(c1);
+	struct ibv_cq *cq1 = ibv_create_cq(c1, 16, NULL, NULL, 0);
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(c0, &ca);
+	struct ibv_srq *srq = ibv_create_srq(par, &sa);
+	char *buf = calloc(1, 8192);
+	struct ibv_mr *mr = NULL, *mr1 = NULL;
+	struct ibv_qp *qp = NULL, *qp1 = NULL;
+	size_t i, nz = 0;
+
+	if (!UT_CHECK(pd1 && cq1 && cqx && srq && buf))
+		goto out;
+	UT_CHECK_EQ(ar->kinds, 1u << 3 | 1u << 4);	/* CQ, SRQ */
+	mr = ibv_reg_mr(par, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	mr1 = ibv_reg_mr(pd1, buf + 4096, 4096, IBV_ACCESS_LOCAL_WRITE);
+	qp = rc_qp(par, ibv_cq_ex_to_cq(cqx), ibv_cq_ex_to_cq(cqx), 4);
+	qp1 = rc_qp(pd1, cq1, cq1, 4);
+	if (!UT_CHECK(mr && mr1 && qp && qp1))
+		goto out;
+	UT_CHECK(mr->pd == par && qp->pd == par);
+	UT_CHECK_EQ(ar->kinds, 1u << 1 | 1u << 2 | 1u << 3 | 1u << 4);
+	UT_CHECK_EQ(ibv_dealloc_pd(par), EBUSY);
+	ut_verbs_rc_connect(qp, c1, qp1->qp_num, 7, 12);
+	ut_verbs_rc_connect(qp1, c0, qp->qp_num, 7, 12);
+	pd_send(qp, ibv_cq_ex_to_cq(cqx), mr, qp1, cq1, mr1);
+	pd_send(qp1, cq1, mr1, qp, ibv_cq_ex_to_cq(cqx), mr);
+	/* The WQEs and completions were written in the arena. */
+	for (i = 0; i < ar->used; i++)
+		nz += ar->base[i] != 0;
+	UT_CHECK(nz > 0);
+	UT_NOTE("parent domain: %u allocations, %zu bytes, %zu written",
+		ar->allocs, ar->used, nz);
+out:
+	if (qp1 != NULL)
+		UT_CHECK_EQ(ibv_destroy_qp(qp1), 0);
+	if (qp != NULL)
+		UT_CHECK_EQ(ibv_destroy_qp(qp), 0);
+	if (srq != NULL)
+		UT_CHECK_EQ(ibv_destroy_srq(srq), 0);
+	ut_verbs_destroy(NULL, mr, cqx != NULL ? ibv_cq_ex_to_cq(cqx) : NULL,
+			 NULL);
+	ut_verbs_destroy(NULL, mr1, cq1, pd1);
+	free(buf);
+}
+
+static void
+test_parent_domain(struct ibv_context *c0, struct ibv_context *c1)
+{
+	struct arena ar = { .thread = pthread_self(), .fail_in = -1 };
+	struct ibv_td *td = ibv_alloc_td(c0, &(struct ibv_td_init_attr){ 0 });
+	struct ibv_pd *pd = ibv_alloc_pd(c0), *par;
+	struct ibv_parent_domain_init_attr pa = { .pd = pd, .td = td,
+		.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+		.alloc = arena_alloc, .free = arena_free, .pd_context = &ar };
+	struct ibv_cq *cq = ibv_create_cq(c0, 8, NULL, NULL, 0);
+
+	ar.base = calloc(1, ARENA_SIZE);
+	if (!UT_CHECK(td != NULL && pd != NULL && cq != NULL && ar.base))
+		return;
+	par = ar.pd = ibv_alloc_parent_domain(c0, &pa);
+	if (!UT_CHECK(par != NULL))
+		return;
+	UT_CHECK(par->context == c0 && par != pd);
+	parent_errors(c0, c1, pd, par);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);
+	UT_CHECK_EQ(ibv_dealloc_td(td), EBUSY);
+	parent_traffic(c0, c1, par, &ar);
+	UT_CHECK_EQ(ar.frees, ar.allocs);
+	UT_CHECK_EQ(arena_live(&ar), 0);
+	/* The receive ring's allocation fails: ENOMEM, and the send ring it
+	 * gave before comes back. */
+	ar.fail_in = 1;
+	ar.allocs = ar.frees = 0;
+	errno = 0;
+	UT_CHECK(rc_qp(par, cq, cq, 4) == NULL && errno == ENOMEM);
+	UT_CHECK(ar.allocs == 2 && ar.frees == 1);
+	UT_CHECK_EQ(arena_live(&ar), 0);
+	/* IBV_ALLOCATOR_USE_DEFAULT: asked, nothing taken, nothing freed. */
+	ar.fail_in = -1;
+	ar.use_default = true;
+	ar.allocs = ar.frees = 0;
+	ar.used = 0;
+	{
+		struct ibv_qp *qp = rc_qp(par, cq, cq, 4);
+
+		if (UT_CHECK(qp != NULL))
+			UT_CHECK_EQ(ibv_destroy_qp(qp), 0);
+	}
+	UT_CHECK(ar.allocs == 2 && ar.frees == 0 && ar.used == 0);
+	UT_CHECK_EQ(ar.foreign, 0);
+	/* Without allocators: the library's rings; still held by its QP. */
+	{
+		struct ibv_parent_domain_init_attr pb = { .pd = pd };
+		struct ibv_pd *p2 = ibv_alloc_parent_domain(c0, &pb);
+		struct ibv_qp *qp = p2 != NULL ? rc_qp(p2, cq, cq, 4) : NULL;
+
+		if (UT_CHECK(qp != NULL)) {
+			UT_CHECK_EQ(ibv_dealloc_pd(p2), EBUSY);
+			UT_CHECK_EQ(ibv_destroy_qp(qp), 0);
+		}
+		if (p2 != NULL)
+			UT_CHECK_EQ(ibv_dealloc_pd(p2), 0);
+	}
+	UT_CHECK_EQ(ibv_dealloc_pd(par), 0);
+	UT_CHECK_EQ(ibv_dealloc_td(td), 0);
+	UT_CHECK_EQ(ibv_destroy_cq(cq), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	free(ar.base);
 }
 
 static void
@@ -699,6 +1029,7 @@ main(void)
 		test_absent(c0);
 		test_create_errors(c0, c1, da.max_cqe);
 		test_bad_input(c0, c1);
+		test_parent_domain(c0, c1);
 		if (side_open(&a, c0, &a) == 0 && side_open(&b, c1, &b) == 0) {
 			side_connect(&a, &b);
 			side_connect(&b, &a);

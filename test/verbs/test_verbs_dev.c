@@ -1316,14 +1316,66 @@ test_odp(struct ibv_context *ctx)
 	UT_NOTE("on-demand regions and ibv_advise_mr");
 }
 
-/* ibv_context.cmd_fd is a descriptor of the context's own: dup() works
- * (rdma-core's shared-PD tests start so), importing it is EOPNOTSUPP, and
- * ibv_close_device() closes it. */
+/* The imports through ictx (a context on ctx's file): the PD and MR found
+ * by their handles are the same objects (an MR of the imported PD takes
+ * the imported MR's lkey); bad handles EINVAL; unimport frees the handle
+ * objects only. */
 static void
-test_cmd_fd(struct ibv_device *dev, const struct ibv_context *first)
+import_objects(struct ibv_context *ctx, struct ibv_context *ictx,
+	       struct ibv_context *first)
 {
-	struct ibv_context *ctx = ibv_open_device(dev);
-	int fd, d;
+	static char buf[4096];
+	struct ibv_pd *pd = ibv_alloc_pd(ctx), *ipd, *fpd = ibv_alloc_pd(first);
+	struct ibv_mr *mr = NULL, *imr;
+	uint32_t h;
+
+	if (!UT_CHECK(pd != NULL && fpd != NULL))
+		return;
+	h = pd->handle;
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	ipd = ibv_import_pd(ictx, pd->handle);
+	if (!UT_CHECK(mr != NULL && ipd != NULL))
+		return;
+	UT_CHECK(pd->handle != 0 && ipd->handle == pd->handle &&
+		 ipd->context == ictx);
+	imr = ibv_import_mr(ipd, mr->handle);
+	if (UT_CHECK(imr != NULL)) {
+		UT_CHECK(imr->lkey == mr->lkey && imr->rkey == mr->rkey &&
+			 imr->length == mr->length && imr->pd == ipd);
+		ibv_unimport_mr(imr);
+	}
+	/* The same engine PD: freeing it through ctx is EBUSY while the
+	 * MR lives, whichever handle object registered it. */
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), EBUSY);
+	/* Not a handle of ctx's file (fpd is first's), not a PD, an MR of
+	 * another PD: EINVAL. */
+	errno = 0;
+	UT_CHECK(ibv_import_pd(ictx, fpd->handle) == NULL && errno == EINVAL);
+	errno = 0;
+	UT_CHECK(ibv_import_pd(ictx, mr->handle) == NULL && errno == EINVAL);
+	errno = 0;
+	UT_CHECK(ibv_import_mr(fpd, mr->handle) == NULL && errno == EINVAL);
+	ibv_unimport_pd(ipd);
+	UT_CHECK_EQ(ibv_dereg_mr(mr), 0);
+	errno = 0;
+	UT_CHECK(ibv_import_pd(ictx, 0) == NULL && errno == EINVAL);
+	UT_CHECK_EQ(ibv_dealloc_pd(fpd), 0);
+	UT_CHECK_EQ(ibv_dealloc_pd(pd), 0);
+	/* The handle of a PD gone finds nothing. */
+	errno = 0;
+	UT_CHECK(ibv_import_pd(ictx, h) == NULL && errno == EINVAL);
+}
+
+/* ibv_context.cmd_fd is a descriptor of the context's own: dup() works
+ * (rdma-core's shared-PD tests start so), ibv_import_device() on the dup
+ * opens a context of the same device that owns it, and
+ * ibv_close_device() closes it. A descriptor of no context: EINVAL; none
+ * at all: EBADF. */
+static void
+test_cmd_fd(struct ibv_device *dev, struct ibv_context *first)
+{
+	struct ibv_context *ctx = ibv_open_device(dev), *ictx;
+	int fd, d, nul;
 
 	if (!UT_CHECK(ctx != NULL))
 		return;
@@ -1332,9 +1384,21 @@ test_cmd_fd(struct ibv_device *dev, const struct ibv_context *first)
 	UT_CHECK(fcntl(fd, F_GETFD) == FD_CLOEXEC);
 	d = dup(fd);
 	UT_CHECK(d >= 0);
+	ictx = ibv_import_device(d);
+	if (UT_CHECK(ictx != NULL)) {
+		UT_CHECK(ictx != ctx && ictx->cmd_fd == d &&
+			 ictx->device == ctx->device);
+		import_objects(ctx, ictx, first);
+		UT_CHECK_EQ(ibv_close_device(ictx), 0);
+		errno = 0;
+		UT_CHECK(fcntl(d, F_GETFD) == -1 && errno == EBADF);
+	}
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	errno = 0;
-	UT_CHECK(ibv_import_device(d) == NULL && errno == EOPNOTSUPP);
-	UT_CHECK_EQ(close(d), 0);
+	UT_CHECK(ibv_import_device(nul) == NULL && errno == EINVAL);
+	close(nul);
+	errno = 0;
+	UT_CHECK(ibv_import_device(-1) == NULL && errno == EBADF);
 	UT_CHECK_EQ(ibv_close_device(ctx), 0);
 	errno = 0;
 	UT_CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF);

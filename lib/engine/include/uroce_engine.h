@@ -299,6 +299,12 @@ struct uroce_dev *uroce_pd_dev(const struct uroce_pd *pd);
  */
 int uroce_dev_cq_create(struct uroce_dev *dev, uint32_t cqe, void *user,
 			struct uroce_cq **out);
+/** uroce_dev_cq_create() with uroce_cq_init_ex()'s flags
+ *  (UROCE_CQ_TIMESTAMP) and the ring from alloc (NULL: the default). */
+int uroce_dev_cq_create_ex(struct uroce_dev *dev, uint32_t cqe,
+			   unsigned int flags,
+			   const struct uroce_ring_alloc *alloc, void *user,
+			   struct uroce_cq **out);
 /**
  * ibv_resize_cq(): uroce_cq_resize() on the CQ's owner lcore (at once
  * when no QP has bound it yet). The caller is the CQ's consumer: it must
@@ -402,12 +408,14 @@ int uroce_dev_qp_create(struct uroce_pd *pd, struct uroce_cq *send_cq,
  * uroce_dev_qp_create(), the QP then changed by first/first_mask (NULL:
  * not) as uroce_dev_qp_modify() would, before any lcore can see it: no
  * round trip to the owner lcore. Only a change to INIT (-EINVAL otherwise,
- * and uroce_dev_qp_modify()'s errors); on an error no QP is made.
+ * and uroce_dev_qp_modify()'s errors); on an error no QP is made. Its
+ * rings come from alloc (NULL: the default allocator; uroce_ring_mem.h).
  */
 int uroce_dev_qp_create_init(struct uroce_pd *pd, struct uroce_cq *send_cq,
 			     struct uroce_cq *recv_cq,
 			     const struct ibv_qp_init_attr *init, void *user,
 			     struct ibv_qp_attr *first, int first_mask,
+			     const struct uroce_ring_alloc *alloc,
 			     struct uroce_qp **out);
 /**
  * XRC (IBTA XRC annex A14). An XRC_SEND QP is created by

@@ -27,6 +27,12 @@
  * returning 0 for ever: a completion is lost, and an application that waits
  * for it would otherwise hang.
  *
+ * Timestamps (ibv_create_cq_ex(3), IBV_WC_EX_WITH_COMPLETION_TIMESTAMP):
+ * a CQ made with UROCE_CQ_TIMESTAMP has slots of struct uroce_cqe, the
+ * completion and the TSC (rte_rdtsc()) read by uroce_cq_push() as it
+ * queues it, when the completion is generated; uroce_cq_poll_ts() returns
+ * it. Other CQs keep slots of a bare struct ibv_wc and read no clock.
+ *
  * Notification (ibv_req_notify_cq(3)): the application arms the CQ for the
  * next completion or for the next solicited one; the first completion that
  * matches makes the engine signal the completion channel and disarms the
@@ -41,6 +47,7 @@
 #include <rte_common.h>
 
 #include "uroce_ring.h"
+#include "uroce_ring_mem.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,9 +69,21 @@ enum uroce_cq_arm {
  * destroys between two polls of one CQ. */
 #define UROCE_CQ_CLEANS		16
 
+/** uroce_cq_init_ex() flags. */
+#define UROCE_CQ_TIMESTAMP	1u	/**< entries carry their push's TSC */
+
+/** A slot of a CQ made with UROCE_CQ_TIMESTAMP. */
+struct uroce_cqe {
+	struct ibv_wc wc;
+	uint64_t tsc;			/**< rte_rdtsc() at uroce_cq_push() */
+};
+
 struct uroce_cq {
-	struct uroce_ring ring;		/**< slots of struct ibv_wc */
+	struct uroce_ring ring;		/**< slots of struct ibv_wc or uroce_cqe */
 	void *mem;			/**< the ring's slots, owned */
+	bool ts;			/**< UROCE_CQ_TIMESTAMP: uroce_cqe slots */
+	bool mem_ext;			/**< mem is alloc's */
+	struct uroce_ring_alloc alloc;	/**< who made mem (uroce_ring_mem.h) */
 
 	/* Engine side: written by the producer only. */
 	uint32_t in_error __rte_cache_aligned;	/**< 1 after an overrun */
@@ -91,6 +110,11 @@ struct uroce_cq {
  *   UROCE_CQ_MAX_CQE), -ENOMEM
  */
 int uroce_cq_init(struct uroce_cq *cq, uint32_t cqe_count);
+
+/** uroce_cq_init() with flags (UROCE_CQ_TIMESTAMP; -EINVAL for others),
+ *  the ring from alloc (NULL: the default allocator; uroce_ring_mem.h). */
+int uroce_cq_init_ex(struct uroce_cq *cq, uint32_t cqe_count,
+		     unsigned int flags, const struct uroce_ring_alloc *alloc);
 
 /**
  * ibv_resize_cq(): at least cqe_count entries (a power of two), the
@@ -134,6 +158,13 @@ int uroce_cq_push(struct uroce_cq *cq, const struct ibv_wc *wc);
  *   providers do), or -EIO once a CQ in error has no completion left.
  */
 int uroce_cq_poll(struct uroce_cq *cq, int n, struct ibv_wc *wc);
+
+/**
+ * uroce_cq_poll() with the TSC of each completion moved into tsc[] (0 on a
+ * CQ made without UROCE_CQ_TIMESTAMP).
+ */
+int uroce_cq_poll_ts(struct uroce_cq *cq, int n, struct ibv_wc *wc,
+		     uint64_t *tsc);
 
 /** Whether an overrun put the CQ in error. Any thread. */
 bool uroce_cq_in_error(const struct uroce_cq *cq);

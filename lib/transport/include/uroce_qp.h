@@ -54,6 +54,7 @@
 #include "uroce_mr.h"
 #include "uroce_qp_modify.h"
 #include "uroce_ring.h"
+#include "uroce_ring_mem.h"
 #include "uroce_pace.h"
 #include "uroce_dcqcn.h"
 #include "uroce_srq.h"
@@ -448,6 +449,10 @@ struct uroce_qp {
 	 * at create). A target has no PD, SRQ or CQ of its own: pd, srq and
 	 * recv_cq are those of the XRC SRQ the request in progress names. */
 	const void *xrcd;
+
+	/* Who made sq_mem and rq_mem (uroce_ring_mem.h), fixed at create. */
+	struct uroce_ring_alloc alloc;
+	bool sq_ext, rq_ext;
 };
 
 /**
@@ -479,6 +484,14 @@ int uroce_qp_create(const struct uroce_qp_env *env, const void *pd,
  */
 int uroce_qp_create_rss(const struct uroce_qp_env *env, const void *pd,
 			uint32_t qpn, struct uroce_qp **out);
+
+/** uroce_qp_create() with the send and receive rings from alloc (NULL:
+ *  the default allocator; uroce_ring_mem.h). */
+int uroce_qp_create_ex(const struct uroce_qp_env *env, const void *pd,
+		       struct uroce_cq *send_cq, struct uroce_cq *recv_cq,
+		       const struct ibv_qp_init_attr *init, uint32_t qpn,
+		       const struct uroce_ring_alloc *alloc,
+		       struct uroce_qp **out);
 
 /** Free a QP (owner). Outstanding WQEs are dropped without completions,
  *  as ibv_destroy_qp(3) allows. NULL is a no-op. */

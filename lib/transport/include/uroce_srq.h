@@ -45,6 +45,7 @@
 
 #include "uroce_cq.h"
 #include "uroce_ring.h"
+#include "uroce_ring_mem.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,6 +65,8 @@ struct uroce_srq_init {
 	uint32_t max_wr;		/**< 1 .. env->max_srq_wr */
 	uint32_t max_sge;		/**< 1 .. env->max_srq_sge */
 	uint32_t srqn;			/**< the number the engine gave it */
+	/** The ring's allocator (NULL: the default; uroce_ring_mem.h). */
+	const struct uroce_ring_alloc *alloc;
 };
 
 struct uroce_srq {
@@ -88,6 +91,8 @@ struct uroce_srq {
 	rte_spinlock_t cons_lock;
 	struct uroce_ring ring;		/**< struct uroce_recv_wqe slots */
 	void *mem;			/**< the ring's slots */
+	bool mem_ext;			/**< from alloc */
+	struct uroce_ring_alloc alloc;	/**< who made mem, fixed at create */
 	uint32_t max_wr;		/**< ring capacity (what query says) */
 	uint32_t limit;			/**< armed limit, 0: disarmed */
 	uint64_t limit_events;		/**< IBV_EVENT_SRQ_LIMIT_REACHED raised */
