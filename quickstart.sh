@@ -139,12 +139,15 @@ run_tests() {
 	# 4 minutes of TCG) in the release build only: it checks the wire
 	# against another implementation, which the sanitizers do not change.
 	# interop-full is run by hand.
+	# The conformance suite in each progress mode once (docs/testing.md):
+	# engine lcores here with three inline cases (inline-san: the other
+	# inline cases), inline progress under the sanitizers.
 	stage "release tests" meson test -C "$BUILD" --no-rebuild \
 		--print-errorlogs --no-suite fuzz \
-		--no-suite interop-full || rc=1
+		--no-suite interop-full --no-suite inline-san || rc=1
 	echo "== ASan+UBSan build (clang): $BUILD_SAN"
 	stage "sanitized tests" meson test -C "$BUILD_SAN" --no-rebuild \
-		--print-errorlogs \
+		--print-errorlogs --no-suite conformance-lcore \
 		--no-suite interop --no-suite interop-full || rc=1
 	count_results "$BUILD/meson-logs/testlog.json" \
 		"$BUILD_SAN/meson-logs/testlog.json" || rc=1

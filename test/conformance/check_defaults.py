@@ -61,9 +61,16 @@ def free_port():
         return s.getsockname()[1]
 
 
+# The progress mode is the test's, not a config's: kept (the test runs in
+# both, as <name> and <name>_inline).
+KEEP_ENV = ('UROCE_EAL_LCORES',)
+
+
 def clean_env():
-    """The environment without uroce overrides: the configs say it all."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith('UROCE_')}
+    """The environment without uroce overrides but the progress mode: the
+    configs say the rest."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith('UROCE_') or k in KEEP_ENV}
     return env
 
 

@@ -13,7 +13,9 @@ does (unix seqpacket, JSON):
     two answers, and /uroce/ports agrees (the port received at least
     what the QP did);
   - dpdk-telemetry.py -f <prefix> itself (dpdk-dev), when installed,
-    answers /uroce/qps with the same QPN (asked while the server waits).
+    answers /uroce/qps with the same QPN (asked while the server waits);
+  - /uroce/info's engine_lcores is 0 under inline progress
+    (UROCE_EAL_LCORES=0 in the environment) and not 0 without it.
 Exit 77 (skip) without ibv_rc_pingpong.
 """
 
@@ -83,6 +85,13 @@ def telemetry_while_running(a, pair, srv, c):
     c.check(t.pid == srv.pid, 'the socket is the server\'s (pid)')
     info = t.q('/uroce/info')
     c.check(info['devices'] == ['uroce0'], '/uroce/info: %s' % info)
+    # The progress mode the test runs in (<name>_inline: UROCE_EAL_LCORES
+    # = 0) is the server's: no engine lcore inline, one or more else.
+    inline = os.environ.get('UROCE_EAL_LCORES') == '0'
+    c.check((info.get('engine_lcores') == 0) == inline,
+            'progress mode %s: engine_lcores %s' %
+            ('inline' if inline else 'engine lcore',
+             info.get('engine_lcores')))
     qps = t.q('/uroce/qps')['uroce0']
     c.check(len(qps) == 1, '/uroce/qps: %s' % qps)
     qpn = qps[0]
