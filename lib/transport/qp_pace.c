@@ -402,8 +402,8 @@ pace_set(struct uroce_qp *qp, uint32_t rate_kbps,
  * gets. -EINVAL for a rate the bucket cannot hold.
  */
 static int
-pace_tight_env(const struct uroce_qp_env *env, uint32_t kbps,
-	       struct uroce_tb_profile *prof)
+pace_tight(const struct uroce_qp_env *env, uint32_t kbps,
+	   struct uroce_tb_profile *prof)
 {
 	uint32_t typical = uroce_mtu_bytes(env->lim.active_mtu);
 	uint32_t burst;
@@ -415,13 +415,6 @@ pace_tight_env(const struct uroce_qp_env *env, uint32_t kbps,
 	if (ret == 0)
 		prof->batch_bytes = pace_batch_bytes(kbps, burst, typical);
 	return ret;
-}
-
-static int
-pace_tight(const struct uroce_qp *qp, uint32_t kbps,
-	   struct uroce_tb_profile *prof)
-{
-	return pace_tight_env(qp->env, kbps, prof);
 }
 
 /*
@@ -449,7 +442,7 @@ uroce_static_rate_profile(const struct uroce_qp_env *env, enum ibv_rate rate,
 	if (k >= line || k > env->lim.rate_limit_max)
 		return 0;
 	*kbps = (uint32_t)k;
-	return pace_tight_env(env, *kbps, prof);
+	return pace_tight(env, *kbps, prof);
 }
 
 int
@@ -495,7 +488,7 @@ uroce_qp_pace_cc(struct uroce_qp *qp, uint64_t now, bool kick)
 	qp->cc_active = qp->cc_rp.active;
 	__atomic_store_n(&qp->cc_rate_kbps, cc, __ATOMIC_RELAXED);
 	if (cc == 0 || (base != 0 && base <= cc) ||
-	    pace_tight(qp, (uint32_t)cc, &prof) != 0) {
+	    pace_tight(qp->env, (uint32_t)cc, &prof) != 0) {
 		pace_set(qp, base, base_prof, now, kick);
 		return;
 	}
